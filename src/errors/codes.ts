@@ -1,0 +1,71 @@
+/**
+ * Every error code `@minara/agent` can raise, with the one-line meaning `docs/errors.md` repeats.
+ * A test keeps that page and this table in step, so add a code here and there together.
+ */
+export const ERROR_CODES = {
+  // configuration and input
+  CONFIG_INVALID: 'A configuration value or option is missing or of the wrong shape.',
+  INVALID_ARGUMENT: 'An argument to a public function is missing or of the wrong shape.',
+  NOT_FOUND: 'A record addressed by id does not exist (or is not visible in this scope).',
+  // tools
+  TOOL_DEFINITION_INVALID: 'A tool definition is malformed (name, schema, tier, tool set).',
+  TOOL_NOT_FOUND: 'No tool is registered under that name.',
+  TOOL_UNAVAILABLE: 'The tool is registered but its availability check (checkFn) says no.',
+  TOOL_INPUT_INVALID: 'Tool input failed schema validation; the message names each bad field.',
+  TOOL_TIMEOUT: 'The tool did not finish within its timeout.',
+  TOOL_ABORTED: 'The tool call was cancelled through its AbortSignal.',
+  TOOL_EXECUTION_FAILED: 'The tool handler threw an error.',
+  TOOL_BLOCKED: 'A before-hook or policy blocked the call.',
+  TOOL_SET_NOT_ALLOWED: "The tool's tool set is outside the turn's allowed tool sets.",
+  RISK_CEILING_EXCEEDED: "The tool's effective tier is above the turn's risk ceiling.",
+  APPROVAL_REQUIRED: 'The call needs a human approval; an approval request was persisted.',
+  MANUAL_ONLY_AUTONOMOUS: 'A MANUAL_ONLY tool was called from an autonomous source (cron, webhook, workflow).',
+  GRANT_REQUIRED: 'An autonomous call needs a stored grant that covers it, and none does.',
+  EMERGENCY_STOP: 'The emergency stop is engaged; only READ_ONLY tools run.',
+  REPEATED_BLOCKED_CALL: 'The same blocked call was repeated within a turn and was cut off.',
+  // approvals
+  APPROVAL_NOT_FOUND: 'No approval request exists with that id.',
+  APPROVAL_INVALID: 'The approval does not verify: bad signature, wrong tool, call or input.',
+  APPROVAL_EXPIRED: 'The approval request expired before it was used.',
+  APPROVAL_ALREADY_USED: 'The approval was already used (approvals are single use).',
+  APPROVAL_DENIED: 'The approval request was denied.',
+  APPROVAL_NOT_DECIDED: 'The approval request has not been approved or denied yet.',
+  // sandbox and files
+  SANDBOX_ESCAPE: 'A path would resolve outside the sandbox root.',
+  FILE_TOO_LARGE: 'A file or content exceeds the configured size limit.',
+  // storage
+  STORAGE_ERROR: 'The storage engine failed (I/O, constraint, corruption).',
+  STORAGE_BUSY: 'The database stayed locked past the busy timeout and retries.',
+  MIGRATION_FAILED: 'A schema migration failed; the transaction was rolled back.',
+  // skills
+  SKILL_INVALID: 'A skill definition or SKILL.md package is malformed.',
+  SKILL_NOT_FOUND: 'No skill is registered under that id.',
+  SKILL_ACTIVATION_REFUSED: 'A skill may not be activated from this source.',
+  SKILL_LICENSE_REFUSED: 'An external skill was refused because of its licence.',
+  // memory
+  MEMORY_INVALID: 'A memory write or query has an invalid field (content, category, limit).',
+  MEMORY_TOO_LARGE: 'Memory content exceeds the size limit.',
+  // workspace
+  WORKSPACE_CONFLICT: 'The workspace file changed since it was read (sha256 mismatch).',
+  WORKSPACE_FILE_NOT_EDITABLE: 'The workspace file name is not on the editable whitelist.',
+  WORKSPACE_LOCK_HELD: 'Another process holds the workspace lock.',
+  // runtime and models
+  MODEL_NOT_CONFIGURED: 'No language model is configured.',
+  MODEL_ERROR: 'The language model call failed.',
+  CONTEXT_OVERFLOW: 'The conversation does not fit the context window even after compaction.',
+  WORKFLOW_INVALID: 'A workflow definition is malformed; the message names the bad step.',
+  TURN_ABORTED: 'The turn was cancelled.',
+  // providers
+  PROVIDER_ERROR: 'An external provider returned an error or malformed data.',
+  PROVIDER_RATE_LIMITED: 'An external provider rate-limited the request (429).',
+  PROVIDER_TIMEOUT: 'An external provider did not answer in time.',
+  // gateway
+  HTTP_BAD_REQUEST: 'The HTTP request body or parameters are invalid.',
+  HTTP_UNAUTHORIZED: 'The bearer token is missing or wrong.',
+  HTTP_PAYLOAD_TOO_LARGE: 'The HTTP request body exceeds the limit.',
+  // catch-all
+  INTERNAL: 'An unexpected internal error.',
+} as const;
+
+/** The string-literal union of every error code. */
+export type MinaraErrorCode = keyof typeof ERROR_CODES;

@@ -1,0 +1,250 @@
+/**
+ * The storage contract: one async interface split by domain, so other engines (Postgres, D1, …) can
+ * implement it. Nothing here imports an implementation. `createSqliteStorage` (`@minara/agent/sqlite`)
+ * is the embedded default and `createInMemoryStorage` (`@minara/agent/testing`) serves tests; one shared
+ * contract suite runs against both.
+ *
+ * Timestamps are ISO-8601 strings in UTC. Ids are strings unless a domain says otherwise.
+ */
+import type { MemoryStorage } from './memory-types';
+
+/** This instance's identity and secret, created on first open and never changed. */
+export interface InstanceInfo {
+  /** Stable id of this data directory (the first 16 hex chars of sha256 of the key). */
+  readonly instanceId: string;
+  /** Per-instance HMAC key (32 random bytes). Never leaves storage except to sign and verify. */
+  readonly hmacKey: Uint8Array;
+  readonly createdAt: string;
+}
+
+/** Instance metadata and a small key/value store for runtime flags (emergency stop, …). */
+export interface MetaStorage {
+  /** The instance record; created atomically on first call (two processes agree on one key). */
+  getInstance(): Promise<InstanceInfo>;
+  get(key: string): Promise<string | undefined>;
+  set(key: string, value: string): Promise<void>;
+  delete(key: string): Promise<void>;
+}
+
+/** What an audited dispatch decided. */
+export type AuditDecision = 'allowed' | 'blocked' | 'approval_required' | 'approved' | 'denied' | 'error';
+
+/** One audit row as written. */
+export interface AuditEntryInput {
+  readonly at: string;
+  readonly toolName: string;
+  /** Effective permission tier (1–4) at the time of the call. */
+  readonly tier: number;
+  readonly source: string;
+  readonly sessionId?: string | undefined;
+  readonly traceId?: string | undefined;
+  readonly toolCallId?: string | undefined;
+  readonly approvalId?: string | undefined;
+  readonly decision: AuditDecision;
+  /** Error or block code when not allowed. */
+  readonly code?: string | undefined;
+  /** Human-readable reason (block reason, error message). */
+  readonly reason?: string | undefined;
+  readonly durationMs: number;
+  /** Arguments as JSON with secrets redacted. */
+  readonly argsJson: string;
+  /** `preview` for a fund-moving call without `confirm: true`, else `execute`. */
+  readonly mode?: 'preview' | 'execute' | undefined;
+}
+
+/** One stored audit row. */
+export interface AuditEntry extends AuditEntryInput {
+  readonly id: number;
+}
+
+/** Filter for {@link AuditStorage.query}. All fields optional; results newest first. */
+export interface AuditQuery {
+  readonly toolName?: string | undefined;
+  readonly sessionId?: string | undefined;
+  readonly traceId?: string | undefined;
+  readonly decision?: AuditDecision | undefined;
+  readonly since?: string | undefined;
+  readonly until?: string | undefined;
+  /** @default 100 */
+  readonly limit?: number | undefined;
+}
+
+/** Append-only audit log. */
+export interface AuditStorage {
+  append(entry: AuditEntryInput): Promise<void>;
+  query(filter?: AuditQuery): Promise<AuditEntry[]>;
+  count(filter?: Omit<AuditQuery, 'limit'>): Promise<number>;
+}
+
+/** Lifecycle of an approval request. `executed` is terminal and single-use. */
+export type ApprovalStatus = 'pending' | 'approved' | 'denied' | 'expired' | 'executed';
+
+/** A persisted approval request, bound to one tool call and one input. */
+export interface ApprovalRecord {
+  readonly id: string;
+  readonly toolName: string;
+  readonly toolCallId: string;
+  /** sha256 of the canonical JSON of the validated input. */
+  readonly inputHash: string;
+  /** The validated input as JSON (so a resumed run can execute without the model). */
+  readonly inputJson: string;
+  readonly tier: number;
+  readonly sessionId?: string | undefined;
+  readonly traceId?: string | undefined;
+  readonly source: string;
+  readonly reason: string;
+  readonly status: ApprovalStatus;
+  readonly createdAt: string;
+  readonly expiresAt: string;
+  readonly decidedAt?: string | undefined;
+  readonly decisionReason?: string | undefined;
+  readonly executedAt?: string | undefined;
+  /** HMAC over the binding fields, made with the instance key. */
+  readonly signature: string;
+  /** HMAC over the decision, made with the instance key when approved or denied. */
+  readonly decisionSignature?: string | undefined;
+}
+
+/** Filter for listing approvals; newest first. */
+export interface ApprovalQuery {
+  readonly status?: ApprovalStatus | readonly ApprovalStatus[] | undefined;
+  readonly sessionId?: string | undefined;
+  /** @default 100 */
+  readonly limit?: number | undefined;
+}
+
+/** Fields a status transition may set. */
+export interface ApprovalTransitionPatch {
+  readonly decidedAt?: string | undefined;
+  readonly decisionReason?: string | undefined;
+  readonly decisionSignature?: string | undefined;
+  readonly executedAt?: string | undefined;
+}
+
+/** Persisted approval requests. `transition` is a compare-and-set, atomic across processes. */
+export interface ApprovalStorage {
+  create(record: ApprovalRecord): Promise<void>;
+  get(id: string): Promise<ApprovalRecord | undefined>;
+  list(query?: ApprovalQuery): Promise<ApprovalRecord[]>;
+  /** Move `id` from one of `from` to `to`; true when this caller won the transition. */
+  transition(id: string, from: readonly ApprovalStatus[], to: ApprovalStatus, patch?: ApprovalTransitionPatch): Promise<boolean>;
+}
+
+/** Numeric and enumerated limits a stored grant places on arguments. */
+export interface GrantArgLimit {
+  readonly max?: number | undefined;
+  readonly min?: number | undefined;
+  readonly oneOf?: ReadonlyArray<string | number | boolean> | undefined;
+}
+
+/** A grant: `session` grants remember a CONFIRM_ONCE approval; `stored` grants let autonomous calls run. */
+export interface GrantRecord {
+  readonly id: string;
+  readonly kind: 'session' | 'stored';
+  readonly toolName: string;
+  /** Session the grant belongs to (session grants only). */
+  readonly sessionId?: string | undefined;
+  /** Sources the grant covers (stored grants); empty means every autonomous source. */
+  readonly sources?: readonly string[] | undefined;
+  readonly argLimits?: Readonly<Record<string, GrantArgLimit>> | undefined;
+  readonly createdAt: string;
+  readonly expiresAt?: string | undefined;
+  readonly revokedAt?: string | undefined;
+  readonly note?: string | undefined;
+}
+
+/** Filter for listing grants. */
+export interface GrantQuery {
+  readonly kind?: 'session' | 'stored' | undefined;
+  readonly toolName?: string | undefined;
+  readonly sessionId?: string | undefined;
+  /** Include revoked grants. @default false */
+  readonly includeRevoked?: boolean | undefined;
+}
+
+/** Session and stored grants. */
+export interface GrantStorage {
+  create(grant: GrantRecord): Promise<void>;
+  get(id: string): Promise<GrantRecord | undefined>;
+  list(query?: GrantQuery): Promise<GrantRecord[]>;
+  revoke(id: string, at: string): Promise<boolean>;
+}
+
+/** A conversation session. */
+export interface SessionRecord {
+  readonly id: string;
+  readonly userId?: string | undefined;
+  readonly title?: string | undefined;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Free-form JSON metadata (surface, agent id, …). */
+  readonly metadata?: Readonly<Record<string, unknown>> | undefined;
+}
+
+/** One stored message: an AI SDK `ModelMessage` as JSON plus bookkeeping. */
+export interface StoredMessage {
+  readonly sessionId: string;
+  /** 1-based position in the session, assigned by storage. */
+  readonly seq: number;
+  readonly role: 'user' | 'assistant' | 'tool' | 'system';
+  /** The message as JSON (`ModelMessage`). */
+  readonly json: string;
+  readonly turnId?: string | undefined;
+  readonly createdAt: string;
+}
+
+/** A message to append (storage assigns `seq`). */
+export type NewMessage = Omit<StoredMessage, 'seq' | 'sessionId'>;
+
+/** Conversations: sessions and their messages. */
+export interface ConversationStorage {
+  /** Create the session if missing; return it either way. */
+  ensureSession(session: { id: string; userId?: string | undefined; title?: string | undefined; metadata?: Readonly<Record<string, unknown>> | undefined; now: string }): Promise<SessionRecord>;
+  getSession(id: string): Promise<SessionRecord | undefined>;
+  listSessions(query?: { userId?: string | undefined; limit?: number | undefined }): Promise<SessionRecord[]>;
+  /** Append in order, atomically; returns the stored rows with their `seq`. */
+  appendMessages(sessionId: string, messages: readonly NewMessage[]): Promise<StoredMessage[]>;
+  /** Messages in `seq` order, optionally after a given `seq`. */
+  listMessages(sessionId: string, query?: { afterSeq?: number | undefined; limit?: number | undefined }): Promise<StoredMessage[]>;
+  /** Atomically replace the whole message list (compaction, repair). */
+  replaceMessages(sessionId: string, messages: readonly NewMessage[]): Promise<StoredMessage[]>;
+  deleteSession(id: string): Promise<boolean>;
+}
+
+/** What an engine can do; features check here instead of guessing. */
+export interface StorageCapabilities {
+  /** FTS5 (or an equivalent full-text index) is available. */
+  readonly fullText: boolean;
+  /** A vector index (sqlite-vec `vec0`) is loaded. */
+  readonly vector: boolean;
+  /** Why the vector index is unavailable, when it is not. */
+  readonly vectorUnavailableReason?: string | undefined;
+  /** Two OS processes may share this storage. */
+  readonly multiProcess: boolean;
+}
+
+/**
+ * The storage every factory takes as `storage`.
+ *
+ * @example
+ * ```ts
+ * import { createSqliteStorage } from '@minara/agent/sqlite';
+ * const storage = createSqliteStorage({ path: 'data/minara.db' });
+ * const { instanceId } = await storage.meta.getInstance();
+ * ```
+ */
+export interface Storage {
+  /** Engine name (`sqlite`, `memory`, …). */
+  readonly kind: string;
+  readonly capabilities: StorageCapabilities;
+  readonly meta: MetaStorage;
+  readonly audit: AuditStorage;
+  readonly approvals: ApprovalStorage;
+  readonly grants: GrantStorage;
+  readonly conversations: ConversationStorage;
+  readonly memory: MemoryStorage;
+  /** Schema version per domain, after migrations. */
+  schemaVersions(): Promise<Record<string, number>>;
+  /** Release the connection. Further calls fail with STORAGE_ERROR. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,248 @@
+import type { z } from 'zod';
+import type { MinaraErrorCode } from '../errors/codes';
+import type { CallSource, PermissionTier } from '../safety/permission-tier';
+import type { ApprovalRecord, AuditDecision, GrantArgLimit, GrantRecord, AuditEntry, AuditQuery, ApprovalQuery } from '../storage/types';
+import type { ToolEnvelope } from './envelope';
+
+/**
+ * Per-turn state every tool call in the turn sees, threaded through `AsyncLocalStorage`.
+ * One context per turn; concurrent turns never share one.
+ */
+export interface ToolCallContext {
+  /** Conversation session. Session grants (CONFIRM_ONCE) are remembered per session. */
+  readonly sessionId: string;
+  /** Where the turn came from; autonomous sources cannot answer confirmations. */
+  readonly source: CallSource;
+  /** Correlates every audit row, approval and event of one turn or workflow run. */
+  readonly traceId: string;
+  /** Turn id, when inside a runtime turn. */
+  readonly turnId?: string | undefined;
+  /** Tenant for scoped tools (memory). */
+  readonly userId?: string | undefined;
+  readonly agentId?: string | undefined;
+  /** Tool sets this turn may use (expanded through `includes`); undefined means all. */
+  readonly allowedToolSets?: readonly string[] | undefined;
+  /** Highest effective tier this turn may run at all; above it calls are blocked. */
+  readonly riskCeiling?: PermissionTier | undefined;
+  /** True when a human operator authored the turn (not a model-initiated or signal turn). */
+  readonly operatorAuthored?: boolean | undefined;
+  /** Tools used so far this turn (mutated by dispatch). Drives the analysis → trade boundary. */
+  readonly usedTools: Set<string>;
+  /** Blocked-call counts by `tool + input hash` in this turn (mutated by dispatch). */
+  readonly blockedCalls: Map<string, number>;
+  /** Free per-turn state for hooks (e.g. stated intent). */
+  readonly state: Map<string, unknown>;
+}
+
+/** Options to {@link createToolCallContext}. */
+export interface ToolCallContextInit {
+  sessionId: string;
+  source?: CallSource;
+  traceId?: string;
+  turnId?: string;
+  userId?: string;
+  agentId?: string;
+  allowedToolSets?: readonly string[];
+  riskCeiling?: PermissionTier;
+  operatorAuthored?: boolean;
+}
+
+/** What a tool handler receives besides its input. */
+export interface ToolExecutionContext {
+  /** The turn context of the call. */
+  readonly call: ToolCallContext;
+  /** Id of this tool call (model call id or generated). */
+  readonly toolCallId: string;
+  /** Aborted on timeout or when the caller cancels. */
+  readonly signal: AbortSignal;
+  /** Effective tier the gate applied. */
+  readonly tier: PermissionTier;
+  /** Id of the approval this execution consumed, if any. */
+  readonly approvalId?: string | undefined;
+}
+
+/** The tool set a tool belongs to, and the sets it includes. */
+export interface ToolSetDefinition {
+  readonly name: string;
+  readonly description: string;
+  /** Other tool sets whose tools this set also covers. */
+  readonly includes?: readonly string[] | undefined;
+}
+
+/**
+ * What `defineTool` accepts. `TSchema` is the zod schema; the handler input is inferred from it.
+ * Fund-moving tools must provide `preview`: without `confirm: true` the registry runs `preview`
+ * (never `execute`), so a call the user has not confirmed cannot move funds.
+ */
+export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType> {
+  /** Unique snake_case name the model calls. */
+  readonly name: string;
+  /** Tool set (`read`, `trade`, `memory`, …); the allowed-tool-set whitelist is checked against it. */
+  readonly toolSet: string;
+  /** What the tool does, for the model. */
+  readonly description: string;
+  /** zod schema of the input; use `.nullish()` for optional fields (models send `null`). */
+  readonly inputSchema: TSchema;
+  /** Static tier: the floor every policy starts from. */
+  readonly permissionTier: PermissionTier;
+  /** Moves funds: follows preview/confirm and the analysis → trade boundary. @default false */
+  readonly isFundMoving?: boolean | undefined;
+  /** Counts as analysis for the analysis → trade boundary. @default false */
+  readonly isAnalysis?: boolean | undefined;
+  /** Availability check; when it returns false the tool is hidden and not callable. */
+  readonly checkFn?: (() => boolean) | undefined;
+  /** Handler timeout. @default 30000 */
+  readonly timeoutMs?: number | undefined;
+  /** A tier computed from the validated input; it can only raise the static tier. */
+  readonly tierFor?: ((input: z.output<NoInfer<TSchema>>) => PermissionTier) | undefined;
+  /** Preview of a fund-moving call (route, expected output, fees): must move nothing. */
+  readonly preview?: ((input: z.output<NoInfer<TSchema>>, ctx: ToolExecutionContext) => unknown) | undefined;
+  /** The handler. Return data (wrapped as `{ok:true,data}`), or an envelope from `ok`/`err`; throw on failure. */
+  readonly execute: (input: z.output<NoInfer<TSchema>>, ctx: ToolExecutionContext) => unknown;
+}
+
+/**
+ * A registered tool, type-erased so a registry of fifty tools stays cheap to type-check.
+ * Input is validated by the schema at dispatch.
+ */
+export interface ToolEntry {
+  readonly name: string;
+  readonly toolSet: string;
+  readonly description: string;
+  readonly inputSchema: z.ZodType;
+  readonly permissionTier: PermissionTier;
+  readonly isFundMoving: boolean;
+  readonly isAnalysis: boolean;
+  readonly checkFn?: (() => boolean) | undefined;
+  readonly timeoutMs: number;
+  readonly tierFor?: ((input: unknown) => PermissionTier) | undefined;
+  readonly preview?: ((input: unknown, ctx: ToolExecutionContext) => unknown) | undefined;
+  readonly execute: (input: unknown, ctx: ToolExecutionContext) => unknown;
+}
+
+/** What a before-hook sees. */
+export interface BeforeHookCall {
+  readonly tool: ToolEntry;
+  /** Validated input. */
+  readonly input: unknown;
+  readonly context: ToolCallContext;
+  readonly toolCallId: string;
+  /** Effective tier so far (static floor, raised by `tierFor` and earlier hooks). */
+  readonly tier: PermissionTier;
+  /** `preview` when a fund-moving tool is called without `confirm: true`. */
+  readonly mode: 'preview' | 'execute';
+}
+
+/**
+ * What a before-hook may return. Hooks can only tighten: block, require a fresh approval, or raise the
+ * tier. There is no way to lower a tier or skip the gate.
+ */
+export type BeforeHookResult =
+  | undefined
+  | void
+  | { readonly block: string; readonly code?: MinaraErrorCode | undefined; readonly retryable?: boolean | undefined }
+  | { readonly requireApproval: string }
+  | { readonly raiseTier: PermissionTier; readonly reason?: string | undefined };
+
+/** What an after-hook sees. */
+export interface AfterHookCall extends BeforeHookCall {
+  readonly envelope: ToolEnvelope;
+  readonly decision: AuditDecision;
+  readonly durationMs: number;
+}
+
+/** A named hook pair. Before-hooks run in registration order, after the built-in tier computation. */
+export interface ToolHook {
+  readonly name: string;
+  readonly before?: ((call: BeforeHookCall) => BeforeHookResult | Promise<BeforeHookResult>) | undefined;
+  readonly after?: ((call: AfterHookCall) => void | Promise<void>) | undefined;
+}
+
+/** Options for one dispatch. */
+export interface DispatchOptions {
+  /** Context for this call; wins over the ambient `runInContext` context. */
+  readonly context?: ToolCallContext | undefined;
+  /** Model tool-call id; generated when absent. */
+  readonly toolCallId?: string | undefined;
+  /** An approved approval request that authorises this exact call. */
+  readonly approvalId?: string | undefined;
+  /** Cancels the call. */
+  readonly signal?: AbortSignal | undefined;
+}
+
+/** The full outcome of a dispatch; `dispatch` returns `json` only. */
+export interface DispatchOutcome {
+  readonly envelope: ToolEnvelope;
+  /** The envelope as the JSON string the model sees. */
+  readonly json: string;
+  readonly decision: AuditDecision;
+  readonly tier: PermissionTier;
+  readonly toolCallId: string;
+  readonly mode: 'preview' | 'execute';
+  readonly durationMs: number;
+  /** The approval request created when `decision` is `approval_required`. */
+  readonly approval?: ApprovalRecord | undefined;
+}
+
+/** Input to create a stored grant. */
+export interface StoredGrantInput {
+  readonly toolName: string;
+  /** Sources covered; omit for every autonomous source. */
+  readonly sources?: readonly CallSource[] | undefined;
+  readonly argLimits?: Readonly<Record<string, GrantArgLimit>> | undefined;
+  /** ISO time or a duration in ms from now. */
+  readonly expiresAt?: string | number | undefined;
+  readonly note?: string | undefined;
+}
+
+/** Approvals as the host sees them: list pending requests, decide them. */
+export interface ApprovalsApi {
+  get(approvalId: string): Promise<ApprovalRecord | undefined>;
+  list(query?: ApprovalQuery): Promise<ApprovalRecord[]>;
+  /** Approve or deny a pending request; the decision is signed with the instance key. */
+  decide(approvalId: string, decision: { approved: boolean; reason?: string | undefined }): Promise<ApprovalRecord>;
+  /** Verify an approval authorises exactly this call and mark it used (single use). */
+  consume(approvalId: string, binding: { toolName: string; input: unknown; toolCallId?: string | undefined }): Promise<ApprovalRecord>;
+}
+
+/** Grants as the host sees them. */
+export interface GrantsApi {
+  /** Create a stored grant that lets autonomous calls of one tool run within limits. */
+  create(input: StoredGrantInput): Promise<GrantRecord>;
+  revoke(grantId: string): Promise<boolean>;
+  list(query?: { toolName?: string; kind?: 'session' | 'stored'; sessionId?: string; includeRevoked?: boolean }): Promise<GrantRecord[]>;
+}
+
+/** Engage or release the emergency stop; while engaged only READ_ONLY tools run (in every process). */
+export interface EmergencyStopApi {
+  engage(reason: string): Promise<void>;
+  release(): Promise<void>;
+  status(): Promise<{ engaged: boolean; reason?: string | undefined; since?: string | undefined }>;
+}
+
+/** The tool registry: the single path that runs a tool. */
+export interface ToolRegistry {
+  register(tool: ToolEntry | readonly ToolEntry[]): void;
+  /** The tool, or undefined when unknown or hidden by its `checkFn`. */
+  get(name: string): ToolEntry | undefined;
+  has(name: string): boolean;
+  /** Visible tools, in registration order, optionally only those in the given tool sets (with `includes`). */
+  list(filter?: { toolSets?: readonly string[] | undefined }): ToolEntry[];
+  /** Tool sets known to the registry. */
+  toolSets(): ToolSetDefinition[];
+  /** The tool-set names a set covers, itself included (transitive `includes`). */
+  expandToolSets(names: readonly string[]): Set<string>;
+  /** Run a tool through validation, the gate, hooks, the handler and audit; returns the envelope JSON. */
+  dispatch(name: string, args: unknown, options?: DispatchOptions): Promise<string>;
+  /** Like `dispatch` with the whole outcome. */
+  dispatchDetailed(name: string, args: unknown, options?: DispatchOptions): Promise<DispatchOutcome>;
+  /** Run `fn` with `context` as the ambient call context. */
+  runInContext<T>(context: ToolCallContext, fn: () => T): T;
+  /** The ambient call context, if any. */
+  currentContext(): ToolCallContext | undefined;
+  readonly approvals: ApprovalsApi;
+  readonly grants: GrantsApi;
+  readonly emergencyStop: EmergencyStopApi;
+  /** Audit rows, newest first. */
+  queryAudit(filter?: AuditQuery): Promise<AuditEntry[]>;
+}

@@ -1,0 +1,32 @@
+import { defineConfig } from 'tsup';
+
+export default defineConfig([
+  {
+    entry: {
+      index: 'src/index.ts',
+      sqlite: 'src/storage/sqlite/index.ts',
+      testing: 'src/testing/index.ts',
+    },
+    format: ['esm'],
+    target: 'node22',
+    platform: 'node',
+    dts: true,
+    sourcemap: true,
+    clean: true,
+    splitting: true,
+    treeshake: true,
+    external: ['ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'eventemitter3', /^ai\//, /^@ai-sdk\//],
+  },
+  {
+    entry: { cli: 'cli/index.ts' },
+    format: ['esm'],
+    target: 'node22',
+    platform: 'node',
+    dts: false,
+    sourcemap: true,
+    clean: false,
+    banner: { js: '#!/usr/bin/env node' },
+    // The CLI imports only the public API; it resolves @minara/agent through the package's own exports map.
+    external: [/^@minara\/agent/, 'ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'eventemitter3', /^ai\//, /^@ai-sdk\//],
+  },
+]);
