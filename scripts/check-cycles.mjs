@@ -1,0 +1,130 @@
+// Fails on import cycles between source files and on imports that run against the layering of
+// ARCHITECTURE.md ("Which way imports run"). Type-only imports are not runtime edges and are ignored.
+// Run: npm run check:cycles
+import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
+import path from 'node:path';
+
+const root = path.resolve(new URL('..', import.meta.url).pathname);
+const srcDir = path.join(root, 'src');
+
+/** Which top-level folders of src/ each folder may import (its own folder is always allowed). */
+const base = ['errors', 'util', 'events'];
+const ALLOWED = {
+  errors: [],
+  util: ['errors'],
+  events: ['errors', 'util'],
+  config: [...base],
+  storage: [...base],
+  llm: [...base, 'config'],
+  safety: [...base, 'storage', 'tools'],
+  tools: [...base, 'storage', 'safety'],
+  skills: [...base, 'storage', 'tools', 'safety'],
+  memory: [...base, 'storage', 'tools', 'safety'],
+  workspace: [...base, 'safety'],
+  finance: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory'],
+  runtime: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'llm'],
+  testing: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
+  gateway: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing'],
+};
+
+function walk(dir, out = []) {
+  for (const name of readdirSync(dir)) {
+    const p = path.join(dir, name);
+    if (statSync(p).isDirectory()) walk(p, out);
+    else if (/\.(ts|mts)$/.test(name) && !name.endsWith('.d.ts')) out.push(p);
+  }
+  return out;
+}
+
+const IMPORT = /^\s*(import|export)\s+(type\s+)?([\s\S]*?)\s*from\s*['"]([^'"]+)['"]|^\s*import\s*['"]([^'"]+)['"]/gm;
+function runtimeImports(file) {
+  const text = readFileSync(file, 'utf8');
+  const out = [];
+  for (const m of text.matchAll(IMPORT)) {
+    const spec = m[4] ?? m[5];
+    if (m[2]) continue; // import type / export type
+    const clause = m[3] ?? '';
+    const braces = clause.match(/^\{([\s\S]*)\}$/);
+    if (braces && braces[1].split(',').map((s) => s.trim()).filter(Boolean).every((s) => s.startsWith('type '))) continue;
+    out.push(spec);
+  }
+  // dynamic import('...') counts too
+  for (const m of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push(m[1]);
+  return out;
+}
+
+function resolveLocal(from, spec) {
+  if (!spec.startsWith('.')) return undefined;
+  const baseP = path.resolve(path.dirname(from), spec);
+  for (const cand of [baseP, `${baseP}.ts`, path.join(baseP, 'index.ts')]) if (existsSync(cand) && statSync(cand).isFile()) return cand;
+  return undefined;
+}
+
+const files = walk(srcDir);
+const graph = new Map(files.map((f) => [f, []]));
+const problems = [];
+const top = (f) => path.relative(srcDir, f).split(path.sep)[0].replace(/\.ts$/, '');
+
+for (const f of files) {
+  for (const spec of runtimeImports(f)) {
+    const target = resolveLocal(f, spec);
+    if (!target) continue;
+    graph.get(f)?.push(target);
+    const a = top(f);
+    const b = top(target);
+    if (a === 'index' || a === b) continue;
+    const allowed = ALLOWED[a];
+    if (allowed === undefined) problems.push(`unknown layer "${a}" (${path.relative(root, f)}): add it to scripts/check-cycles.mjs`);
+    else if (!allowed.includes(b)) problems.push(`layering: ${path.relative(root, f)} imports ${path.relative(root, target)} (${a} → ${b} is not allowed)`);
+  }
+  const rel = path.relative(srcDir, f);
+  if ((rel === path.join('storage', 'types.ts') || rel === path.join('storage', 'memory-types.ts')) && graph.get(f).some((t) => /storage[\\/](sqlite|in-memory)/.test(t))) {
+    problems.push(`layering: ${rel} (the storage interface) imports an implementation`);
+  }
+}
+
+// Tarjan's strongly connected components: any component with more than one file is a cycle.
+let index = 0;
+const stack = [];
+const meta = new Map();
+function strong(v) {
+  meta.set(v, { index, low: index, on: true });
+  index++;
+  stack.push(v);
+  for (const w of graph.get(v) ?? []) {
+    if (!meta.has(w)) {
+      strong(w);
+      meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).low);
+    } else if (meta.get(w).on) meta.get(v).low = Math.min(meta.get(v).low, meta.get(w).index);
+  }
+  if (meta.get(v).low === meta.get(v).index) {
+    const comp = [];
+    let w;
+    do {
+      w = stack.pop();
+      meta.get(w).on = false;
+      comp.push(w);
+    } while (w !== v);
+    if (comp.length > 1 || (graph.get(v) ?? []).includes(v)) problems.push(`cycle: ${comp.map((c) => path.relative(root, c)).join(' → ')}`);
+  }
+}
+for (const f of files) if (!meta.has(f)) strong(f);
+
+// cli/ and examples/ use only the public API.
+for (const dir of ['cli', 'examples']) {
+  const d = path.join(root, dir);
+  if (!existsSync(d)) continue;
+  for (const f of walk(d)) {
+    for (const spec of runtimeImports(f)) {
+      if (spec.startsWith('.') && resolveLocal(f, spec)?.startsWith(srcDir)) problems.push(`public API only: ${path.relative(root, f)} imports ${spec}; use @minara/agent`);
+    }
+  }
+}
+
+if (problems.length > 0) {
+  console.error(problems.join('\n'));
+  console.error(`\ncheck:cycles: ${problems.length} problem(s)`);
+  process.exit(1);
+}
+console.log(`check:cycles: ${files.length} files, no cycles, layering respected`);

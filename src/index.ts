@@ -1,0 +1,130 @@
+/**
+ * `@minara/agent`: an embeddable TypeScript SDK for finance-grade AI agents.
+ *
+ * @module
+ * @example
+ * ```ts
+ * import { createToolRegistry, defineTool, PermissionTier } from '@minara/agent';
+ * import { createSqliteStorage } from '@minara/agent/sqlite';
+ * import { z } from 'zod';
+ *
+ * const storage = createSqliteStorage({ path: 'data/minara.db' });
+ * const getPrice = defineTool({
+ *   name: 'get_price', toolSet: 'read', description: 'Spot price of a token',
+ *   inputSchema: z.object({ symbol: z.string() }), permissionTier: PermissionTier.READ_ONLY,
+ *   execute: async ({ symbol }) => ({ symbol, price: 97000 }),
+ * });
+ * const tools = createToolRegistry({ tools: [getPrice], storage });
+ * console.log(await tools.dispatch('get_price', { symbol: 'BTC' }));
+ * ```
+ */
+
+// ── errors ───────────────────────────────────────────────────────────────────
+export {
+  ApprovalError,
+  ConfigError,
+  ERROR_CODES,
+  type FieldIssue,
+  MinaraError,
+  type MinaraErrorCode,
+  type MinaraErrorOptions,
+  SandboxEscapeError,
+  StorageError,
+  ToolCallBlockedError,
+  ToolInputError,
+  ToolNotFoundError,
+} from './errors/index';
+
+// ── utilities ────────────────────────────────────────────────────────────────
+export { createConsoleLogger, type Logger, type LogFields, type LogLevel, silentLogger } from './util/logger';
+export { generateId, type IdGenerator } from './util/ids';
+export { createEventBus, type MinaraBus, type MinaraBusEvents } from './events/bus';
+
+// ── safety ───────────────────────────────────────────────────────────────────
+export {
+  AUTONOMOUS_SOURCES,
+  type CallSource,
+  isAutonomousSource,
+  isPermissionTier,
+  maxTier,
+  PermissionTier,
+  permissionTierName,
+} from './safety/permission-tier';
+export {
+  findSecrets,
+  redactSecrets,
+  redactValue,
+  SECRET_PATTERNS,
+  type SecretMatch,
+  type SecretPattern,
+} from './safety/secret-patterns';
+
+// ── tools ────────────────────────────────────────────────────────────────────
+export { err, errFromThrow, isToolEnvelope, ok, parseEnvelope, type ToolEnvelope, type ToolErr, type ToolOk } from './tools/envelope';
+export type {
+  AfterHookCall,
+  ApprovalsApi,
+  BeforeHookCall,
+  BeforeHookResult,
+  DispatchOptions,
+  DispatchOutcome,
+  EmergencyStopApi,
+  GrantsApi,
+  StoredGrantInput,
+  ToolCallContext,
+  ToolCallContextInit,
+  ToolDefinition,
+  ToolEntry,
+  ToolExecutionContext,
+  ToolHook,
+  ToolRegistry,
+  ToolSetDefinition,
+} from './tools/types';
+
+export { DEFAULT_TOOL_TIMEOUT_MS, defineTool, defineToolFactory, type ToolFactory } from './tools/define-tool';
+export { createToolRegistry, type ToolRegistryOptions } from './tools/registry';
+export { createToolCallContext } from './tools/context';
+export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
+export { createFileTools, type FileToolsOptions } from './tools/file-tools';
+export { toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
+export { resolveInSandbox, type SandboxOptions } from './safety/sandbox';
+export { DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';
+
+// ── config ───────────────────────────────────────────────────────────────────
+export { type EnvSource, loadEnv, type LoadEnvOptions, type LoadEnvResult } from './config/load-env';
+export { loadConfig, type MinaraConfig, type MinaraConfigInput, MinaraConfigSchema } from './config/config';
+
+// ── storage (interface; engines live in @minara/agent/sqlite and @minara/agent/testing) ──
+export type {
+  ApprovalQuery,
+  ApprovalRecord,
+  ApprovalStatus,
+  ApprovalStorage,
+  ApprovalTransitionPatch,
+  AuditDecision,
+  AuditEntry,
+  AuditEntryInput,
+  AuditQuery,
+  AuditStorage,
+  ConversationStorage,
+  GrantArgLimit,
+  GrantQuery,
+  GrantRecord,
+  GrantStorage,
+  InstanceInfo,
+  MetaStorage,
+  NewMessage,
+  SessionRecord,
+  Storage,
+  StorageCapabilities,
+  StoredMessage,
+} from './storage/types';
+
+// ── skills (issue: Skills) ── BEGIN skills
+// ── END skills
+
+// ── memory (issue: Memory) ── BEGIN memory
+// ── END memory
+
+// ── workspace (issue: Workspace) ── BEGIN workspace
+// ── END workspace

@@ -1,0 +1,157 @@
+import { ApprovalError } from '../errors/subclasses';
+import type { MinaraBus } from '../events/bus';
+import type { ApprovalQuery, ApprovalRecord, Storage } from '../storage/types';
+import { canonicalJson, hmacHex, safeEqual, sha256Hex } from '../util/canonical-json';
+import type { IdGenerator } from '../util/ids';
+
+/** Default lifetime of an approval request: 15 minutes. */
+export const DEFAULT_APPROVAL_TTL_MS = 15 * 60_000;
+
+/** What a new approval request is bound to. */
+export interface ApprovalRequestInput {
+  readonly toolName: string;
+  readonly toolCallId: string;
+  /** The validated input; its canonical-JSON sha256 is what the approval binds. */
+  readonly input: unknown;
+  readonly tier: number;
+  readonly source: string;
+  readonly reason: string;
+  readonly sessionId?: string | undefined;
+  readonly traceId?: string | undefined;
+}
+
+/** The approval service behind `registry.approvals`. */
+export interface ApprovalService {
+  request(input: ApprovalRequestInput): Promise<ApprovalRecord>;
+  get(approvalId: string): Promise<ApprovalRecord | undefined>;
+  list(query?: ApprovalQuery): Promise<ApprovalRecord[]>;
+  decide(approvalId: string, decision: { approved: boolean; reason?: string | undefined }): Promise<ApprovalRecord>;
+  consume(approvalId: string, binding: { toolName: string; input: unknown; toolCallId?: string | undefined }): Promise<ApprovalRecord>;
+}
+
+/** sha256 of the canonical JSON of a tool input. */
+export function hashToolInput(input: unknown): string {
+  return sha256Hex(canonicalJson(input ?? null));
+}
+
+/**
+ * Persisted, signed, single-use approvals. A request is bound to tool name, call id and input hash and
+ * signed with the instance HMAC key; the decision is signed too. `consume` refuses anything forged,
+ * replayed, expired, denied, undecided or bound to other input, and wins the `approved → executed`
+ * transition atomically, so two processes cannot both execute one approval.
+ */
+export function createApprovalService(options: {
+  storage: Storage;
+  now: () => Date;
+  generateId: IdGenerator;
+  ttlMs?: number | undefined;
+  bus?: MinaraBus | undefined;
+}): ApprovalService {
+  const { storage, now, generateId, ttlMs = DEFAULT_APPROVAL_TTL_MS, bus } = options;
+  const key = async () => (await storage.meta.getInstance()).hmacKey;
+
+  const bindingOf = (r: Pick<ApprovalRecord, 'id' | 'toolName' | 'toolCallId' | 'inputHash' | 'tier' | 'source' | 'sessionId' | 'createdAt' | 'expiresAt'>) =>
+    canonicalJson({ v: 1, id: r.id, toolName: r.toolName, toolCallId: r.toolCallId, inputHash: r.inputHash, tier: r.tier, source: r.source, sessionId: r.sessionId ?? null, createdAt: r.createdAt, expiresAt: r.expiresAt });
+  const decisionOf = (id: string, status: 'approved' | 'denied', decidedAt: string) => `v1|${id}|${status}|${decidedAt}`;
+
+  async function load(approvalId: string): Promise<ApprovalRecord> {
+    if (typeof approvalId !== 'string' || approvalId === '') {
+      throw new ApprovalError('APPROVAL_NOT_FOUND', String(approvalId), 'approvalId must be a non-empty string.');
+    }
+    const record = await storage.approvals.get(approvalId);
+    if (!record) throw new ApprovalError('APPROVAL_NOT_FOUND', approvalId, `No approval request "${approvalId}".`);
+    const k = await key();
+    if (!safeEqual(record.signature, hmacHex(k, bindingOf(record)))) {
+      throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" has an invalid signature; it was not issued by this instance.`);
+    }
+    if (record.status === 'approved' || record.status === 'denied' || record.status === 'executed') {
+      const signed = record.status === 'denied' ? 'denied' : 'approved';
+      const ok = record.decidedAt !== undefined && record.decisionSignature !== undefined &&
+        safeEqual(record.decisionSignature, hmacHex(k, decisionOf(record.id, signed, record.decidedAt)));
+      if (!ok) throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" has a decision that was not signed by this instance.`);
+    }
+    return record;
+  }
+
+  async function expireIfDue(record: ApprovalRecord): Promise<void> {
+    if (Date.parse(record.expiresAt) <= now().getTime()) {
+      await storage.approvals.transition(record.id, ['pending', 'approved'], 'expired');
+      throw new ApprovalError('APPROVAL_EXPIRED', record.id, `Approval "${record.id}" expired at ${record.expiresAt}.`);
+    }
+  }
+
+  return {
+    async request(input) {
+      const created = now();
+      const base = {
+        id: generateId('apr'),
+        toolName: input.toolName,
+        toolCallId: input.toolCallId,
+        inputHash: hashToolInput(input.input),
+        inputJson: canonicalJson(input.input ?? null),
+        tier: input.tier,
+        sessionId: input.sessionId,
+        traceId: input.traceId,
+        source: input.source,
+        reason: input.reason,
+        status: 'pending' as const,
+        createdAt: created.toISOString(),
+        expiresAt: new Date(created.getTime() + ttlMs).toISOString(),
+      };
+      const record: ApprovalRecord = { ...base, signature: hmacHex(await key(), bindingOf(base)) };
+      await storage.approvals.create(record);
+      bus?.emit('approval:requested', { approvalId: record.id, toolName: record.toolName, sessionId: record.sessionId });
+      return record;
+    },
+    get: (approvalId) => storage.approvals.get(approvalId),
+    list: (query) => storage.approvals.list(query),
+    async decide(approvalId, decision) {
+      if (typeof decision?.approved !== 'boolean') {
+        throw new ApprovalError('APPROVAL_INVALID', String(approvalId), 'decide: "approved" must be a boolean.');
+      }
+      const record = await load(approvalId);
+      if (record.status === 'executed') throw new ApprovalError('APPROVAL_ALREADY_USED', approvalId, `Approval "${approvalId}" was already used.`);
+      if (record.status === 'expired') throw new ApprovalError('APPROVAL_EXPIRED', approvalId, `Approval "${approvalId}" expired at ${record.expiresAt}.`);
+      if (record.status !== 'pending') {
+        throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" was already ${record.status}.`);
+      }
+      await expireIfDue(record);
+      const status = decision.approved ? 'approved' : 'denied';
+      const decidedAt = now().toISOString();
+      const decisionSignature = hmacHex(await key(), decisionOf(approvalId, status, decidedAt));
+      const won = await storage.approvals.transition(approvalId, ['pending'], status, { decidedAt, decisionReason: decision.reason, decisionSignature });
+      if (!won) throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" was decided concurrently.`);
+      bus?.emit('approval:decided', { approvalId, approved: decision.approved });
+      return (await storage.approvals.get(approvalId))!;
+    },
+    async consume(approvalId, binding) {
+      const record = await load(approvalId);
+      switch (record.status) {
+        case 'executed':
+          throw new ApprovalError('APPROVAL_ALREADY_USED', approvalId, `Approval "${approvalId}" was already used; approvals are single use.`);
+        case 'denied':
+          throw new ApprovalError('APPROVAL_DENIED', approvalId, `Approval "${approvalId}" was denied${record.decisionReason ? `: ${record.decisionReason}` : ''}.`);
+        case 'pending':
+          await expireIfDue(record);
+          throw new ApprovalError('APPROVAL_NOT_DECIDED', approvalId, `Approval "${approvalId}" has not been approved yet.`);
+        case 'expired':
+          throw new ApprovalError('APPROVAL_EXPIRED', approvalId, `Approval "${approvalId}" expired at ${record.expiresAt}.`);
+        case 'approved':
+          break;
+      }
+      await expireIfDue(record);
+      if (record.toolName !== binding.toolName) {
+        throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" is for tool "${record.toolName}", not "${binding.toolName}".`);
+      }
+      if (binding.toolCallId !== undefined && binding.toolCallId !== record.toolCallId) {
+        throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" is bound to call "${record.toolCallId}", not "${binding.toolCallId}".`);
+      }
+      if (hashToolInput(binding.input) !== record.inputHash) {
+        throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" was given for different input; the arguments changed after approval.`);
+      }
+      const won = await storage.approvals.transition(approvalId, ['approved'], 'executed', { executedAt: now().toISOString() });
+      if (!won) throw new ApprovalError('APPROVAL_ALREADY_USED', approvalId, `Approval "${approvalId}" was already used; approvals are single use.`);
+      return record;
+    },
+  };
+}

@@ -1,0 +1,109 @@
+import type { MinaraErrorCode } from '../errors/codes';
+import type { ToolCallContext, ToolEntry } from '../tools/types';
+import type { EmergencyStopApi } from '../tools/types';
+import type { GrantService } from './grants';
+import { isAutonomousSource, PermissionTier, permissionTierName } from './permission-tier';
+
+/** What the gate decided for one call. */
+export type GateDecision =
+  | { readonly kind: 'allow'; readonly via: 'read_only' | 'preview' | 'session_grant' | 'stored_grant' | 'approval'; readonly grantId?: string | undefined }
+  | { readonly kind: 'block'; readonly code: MinaraErrorCode; readonly reason: string }
+  | { readonly kind: 'approval_required'; readonly reason: string };
+
+/** Everything the gate looks at. */
+export interface GateInput {
+  readonly tool: ToolEntry;
+  readonly input: unknown;
+  readonly context: ToolCallContext;
+  /** Effective tier: static floor, raised by `tierFor` and hooks. */
+  readonly tier: PermissionTier;
+  readonly mode: 'preview' | 'execute';
+  /** Reasons hooks gave for requiring a fresh approval. */
+  readonly hookApprovalReasons: readonly string[];
+  /** The caller presented an approval id (verified and consumed by the registry after the gate allows it). */
+  readonly hasApproval: boolean;
+  /** The tool sets the turn may use, expanded through `includes`. */
+  readonly allowedToolSets: ReadonlySet<string> | undefined;
+  /** True when an analysis tool already ran in this turn. */
+  readonly analysisUsed: boolean;
+}
+
+/**
+ * The tier gate: the one place that decides whether a call runs, waits for a human, or is refused.
+ * It is the registry's built-in before-step and cannot be removed or reordered by hooks.
+ *
+ * - READ_ONLY runs.
+ * - CONFIRM_ONCE asks on first use in a session, then the session grant lets it run.
+ * - ALWAYS_CONFIRM asks every call; autonomous sources need a stored grant.
+ * - MANUAL_ONLY needs an explicit approval; autonomous sources are refused.
+ * - A fund-moving call in a turn that already ran analysis needs a fresh approval (no grant counts).
+ * - While the emergency stop is engaged, nothing above READ_ONLY runs.
+ */
+export async function evaluateTierGate(input: GateInput, deps: { grants: GrantService; emergencyStop: EmergencyStopApi }): Promise<GateDecision> {
+  const { tool, context, tier, mode } = input;
+
+  if (input.allowedToolSets !== undefined && !input.allowedToolSets.has(tool.toolSet)) {
+    return {
+      kind: 'block',
+      code: 'TOOL_SET_NOT_ALLOWED',
+      reason: `Tool "${tool.name}" is in tool set "${tool.toolSet}", which this turn may not use (allowed: ${[...input.allowedToolSets].sort().join(', ') || 'none'}).`,
+    };
+  }
+
+  // A fund-moving call without confirm: true runs its preview, which moves nothing.
+  if (mode === 'preview') return { kind: 'allow', via: 'preview' };
+
+  if (tier > PermissionTier.READ_ONLY || input.hookApprovalReasons.length > 0) {
+    const stop = await deps.emergencyStop.status();
+    if (stop.engaged && tier > PermissionTier.READ_ONLY) {
+      return { kind: 'block', code: 'EMERGENCY_STOP', reason: `Emergency stop is engaged${stop.reason ? ` (${stop.reason})` : ''}; only read-only tools run.` };
+    }
+  }
+
+  if (context.riskCeiling !== undefined && tier > context.riskCeiling) {
+    return {
+      kind: 'block',
+      code: 'RISK_CEILING_EXCEEDED',
+      reason: `Tool "${tool.name}" needs ${permissionTierName(tier)}, above this turn's risk ceiling ${permissionTierName(context.riskCeiling)}.`,
+    };
+  }
+
+  if (tier === PermissionTier.READ_ONLY && input.hookApprovalReasons.length === 0) return { kind: 'allow', via: 'read_only' };
+
+  const autonomous = isAutonomousSource(context.source);
+  const boundary = tool.isFundMoving && input.analysisUsed;
+
+  if (autonomous && tier === PermissionTier.MANUAL_ONLY) {
+    return { kind: 'block', code: 'MANUAL_ONLY_AUTONOMOUS', reason: `Tool "${tool.name}" is MANUAL_ONLY and cannot run from a ${context.source} source.` };
+  }
+
+  // An explicit approval for this exact call authorises it (verified and consumed by the registry).
+  if (input.hasApproval) return { kind: 'allow', via: 'approval' };
+
+  const approvalReasons = [...input.hookApprovalReasons];
+  if (boundary) approvalReasons.push(`"${tool.name}" moves funds in a turn that already ran analysis; a fresh approval is required`);
+
+  if (autonomous) {
+    if (approvalReasons.length > 0) {
+      return { kind: 'block', code: 'GRANT_REQUIRED', reason: `${approvalReasons.join('; ')}; no one can approve it from a ${context.source} source.` };
+    }
+    if (tier === PermissionTier.CONFIRM_ONCE && (await deps.grants.hasSessionGrant(context.sessionId, tool.name))) {
+      return { kind: 'allow', via: 'session_grant' };
+    }
+    const grant = await deps.grants.findStoredGrant(tool.name, context.source, input.input);
+    if (grant) return { kind: 'allow', via: 'stored_grant', grantId: grant.id };
+    return {
+      kind: 'block',
+      code: 'GRANT_REQUIRED',
+      reason: `Tool "${tool.name}" (${permissionTierName(tier)}) needs a stored grant covering these arguments to run from a ${context.source} source.`,
+    };
+  }
+
+  if (approvalReasons.length > 0) return { kind: 'approval_required', reason: approvalReasons.join('; ') };
+  if (tier === PermissionTier.CONFIRM_ONCE) {
+    if (await deps.grants.hasSessionGrant(context.sessionId, tool.name)) return { kind: 'allow', via: 'session_grant' };
+    return { kind: 'approval_required', reason: `"${tool.name}" needs your confirmation the first time in this session.` };
+  }
+  if (tier === PermissionTier.ALWAYS_CONFIRM) return { kind: 'approval_required', reason: `"${tool.name}" needs your confirmation for every call.` };
+  return { kind: 'approval_required', reason: `"${tool.name}" is MANUAL_ONLY and needs your explicit approval.` };
+}

@@ -1,0 +1,66 @@
+import { StorageError } from '../../errors/subclasses';
+import type { Storage } from '../types';
+import { createInMemoryApprovalStorage } from './approvals';
+import { createInMemoryAuditStorage } from './audit';
+import { createInMemoryConversationStorage } from './conversations';
+import { createInMemoryGrantStorage } from './grants';
+import { guardClosed } from './guard';
+import { createInMemoryMemoryStorage } from './memory';
+import { createInMemoryMetaStorage } from './meta';
+
+/** Options of {@link createInMemoryStorage}. */
+export interface InMemoryStorageOptions {
+  /**
+   * The clock for timestamps storage sets itself (instance creation, `updatedAt` on append).
+   * @default () => new Date()
+   */
+  readonly now?: (() => Date) | undefined;
+}
+
+/** The in-memory {@link Storage}. */
+export interface InMemoryStorage extends Storage {
+  /** Always `'memory'`. */
+  readonly kind: 'memory';
+}
+
+/**
+ * A {@link Storage} that lives in this process's memory, for tests and throwaway runs. Same semantics as
+ * the SQLite engine (compare-and-set transitions, contiguous `seq`, newest-first listings, filters, one
+ * instance key); every read returns a copy, so callers cannot change stored state by mutating a result.
+ * Nothing survives `close()` or the process.
+ *
+ * @example
+ * ```ts
+ * import { createInMemoryStorage } from '@minara/agent/testing';
+ *
+ * const storage = createInMemoryStorage({ now: () => new Date('2026-01-01T00:00:00Z') });
+ * await storage.conversations.ensureSession({ id: 's1', now: '2026-01-01T00:00:00.000Z' });
+ * const [stored] = await storage.conversations.appendMessages('s1', [
+ *   { role: 'user', json: '{"role":"user","content":"hi"}', createdAt: '2026-01-01T00:00:00.000Z' },
+ * ]);
+ * console.log(stored?.seq); // 1
+ * ```
+ */
+export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InMemoryStorage {
+  const { now = () => new Date() } = options;
+  let closed = false;
+  const isClosed = () => closed;
+
+  return {
+    kind: 'memory',
+    capabilities: Object.freeze({ fullText: true, vector: false, vectorUnavailableReason: 'in-memory storage', multiProcess: false }),
+    meta: guardClosed('meta', createInMemoryMetaStorage(now), isClosed),
+    audit: guardClosed('audit', createInMemoryAuditStorage(), isClosed),
+    approvals: guardClosed('approvals', createInMemoryApprovalStorage(), isClosed),
+    grants: guardClosed('grants', createInMemoryGrantStorage(), isClosed),
+    conversations: guardClosed('conversations', createInMemoryConversationStorage(now), isClosed),
+    memory: guardClosed('memory', createInMemoryMemoryStorage({ now }), isClosed),
+    async schemaVersions() {
+      if (closed) throw new StorageError('schemaVersions', 'storage is closed');
+      return {};
+    },
+    async close() {
+      closed = true;
+    },
+  };
+}

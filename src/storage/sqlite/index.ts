@@ -1,0 +1,194 @@
+/**
+ * `@minara/agent/sqlite`: the embedded default {@link Storage} on one SQLite file (better-sqlite3, WAL,
+ * FTS5, and sqlite-vec when it loads).
+ *
+ * @module
+ * @example
+ * ```ts
+ * import { createSqliteStorage } from '@minara/agent/sqlite';
+ *
+ * const storage = createSqliteStorage({ path: 'data/minara.db' });
+ * const { instanceId } = await storage.meta.getInstance();
+ * await storage.audit.append({
+ *   at: new Date().toISOString(), toolName: 'get_price', tier: 1, source: 'chat',
+ *   decision: 'allowed', durationMs: 12, argsJson: '{"symbol":"BTC"}',
+ * });
+ * console.log(instanceId, storage.capabilities.vector, await storage.schemaVersions());
+ * await storage.close();
+ * ```
+ */
+import type Database from 'better-sqlite3';
+import { ConfigError } from '../../errors/subclasses';
+import { createConsoleLogger, type Logger } from '../../util/logger';
+import type { Storage } from '../types';
+import { createSqliteApprovalStorage } from './approvals';
+import { createSqliteAuditStorage } from './audit';
+import { createSqliteConversationStorage } from './conversations';
+import { coreMigrations } from './core-migrations';
+import { createSqliteGrantStorage } from './grants';
+import type { SqliteHandle, SqliteMigration } from './handle';
+import { createSqliteMemoryStorage, memoryMigrations } from './memory';
+import { createSqliteMetaStorage } from './meta';
+import { readSchemaVersions, runMigrations } from './migrate';
+import { isInMemoryPath, openDatabase } from './open-database';
+import { createSqliteHandle } from './sqlite-handle';
+
+export type { SqliteHandle, SqliteMigration } from './handle';
+
+/** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory'];
+
+/** Options of {@link createSqliteStorage}. */
+export interface SqliteStorageOptions {
+  /**
+   * Database file path, or `':memory:'` for a private in-process database. Parent directories are created.
+   * The file is created and migrated on open.
+   */
+  readonly path: string;
+  /**
+   * How long one statement waits for another connection's lock (`PRAGMA busy_timeout`). Writes retry as a
+   * whole on SQLITE_BUSY with jittered backoff until about 4× this long, then fail with `STORAGE_BUSY`.
+   * @default 5000
+   */
+  readonly busyTimeoutMs?: number | undefined;
+  /**
+   * Where warnings go (for example the one line logged when sqlite-vec cannot load).
+   * @default createConsoleLogger({ level: 'warn' })
+   */
+  readonly logger?: Logger | undefined;
+  /**
+   * `'auto'` loads sqlite-vec into the connection and degrades to full-text search (with one warning) when
+   * it cannot load; `false` does not try.
+   * @default 'auto'
+   */
+  readonly vector?: 'auto' | false | undefined;
+  /**
+   * Loads the vector extension into the connection; throw to report that it is unavailable. A seam for
+   * tests and for hosts that ship the extension elsewhere.
+   * @default sqliteVec.load (from the `sqlite-vec` package)
+   */
+  readonly loadVectorExtension?: ((db: Database.Database) => void) | undefined;
+  /**
+   * The clock for timestamps storage sets itself (instance creation, `updatedAt` on append, migration log).
+   * @default () => new Date()
+   */
+  readonly now?: (() => Date) | undefined;
+  /**
+   * Migrations of host-defined domains, applied after the built-in `core` and `memory` ones in the same
+   * transaction. Versions run 1..n per domain; `core` and `memory` are reserved. Reach the tables through
+   * {@link SqliteStorage.handle}.
+   * @default []
+   */
+  readonly migrations?: readonly SqliteMigration[] | undefined;
+}
+
+/** The SQLite {@link Storage}, plus the file path and the connection handle for host-defined domains. */
+export interface SqliteStorage extends Storage {
+  /** Always `'sqlite'`. */
+  readonly kind: 'sqlite';
+  /** The path the database was opened with. */
+  readonly path: string;
+  /** The connection: `read`/`write` with busy retries, cached `prepare`. Fails once the storage is closed. */
+  readonly handle: SqliteHandle;
+}
+
+function checkOptions(options: unknown): asserts options is SqliteStorageOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new ConfigError('createSqliteStorage: options must be an object with at least a `path`', ['options']);
+  }
+  const o = options as Record<string, unknown>;
+  if (typeof o.path !== 'string' || o.path.length === 0) {
+    throw new ConfigError(`createSqliteStorage: path must be a file path or ':memory:', got ${JSON.stringify(o.path) ?? 'undefined'}`, ['path']);
+  }
+  const busy = o.busyTimeoutMs;
+  if (busy !== undefined && (typeof busy !== 'number' || !Number.isSafeInteger(busy) || busy < 0)) {
+    throw new ConfigError(`createSqliteStorage: busyTimeoutMs must be a non-negative integer (milliseconds), got ${String(busy)}`, ['busyTimeoutMs']);
+  }
+  if (o.vector !== undefined && o.vector !== 'auto' && o.vector !== false) {
+    throw new ConfigError(`createSqliteStorage: vector must be 'auto' or false, got ${JSON.stringify(o.vector)}`, ['vector']);
+  }
+  for (const field of ['loadVectorExtension', 'now'] as const) {
+    if (o[field] !== undefined && typeof o[field] !== 'function') {
+      throw new ConfigError(`createSqliteStorage: ${field} must be a function, got ${typeof o[field]}`, [field]);
+    }
+  }
+  if (o.migrations !== undefined) {
+    if (!Array.isArray(o.migrations)) throw new ConfigError('createSqliteStorage: migrations must be an array of SqliteMigration', ['migrations']);
+    (o.migrations as unknown[]).forEach((m, i) => {
+      const domain = (m as { domain?: unknown } | null)?.domain;
+      if (typeof domain === 'string' && BUILT_IN_DOMAINS.includes(domain)) {
+        throw new ConfigError(`createSqliteStorage: migrations[${i}].domain "${domain}" is reserved for @minara/agent; use a domain of your own`, [`migrations[${i}].domain`]);
+      }
+    });
+  }
+}
+
+/**
+ * Open (creating and migrating as needed) a SQLite {@link Storage}. The connection runs in WAL mode with
+ * `synchronous = NORMAL`, `foreign_keys = ON` and a busy timeout; writes are `BEGIN IMMEDIATE` transactions
+ * retried on SQLITE_BUSY, so two processes (say a REPL and a gateway) can share one file. FTS5 is required;
+ * sqlite-vec is optional and reported in `capabilities.vector`.
+ *
+ * Throws `ConfigError` for bad options, StorageError `MIGRATION_FAILED` when a migration fails (nothing is
+ * applied), and StorageError `STORAGE_ERROR` when the file cannot be opened or lacks FTS5.
+ *
+ * @example
+ * ```ts
+ * import { createSqliteStorage } from '@minara/agent/sqlite';
+ *
+ * const storage = createSqliteStorage({ path: 'data/minara.db', busyTimeoutMs: 5000 });
+ * if (!storage.capabilities.vector) console.warn(storage.capabilities.vectorUnavailableReason);
+ * await storage.conversations.ensureSession({ id: 's1', now: new Date().toISOString() });
+ * await storage.conversations.appendMessages('s1', [
+ *   { role: 'user', json: JSON.stringify({ role: 'user', content: 'price of BTC?' }), createdAt: new Date().toISOString() },
+ * ]);
+ * await storage.close();
+ * ```
+ */
+export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorage {
+  checkOptions(options);
+  const {
+    path,
+    busyTimeoutMs = 5000,
+    logger = createConsoleLogger({ level: 'warn' }),
+    vector = 'auto',
+    loadVectorExtension,
+    now = () => new Date(),
+    migrations: extraMigrations = [],
+  } = options;
+
+  const opened = openDatabase({ path, busyTimeoutMs, logger, vector, loadVectorExtension });
+  const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
+  const migrations = [...coreMigrations, ...memoryMigrations, ...extraMigrations];
+  try {
+    runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
+  } catch (error) {
+    handle.close();
+    throw error;
+  }
+  const knownDomains = new Set([...BUILT_IN_DOMAINS, ...migrations.map((m) => m.domain)]);
+
+  return {
+    kind: 'sqlite',
+    path,
+    handle,
+    capabilities: Object.freeze({
+      fullText: true,
+      vector: opened.vectorAvailable,
+      ...(opened.vectorUnavailableReason === undefined ? {} : { vectorUnavailableReason: opened.vectorUnavailableReason }),
+      multiProcess: !isInMemoryPath(path),
+    }),
+    meta: createSqliteMetaStorage(handle, now),
+    audit: createSqliteAuditStorage(handle),
+    approvals: createSqliteApprovalStorage(handle),
+    grants: createSqliteGrantStorage(handle),
+    conversations: createSqliteConversationStorage(handle, now),
+    memory: createSqliteMemoryStorage(handle),
+    async schemaVersions() {
+      return handle.read('schemaVersions', (db) => readSchemaVersions(db, knownDomains));
+    },
+    async close() {
+      handle.close();
+    },
+  };
+}

@@ -1,0 +1,45 @@
+import { jsonSchema, tool as aiTool, type Tool } from 'ai';
+import { z } from 'zod';
+import { MinaraError } from '../errors/minara-error';
+import type { ToolEnvelope } from './envelope';
+import type { ToolCallContext, ToolRegistry } from './types';
+
+/** Options for {@link toAISDKTools}. */
+export interface ToAISDKToolsOptions {
+  /** Context for every call; by default the ambient `runInContext` context is used. */
+  readonly context?: ToolCallContext | undefined;
+}
+
+/**
+ * Turn registry entries into AI SDK tools whose `execute` goes through `registry.dispatch`, so a model
+ * call meets the same validation, gate, hooks and audit as any other path. Input validation is left to
+ * dispatch (the AI SDK schema only describes the input), so even malformed model input is audited.
+ * Each tool returns the envelope object.
+ *
+ * @example
+ * ```ts
+ * const tools = toAISDKTools(registry, ['get_price', 'swap_tokens']);
+ * const result = streamText({ model, tools, toolOrder: Object.keys(tools), prompt: 'BTC?' });
+ * ```
+ */
+export function toAISDKTools(registry: ToolRegistry, names: readonly string[], options: ToAISDKToolsOptions = {}): Record<string, Tool<unknown, ToolEnvelope>> {
+  const out: Record<string, Tool<unknown, ToolEnvelope>> = {};
+  for (const name of names) {
+    const entry = registry.get(name);
+    if (!entry) throw new MinaraError('TOOL_NOT_FOUND', `toAISDKTools: no visible tool named "${name}".`);
+    const schema = z.toJSONSchema(entry.inputSchema, { io: 'input', unrepresentable: 'any' }) as Parameters<typeof jsonSchema>[0];
+    out[name] = aiTool<unknown, ToolEnvelope, Record<string, never>>({
+      description: entry.description,
+      inputSchema: jsonSchema<unknown>(schema, { validate: (value) => ({ success: true, value }) }),
+      execute: async (input, { toolCallId, abortSignal }) => {
+        const outcome = await registry.dispatchDetailed(name, input, {
+          toolCallId,
+          signal: abortSignal,
+          context: options.context ?? registry.currentContext(),
+        });
+        return outcome.envelope;
+      },
+    });
+  }
+  return out;
+}

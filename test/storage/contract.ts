@@ -1,0 +1,541 @@
+/**
+ * The storage contract suite: one set of behaviours every {@link Storage} engine must show. Run it from an
+ * engine's test file with `runStorageContract('my-engine', factory)`; a new engine passes when this does.
+ */
+import { createHash } from 'node:crypto';
+import type { ApprovalRecord, AuditEntryInput, GrantRecord, NewMessage, Storage } from '@minara/agent';
+import { MinaraError } from '@minara/agent';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+/** What the suite hands a factory: a clock that ticks one second per call, so `updatedAt` always moves. */
+export interface ContractFactoryOptions {
+  readonly now: () => Date;
+}
+
+/** Makes a fresh, empty storage for one test. */
+export type StorageFactory = (options: ContractFactoryOptions) => Storage | Promise<Storage>;
+
+const T0 = Date.parse('2026-03-01T00:00:00.000Z');
+const iso = (secondsAfterT0: number) => new Date(T0 + secondsAfterT0 * 1000).toISOString();
+
+/** A complete audit row with overrides. */
+export function auditEntry(overrides: Partial<AuditEntryInput> = {}): AuditEntryInput {
+  return { at: iso(0), toolName: 'get_price', tier: 1, source: 'chat', decision: 'allowed', durationMs: 3.5, argsJson: '{"symbol":"BTC"}', ...overrides };
+}
+
+/** A complete pending approval with overrides. */
+export function approvalRecord(overrides: Partial<ApprovalRecord> = {}): ApprovalRecord {
+  return {
+    id: 'apr_1',
+    toolName: 'swap_tokens',
+    toolCallId: 'call_1',
+    inputHash: 'a'.repeat(64),
+    inputJson: '{"from":"USDC","to":"ETH","amount":100}',
+    tier: 3,
+    source: 'chat',
+    reason: 'ALWAYS_CONFIRM tool',
+    status: 'pending',
+    createdAt: iso(0),
+    expiresAt: iso(900),
+    signature: 'sig',
+    ...overrides,
+  };
+}
+
+/** A complete session grant with overrides. */
+export function grantRecord(overrides: Partial<GrantRecord> = {}): GrantRecord {
+  return { id: 'grt_1', kind: 'session', toolName: 'swap_tokens', sessionId: 's1', createdAt: iso(0), ...overrides };
+}
+
+/** A user message with overrides. */
+export function message(text: string, overrides: Partial<NewMessage> = {}): NewMessage {
+  return { role: 'user', json: JSON.stringify({ role: 'user', content: text }), createdAt: iso(0), ...overrides };
+}
+
+async function expectCode(promise: Promise<unknown>, code: string, messagePart?: string): Promise<MinaraError> {
+  const error: unknown = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(MinaraError.isInstance(error), `expected a MinaraError ${code}, got ${String(error)}`).toBe(true);
+  const e = error as MinaraError;
+  expect(e.code).toBe(code);
+  if (messagePart !== undefined) expect(e.message).toContain(messagePart);
+  return e;
+}
+
+/**
+ * Register the contract tests for one engine. Each test gets a fresh storage from `factory`, closed after.
+ *
+ * @example
+ * ```ts
+ * runStorageContract('in-memory', ({ now }) => createInMemoryStorage({ now }));
+ * ```
+ */
+export function runStorageContract(name: string, factory: StorageFactory): void {
+  describe(`Storage contract: ${name}`, () => {
+    let storage: Storage;
+    let tick: number;
+    const now = () => new Date(T0 + 1_000_000 + ++tick * 1000);
+
+    beforeEach(async () => {
+      tick = 0;
+      storage = await factory({ now });
+    });
+    afterEach(async () => {
+      await storage.close();
+    });
+
+    describe('engine', () => {
+      it('reports a kind and capabilities', () => {
+        expect(typeof storage.kind).toBe('string');
+        expect(storage.capabilities.fullText).toBe(true);
+        expect(typeof storage.capabilities.vector).toBe('boolean');
+        expect(typeof storage.capabilities.multiProcess).toBe('boolean');
+        if (!storage.capabilities.vector) expect(storage.capabilities.vectorUnavailableReason).toEqual(expect.any(String));
+      });
+
+      it('reports schema versions as non-negative integers', async () => {
+        const versions = await storage.schemaVersions();
+        for (const v of Object.values(versions)) expect(Number.isInteger(v) && v >= 0).toBe(true);
+      });
+    });
+
+    describe('meta', () => {
+      it('creates the instance once: 32-byte key, id = first 16 hex of sha256(key)', async () => {
+        const a = await storage.meta.getInstance();
+        const b = await storage.meta.getInstance();
+        expect(a.hmacKey).toBeInstanceOf(Uint8Array);
+        expect(a.hmacKey.length).toBe(32);
+        expect(a.instanceId).toBe(createHash('sha256').update(a.hmacKey).digest('hex').slice(0, 16));
+        expect(b).toEqual(a);
+        expect(Number.isNaN(Date.parse(a.createdAt))).toBe(false);
+      });
+
+      it('agrees on one key when asked concurrently', async () => {
+        const all = await Promise.all(Array.from({ length: 5 }, () => storage.meta.getInstance()));
+        for (const info of all) expect(Buffer.from(info.hmacKey).equals(Buffer.from(all[0]!.hmacKey))).toBe(true);
+      });
+
+      it('returns a copy of the key', async () => {
+        const a = await storage.meta.getInstance();
+        const original = Buffer.from(a.hmacKey).toString('hex');
+        a.hmacKey.fill(0);
+        expect(Buffer.from((await storage.meta.getInstance()).hmacKey).toString('hex')).toBe(original);
+      });
+
+      it('gets, sets, overwrites and deletes key/value flags', async () => {
+        expect(await storage.meta.get('emergency_stop')).toBeUndefined();
+        await storage.meta.set('emergency_stop', 'on');
+        expect(await storage.meta.get('emergency_stop')).toBe('on');
+        await storage.meta.set('emergency_stop', 'off');
+        expect(await storage.meta.get('emergency_stop')).toBe('off');
+        await storage.meta.set('other', '');
+        expect(await storage.meta.get('other')).toBe('');
+        await storage.meta.delete('emergency_stop');
+        await storage.meta.delete('never-set');
+        expect(await storage.meta.get('emergency_stop')).toBeUndefined();
+        expect(await storage.meta.get('other')).toBe('');
+      });
+
+      it('rejects an empty key and a non-string value', async () => {
+        await expectCode(storage.meta.set('', 'x'), 'INVALID_ARGUMENT', 'meta.set: key');
+        await expectCode(storage.meta.set('k', 42 as unknown as string), 'INVALID_ARGUMENT', 'value must be a string');
+        expect(await storage.meta.get('k')).toBeUndefined();
+      });
+    });
+
+    describe('audit', () => {
+      it('round-trips every field and leaves absent optional fields absent', async () => {
+        const full = auditEntry({
+          sessionId: 's1', traceId: 't1', toolCallId: 'c1', approvalId: 'apr_1', decision: 'blocked',
+          code: 'TOOL_BLOCKED', reason: 'hook said no', mode: 'preview', tier: 3, durationMs: 0.25,
+        });
+        await storage.audit.append(full);
+        await storage.audit.append(auditEntry());
+        const [bare, stored] = await storage.audit.query();
+        expect(stored).toStrictEqual({ ...full, id: stored!.id });
+        expect(bare).toStrictEqual({ ...auditEntry(), id: bare!.id });
+        expect(bare!.id).toBeGreaterThan(stored!.id);
+      });
+
+      it('queries newest first with a default limit of 100', async () => {
+        for (let i = 0; i < 120; i++) await storage.audit.append(auditEntry({ at: iso(i), reason: `r${i}` }));
+        const rows = await storage.audit.query();
+        expect(rows).toHaveLength(100);
+        expect(rows[0]!.reason).toBe('r119');
+        expect(rows[99]!.reason).toBe('r20');
+        for (let i = 1; i < rows.length; i++) expect(rows[i - 1]!.id).toBeGreaterThan(rows[i]!.id);
+        expect(await storage.audit.query({ limit: 3 })).toHaveLength(3);
+        expect(await storage.audit.count()).toBe(120);
+      });
+
+      it('filters by tool, session, trace, decision and time window (since inclusive, until exclusive)', async () => {
+        await storage.audit.append(auditEntry({ at: iso(1), toolName: 'a', sessionId: 's1', traceId: 't1' }));
+        await storage.audit.append(auditEntry({ at: iso(2), toolName: 'b', sessionId: 's1', traceId: 't2', decision: 'blocked' }));
+        await storage.audit.append(auditEntry({ at: iso(3), toolName: 'a', sessionId: 's2', traceId: 't2', decision: 'blocked' }));
+        await storage.audit.append(auditEntry({ at: iso(4), toolName: 'a', decision: 'error' }));
+        const tools = async (filter: Parameters<Storage['audit']['query']>[0]) => (await storage.audit.query(filter)).map((r) => `${r.toolName}@${r.at}`);
+        expect(await tools({ toolName: 'a' })).toEqual([`a@${iso(4)}`, `a@${iso(3)}`, `a@${iso(1)}`]);
+        expect(await tools({ sessionId: 's1' })).toEqual([`b@${iso(2)}`, `a@${iso(1)}`]);
+        expect(await tools({ traceId: 't2' })).toEqual([`a@${iso(3)}`, `b@${iso(2)}`]);
+        expect(await tools({ decision: 'blocked' })).toEqual([`a@${iso(3)}`, `b@${iso(2)}`]);
+        expect(await tools({ since: iso(2), until: iso(4) })).toEqual([`a@${iso(3)}`, `b@${iso(2)}`]);
+        expect(await tools({ toolName: 'a', decision: 'blocked', sessionId: 's2' })).toEqual([`a@${iso(3)}`]);
+        expect(await tools({ toolName: 'nope' })).toEqual([]);
+        expect(await storage.audit.count({ toolName: 'a' })).toBe(3);
+        expect(await storage.audit.count({ decision: 'blocked', since: iso(3) })).toBe(1);
+        expect(await storage.audit.count({ sessionId: 'none' })).toBe(0);
+      });
+
+      it('returns copies', async () => {
+        await storage.audit.append(auditEntry());
+        const [row] = await storage.audit.query();
+        (row as { toolName: string }).toolName = 'mutated';
+        expect((await storage.audit.query())[0]!.toolName).toBe('get_price');
+      });
+
+      it('rejects a bad limit and a bad entry, writing nothing', async () => {
+        for (const limit of [0, -1, 1.5, Number.NaN]) await expectCode(storage.audit.query({ limit }), 'INVALID_ARGUMENT', 'limit must be a positive integer');
+        await expectCode(storage.audit.append({ ...auditEntry(), toolName: '' }), 'INVALID_ARGUMENT', 'entry.toolName');
+        await expectCode(storage.audit.append({ ...auditEntry(), tier: 'high' as unknown as number }), 'INVALID_ARGUMENT', 'entry.tier');
+        await expectCode(storage.audit.append(undefined as unknown as AuditEntryInput), 'INVALID_ARGUMENT', 'audit.append');
+        expect(await storage.audit.count()).toBe(0);
+      });
+    });
+
+    describe('approvals', () => {
+      it('creates and gets a record with every field; absent fields stay absent', async () => {
+        const full = approvalRecord({
+          id: 'apr_full', sessionId: 's1', traceId: 't1', status: 'approved', decidedAt: iso(5),
+          decisionReason: 'ok', decisionSignature: 'dsig', executedAt: iso(6),
+        });
+        await storage.approvals.create(full);
+        await storage.approvals.create(approvalRecord());
+        expect(await storage.approvals.get('apr_full')).toStrictEqual(full);
+        expect(await storage.approvals.get('apr_1')).toStrictEqual(approvalRecord());
+        expect(await storage.approvals.get('missing')).toBeUndefined();
+      });
+
+      it('rejects a duplicate id without touching the stored record', async () => {
+        await storage.approvals.create(approvalRecord());
+        await expectCode(storage.approvals.create(approvalRecord({ toolName: 'other' })), 'STORAGE_ERROR', 'already exists');
+        expect((await storage.approvals.get('apr_1'))!.toolName).toBe('swap_tokens');
+      });
+
+      it('lists newest first, filtered by status (one or many) and session, with a limit', async () => {
+        await storage.approvals.create(approvalRecord({ id: 'a', createdAt: iso(1), sessionId: 's1' }));
+        await storage.approvals.create(approvalRecord({ id: 'b', createdAt: iso(3), status: 'approved', sessionId: 's1' }));
+        await storage.approvals.create(approvalRecord({ id: 'c', createdAt: iso(2), status: 'denied', sessionId: 's2' }));
+        await storage.approvals.create(approvalRecord({ id: 'd', createdAt: iso(2) }));
+        const ids = async (q?: Parameters<Storage['approvals']['list']>[0]) => (await storage.approvals.list(q)).map((r) => r.id);
+        expect(await ids()).toEqual(['b', 'd', 'c', 'a']);
+        expect(await ids({ status: 'pending' })).toEqual(['d', 'a']);
+        expect(await ids({ status: ['approved', 'denied'] })).toEqual(['b', 'c']);
+        expect(await ids({ sessionId: 's1' })).toEqual(['b', 'a']);
+        expect(await ids({ sessionId: 's1', status: 'pending' })).toEqual(['a']);
+        expect(await ids({ limit: 2 })).toEqual(['b', 'd']);
+        await expectCode(storage.approvals.list({ status: [] }), 'INVALID_ARGUMENT', 'status');
+        await expectCode(storage.approvals.list({ status: 'bogus' as 'pending' }), 'INVALID_ARGUMENT', 'status');
+        await expectCode(storage.approvals.list({ limit: 0 }), 'INVALID_ARGUMENT', 'limit');
+      });
+
+      it('applies the default limit of 100', async () => {
+        for (let i = 0; i < 101; i++) await storage.approvals.create(approvalRecord({ id: `apr_${i}`, createdAt: iso(i) }));
+        const rows = await storage.approvals.list();
+        expect(rows).toHaveLength(100);
+        expect(rows[0]!.id).toBe('apr_100');
+      });
+
+      it('transitions as a compare-and-set and applies only the given patch fields', async () => {
+        await storage.approvals.create(approvalRecord());
+        expect(await storage.approvals.transition('apr_1', ['pending'], 'approved', { decidedAt: iso(10), decisionReason: 'yes', decisionSignature: 'dsig' })).toBe(true);
+        expect(await storage.approvals.transition('apr_1', ['pending'], 'denied')).toBe(false);
+        let rec = await storage.approvals.get('apr_1');
+        expect(rec).toStrictEqual({ ...approvalRecord(), status: 'approved', decidedAt: iso(10), decisionReason: 'yes', decisionSignature: 'dsig' });
+        expect(await storage.approvals.transition('apr_1', ['approved'], 'executed', { executedAt: iso(11) })).toBe(true);
+        expect(await storage.approvals.transition('apr_1', ['approved'], 'executed', { executedAt: iso(12) })).toBe(false);
+        rec = await storage.approvals.get('apr_1');
+        expect(rec!.status).toBe('executed');
+        expect(rec!.executedAt).toBe(iso(11));
+        expect(rec!.decisionReason).toBe('yes');
+        expect(await storage.approvals.transition('missing', ['pending'], 'approved')).toBe(false);
+      });
+
+      it('accepts any of several from-statuses', async () => {
+        await storage.approvals.create(approvalRecord({ status: 'approved' }));
+        expect(await storage.approvals.transition('apr_1', ['pending', 'approved'], 'expired')).toBe(true);
+        expect((await storage.approvals.get('apr_1'))!.status).toBe('expired');
+      });
+
+      it('lets exactly one of many concurrent transitions win', async () => {
+        await storage.approvals.create(approvalRecord());
+        const results = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => storage.approvals.transition('apr_1', ['pending'], i % 2 === 0 ? 'approved' : 'denied', { decisionReason: `r${i}` })),
+        );
+        expect(results.filter(Boolean)).toHaveLength(1);
+        const winner = results.indexOf(true);
+        const rec = await storage.approvals.get('apr_1');
+        expect(rec!.decisionReason).toBe(`r${winner}`);
+        expect(rec!.status).toBe(winner % 2 === 0 ? 'approved' : 'denied');
+      });
+
+      it('rejects bad transition arguments without changing the record', async () => {
+        await storage.approvals.create(approvalRecord());
+        await expectCode(storage.approvals.transition('apr_1', [], 'approved'), 'INVALID_ARGUMENT', 'from');
+        await expectCode(storage.approvals.transition('apr_1', ['pending'], 'done' as 'approved'), 'INVALID_ARGUMENT', 'to must be one of');
+        await expectCode(storage.approvals.transition('apr_1', ['nope' as 'pending'], 'approved'), 'INVALID_ARGUMENT', 'from[0]');
+        await expectCode(storage.approvals.create(approvalRecord({ id: 'x', status: 'weird' as 'pending' })), 'INVALID_ARGUMENT', 'record.status');
+        await expectCode(storage.approvals.create({ ...approvalRecord({ id: 'y' }), signature: undefined as unknown as string }), 'INVALID_ARGUMENT', 'record.signature');
+        expect((await storage.approvals.get('apr_1'))!.status).toBe('pending');
+        expect(await storage.approvals.list()).toHaveLength(1);
+      });
+
+      it('returns copies and keeps no reference to the input', async () => {
+        const input = { ...approvalRecord() };
+        await storage.approvals.create(input);
+        (input as { toolName: string }).toolName = 'changed-after-create';
+        const got = await storage.approvals.get('apr_1');
+        (got as { status: string }).status = 'executed';
+        const [listed] = await storage.approvals.list();
+        (listed as { reason: string }).reason = 'mutated';
+        expect(await storage.approvals.get('apr_1')).toStrictEqual(approvalRecord());
+      });
+    });
+
+    describe('grants', () => {
+      const stored = grantRecord({
+        id: 'grt_stored', kind: 'stored', sessionId: undefined, sources: ['cron', 'webhook'],
+        argLimits: { amount: { max: 500, min: 1 }, token: { oneOf: ['USDC', 'ETH', 3, true] } },
+        expiresAt: iso(100), note: 'nightly rebalance',
+      });
+
+      it('creates and gets grants with nested fields', async () => {
+        await storage.grants.create(stored);
+        await storage.grants.create(grantRecord());
+        const { sessionId: _omit, ...withoutSession } = stored;
+        expect(await storage.grants.get('grt_stored')).toStrictEqual(withoutSession);
+        expect(await storage.grants.get('grt_1')).toStrictEqual(grantRecord());
+        expect(await storage.grants.get('missing')).toBeUndefined();
+        await expectCode(storage.grants.create(grantRecord()), 'STORAGE_ERROR', 'already exists');
+      });
+
+      it('lists newest first with filters, hiding revoked grants unless asked', async () => {
+        await storage.grants.create(grantRecord({ id: 'g1', createdAt: iso(1) }));
+        await storage.grants.create(grantRecord({ id: 'g2', createdAt: iso(2), toolName: 'transfer' }));
+        await storage.grants.create(grantRecord({ id: 'g3', createdAt: iso(3), kind: 'stored', sessionId: undefined }));
+        await storage.grants.create(grantRecord({ id: 'g4', createdAt: iso(4), sessionId: 's2' }));
+        const ids = async (q?: Parameters<Storage['grants']['list']>[0]) => (await storage.grants.list(q)).map((g) => g.id);
+        expect(await ids()).toEqual(['g4', 'g3', 'g2', 'g1']);
+        expect(await ids({ kind: 'stored' })).toEqual(['g3']);
+        expect(await ids({ kind: 'session', toolName: 'swap_tokens' })).toEqual(['g4', 'g1']);
+        expect(await ids({ sessionId: 's1' })).toEqual(['g2', 'g1']);
+        expect(await storage.grants.revoke('g1', iso(9))).toBe(true);
+        expect(await ids({ sessionId: 's1' })).toEqual(['g2']);
+        expect(await ids({ sessionId: 's1', includeRevoked: true })).toEqual(['g2', 'g1']);
+        await expectCode(storage.grants.list({ kind: 'other' as 'stored' }), 'INVALID_ARGUMENT', 'kind');
+      });
+
+      it('revokes once and reports whether it did', async () => {
+        await storage.grants.create(grantRecord());
+        expect(await storage.grants.revoke('grt_1', iso(5))).toBe(true);
+        expect(await storage.grants.revoke('grt_1', iso(6))).toBe(false);
+        expect(await storage.grants.revoke('missing', iso(6))).toBe(false);
+        expect((await storage.grants.get('grt_1'))!.revokedAt).toBe(iso(5));
+      });
+
+      it('returns copies of nested fields and keeps no reference to the input', async () => {
+        const input = { ...stored, sources: [...stored.sources!], argLimits: { amount: { max: 500 } } };
+        await storage.grants.create(input);
+        input.sources.push('mutated');
+        (input.argLimits.amount as { max: number }).max = 1;
+        const got = await storage.grants.get('grt_stored');
+        (got!.sources as string[]).push('mutated-again');
+        (got!.argLimits!.amount as { max: number }).max = 2;
+        const again = await storage.grants.get('grt_stored');
+        expect(again!.sources).toEqual(['cron', 'webhook']);
+        expect(again!.argLimits).toEqual({ amount: { max: 500 } });
+      });
+
+      it('rejects a bad kind or missing field, writing nothing', async () => {
+        await expectCode(storage.grants.create(grantRecord({ kind: 'forever' as 'stored' })), 'INVALID_ARGUMENT', 'grant.kind');
+        await expectCode(storage.grants.create({ ...grantRecord(), toolName: undefined as unknown as string }), 'INVALID_ARGUMENT', 'grant.toolName');
+        expect(await storage.grants.list({ includeRevoked: true })).toEqual([]);
+      });
+    });
+
+    describe('conversations', () => {
+      it('ensures a session once and returns the stored one afterwards', async () => {
+        const created = await storage.conversations.ensureSession({ id: 's1', userId: 'u1', title: 'BTC', metadata: { surface: 'repl', n: 1 }, now: iso(1) });
+        expect(created).toStrictEqual({ id: 's1', userId: 'u1', title: 'BTC', createdAt: iso(1), updatedAt: iso(1), metadata: { surface: 'repl', n: 1 } });
+        const again = await storage.conversations.ensureSession({ id: 's1', title: 'other', now: iso(2) });
+        expect(again).toStrictEqual(created);
+        expect(await storage.conversations.getSession('s1')).toStrictEqual(created);
+        expect(await storage.conversations.getSession('missing')).toBeUndefined();
+        const bare = await storage.conversations.ensureSession({ id: 's2', now: iso(3) });
+        expect(bare).toStrictEqual({ id: 's2', createdAt: iso(3), updatedAt: iso(3) });
+      });
+
+      it('agrees on one session when ensured concurrently', async () => {
+        const all = await Promise.all(Array.from({ length: 5 }, (_, i) => storage.conversations.ensureSession({ id: 's1', title: `t${i}`, now: iso(i) })));
+        for (const s of all) expect(s).toStrictEqual(all[0]);
+      });
+
+      it('lists sessions by updatedAt, newest first, filtered by user, with a limit', async () => {
+        await storage.conversations.ensureSession({ id: 'a', userId: 'u1', now: iso(1) });
+        await storage.conversations.ensureSession({ id: 'b', userId: 'u2', now: iso(2) });
+        await storage.conversations.ensureSession({ id: 'c', userId: 'u1', now: iso(3) });
+        const ids = async (q?: Parameters<Storage['conversations']['listSessions']>[0]) => (await storage.conversations.listSessions(q)).map((s) => s.id);
+        expect(await ids()).toEqual(['c', 'b', 'a']);
+        await storage.conversations.appendMessages('a', [message('hi')]); // bumps a's updatedAt to now()
+        expect(await ids()).toEqual(['a', 'c', 'b']);
+        expect(await ids({ userId: 'u1' })).toEqual(['a', 'c']);
+        expect(await ids({ limit: 1 })).toEqual(['a']);
+        await expectCode(storage.conversations.listSessions({ limit: -5 }), 'INVALID_ARGUMENT', 'limit');
+      });
+
+      it('appends with contiguous seq, returns the stored rows and bumps updatedAt', async () => {
+        await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
+        const first = await storage.conversations.appendMessages('s1', [message('a'), message('b', { role: 'assistant', turnId: 'turn_1' })]);
+        expect(first).toStrictEqual([
+          { sessionId: 's1', seq: 1, ...message('a') },
+          { sessionId: 's1', seq: 2, ...message('b', { role: 'assistant', turnId: 'turn_1' }) },
+        ]);
+        const second = await storage.conversations.appendMessages('s1', [message('c', { role: 'tool' })]);
+        expect(second.map((m) => m.seq)).toEqual([3]);
+        expect(await storage.conversations.appendMessages('s1', [])).toEqual([]);
+        const listed = await storage.conversations.listMessages('s1');
+        expect(listed).toStrictEqual([...first, ...second]);
+        const session = await storage.conversations.getSession('s1');
+        expect(session!.updatedAt > iso(0)).toBe(true);
+        expect(session!.createdAt).toBe(iso(0));
+      });
+
+      it('keeps seq contiguous under concurrent appends', async () => {
+        await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
+        await Promise.all(Array.from({ length: 20 }, (_, i) => storage.conversations.appendMessages('s1', [message(`${i}.a`), message(`${i}.b`)])));
+        const rows = await storage.conversations.listMessages('s1');
+        expect(rows.map((m) => m.seq)).toEqual(Array.from({ length: 40 }, (_, i) => i + 1));
+        for (let i = 0; i < 40; i += 2) {
+          const a = JSON.parse(rows[i]!.json) as { content: string };
+          const b = JSON.parse(rows[i + 1]!.json) as { content: string };
+          expect(b.content).toBe(a.content.replace('.a', '.b'));
+        }
+      });
+
+      it('lists messages after a seq and with a limit', async () => {
+        await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
+        await storage.conversations.appendMessages('s1', ['1', '2', '3', '4', '5'].map((t) => message(t)));
+        const seqs = async (q?: { afterSeq?: number; limit?: number }) => (await storage.conversations.listMessages('s1', q)).map((m) => m.seq);
+        expect(await seqs({ afterSeq: 2 })).toEqual([3, 4, 5]);
+        expect(await seqs({ limit: 2 })).toEqual([1, 2]);
+        expect(await seqs({ afterSeq: 1, limit: 2 })).toEqual([2, 3]);
+        expect(await seqs({ afterSeq: 5 })).toEqual([]);
+        expect(await storage.conversations.listMessages('missing')).toEqual([]);
+        await expectCode(storage.conversations.listMessages('s1', { afterSeq: -1 }), 'INVALID_ARGUMENT', 'afterSeq');
+        await expectCode(storage.conversations.listMessages('s1', { limit: 0 }), 'INVALID_ARGUMENT', 'limit');
+      });
+
+      it('refuses to append to a missing session, writing nothing', async () => {
+        const e = await expectCode(storage.conversations.appendMessages('ghost', [message('x')]), 'NOT_FOUND', 'session "ghost" does not exist');
+        expect(e.message).toContain('conversations.appendMessages');
+        await storage.conversations.ensureSession({ id: 'ghost', now: iso(0) });
+        expect(await storage.conversations.listMessages('ghost')).toEqual([]);
+      });
+
+      it('rejects a batch with one bad message as a whole', async () => {
+        await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
+        await storage.conversations.appendMessages('s1', [message('keep')]);
+        const bad = [message('ok'), { ...message('bad'), role: 'robot' as 'user' }];
+        await expectCode(storage.conversations.appendMessages('s1', bad), 'INVALID_ARGUMENT', 'messages[1].role');
+        await expectCode(storage.conversations.appendMessages('s1', [{ ...message('x'), json: { role: 'user' } as unknown as string }]), 'INVALID_ARGUMENT', 'messages[0].json');
+        await expectCode(storage.conversations.appendMessages('s1', 'nope' as unknown as NewMessage[]), 'INVALID_ARGUMENT', 'messages must be an array');
+        expect((await storage.conversations.listMessages('s1')).map((m) => m.seq)).toEqual([1]);
+      });
+
+      it('replaces the whole message list atomically', async () => {
+        await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
+        await storage.conversations.appendMessages('s1', ['1', '2', '3'].map((t) => message(t)));
+        const replaced = await storage.conversations.replaceMessages('s1', [message('summary', { role: 'system' }), message('3')]);
+        expect(replaced.map((m) => m.seq)).toEqual([1, 2]);
+        expect(await storage.conversations.listMessages('s1')).toStrictEqual(replaced);
+        const next = await storage.conversations.appendMessages('s1', [message('4')]);
+        expect(next[0]!.seq).toBe(3);
+        await expectCode(storage.conversations.replaceMessages('s1', [message('x'), { ...message('y'), createdAt: 5 as unknown as string }]), 'INVALID_ARGUMENT', 'messages[1].createdAt');
+        expect(await storage.conversations.listMessages('s1')).toHaveLength(3);
+        await expectCode(storage.conversations.replaceMessages('ghost', []), 'NOT_FOUND', 'ghost');
+        expect(await storage.conversations.replaceMessages('s1', [])).toEqual([]);
+        expect(await storage.conversations.listMessages('s1')).toEqual([]);
+      });
+
+      it('deletes a session with its messages', async () => {
+        await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
+        await storage.conversations.ensureSession({ id: 's2', now: iso(0) });
+        await storage.conversations.appendMessages('s1', [message('a'), message('b')]);
+        await storage.conversations.appendMessages('s2', [message('c')]);
+        expect(await storage.conversations.deleteSession('s1')).toBe(true);
+        expect(await storage.conversations.deleteSession('s1')).toBe(false);
+        expect(await storage.conversations.getSession('s1')).toBeUndefined();
+        expect(await storage.conversations.listMessages('s1')).toEqual([]);
+        expect(await storage.conversations.listMessages('s2')).toHaveLength(1);
+        await storage.conversations.ensureSession({ id: 's1', now: iso(1) });
+        expect((await storage.conversations.appendMessages('s1', [message('fresh')]))[0]!.seq).toBe(1);
+      });
+
+      it('returns copies and keeps no reference to the input', async () => {
+        const metadata = { surface: 'repl', nested: { a: 1 } };
+        await storage.conversations.ensureSession({ id: 's1', metadata, now: iso(0) });
+        metadata.nested.a = 99;
+        const got = await storage.conversations.getSession('s1');
+        (got!.metadata!.nested as { a: number }).a = 42;
+        const [listed] = await storage.conversations.listSessions();
+        (listed as { title?: string }).title = 'mutated';
+        const [m] = await storage.conversations.appendMessages('s1', [message('a')]);
+        (m as { seq: number }).seq = 99;
+        const [again] = await storage.conversations.listMessages('s1');
+        (again as { json: string }).json = 'mutated';
+        expect((await storage.conversations.getSession('s1'))!.metadata).toEqual({ surface: 'repl', nested: { a: 1 } });
+        expect((await storage.conversations.getSession('s1'))!.title).toBeUndefined();
+        expect(await storage.conversations.listMessages('s1')).toStrictEqual([{ sessionId: 's1', seq: 1, ...message('a') }]);
+      });
+    });
+
+    describe('close', () => {
+      it('fails every later call with StorageError "storage is closed"; close itself is idempotent', async () => {
+        await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
+        await storage.close();
+        await storage.close();
+        const calls: Array<[string, () => Promise<unknown>]> = [
+          ['meta.getInstance', () => storage.meta.getInstance()],
+          ['meta.get', () => storage.meta.get('k')],
+          ['meta.set', () => storage.meta.set('k', 'v')],
+          ['meta.delete', () => storage.meta.delete('k')],
+          ['audit.append', () => storage.audit.append(auditEntry())],
+          ['audit.query', () => storage.audit.query()],
+          ['audit.count', () => storage.audit.count()],
+          ['approvals.create', () => storage.approvals.create(approvalRecord())],
+          ['approvals.get', () => storage.approvals.get('apr_1')],
+          ['approvals.list', () => storage.approvals.list()],
+          ['approvals.transition', () => storage.approvals.transition('apr_1', ['pending'], 'approved')],
+          ['grants.create', () => storage.grants.create(grantRecord())],
+          ['grants.get', () => storage.grants.get('grt_1')],
+          ['grants.list', () => storage.grants.list()],
+          ['grants.revoke', () => storage.grants.revoke('grt_1', iso(1))],
+          ['conversations.ensureSession', () => storage.conversations.ensureSession({ id: 's9', now: iso(0) })],
+          ['conversations.getSession', () => storage.conversations.getSession('s1')],
+          ['conversations.listSessions', () => storage.conversations.listSessions()],
+          ['conversations.appendMessages', () => storage.conversations.appendMessages('s1', [message('x')])],
+          ['conversations.listMessages', () => storage.conversations.listMessages('s1')],
+          ['conversations.replaceMessages', () => storage.conversations.replaceMessages('s1', [])],
+          ['conversations.deleteSession', () => storage.conversations.deleteSession('s1')],
+          ['schemaVersions', () => storage.schemaVersions()],
+        ];
+        for (const [operation, call] of calls) {
+          const e = await expectCode(call(), 'STORAGE_ERROR', 'storage is closed');
+          expect(e.name, operation).toBe('StorageError');
+          expect(e.message, operation).toContain(operation);
+        }
+      });
+    });
+  });
+}

@@ -1,0 +1,27 @@
+import { createInMemoryStorage } from '@minara/agent/testing';
+import { describe, expect, it } from 'vitest';
+import { runStorageContract } from './contract';
+
+runStorageContract('in-memory', ({ now }) => createInMemoryStorage({ now }));
+
+describe('createInMemoryStorage', () => {
+  it('describes itself as a single-process engine without vectors', async () => {
+    const storage = createInMemoryStorage();
+    expect(storage.kind).toBe('memory');
+    expect(storage.capabilities).toEqual({ fullText: true, vector: false, vectorUnavailableReason: 'in-memory storage', multiProcess: false });
+    expect(await storage.schemaVersions()).toEqual({});
+  });
+
+  it('keeps two instances apart', async () => {
+    const a = createInMemoryStorage();
+    const b = createInMemoryStorage();
+    await a.meta.set('k', 'a');
+    expect(await b.meta.get('k')).toBeUndefined();
+    expect((await a.meta.getInstance()).instanceId).not.toBe((await b.meta.getInstance()).instanceId);
+  });
+
+  it('stamps instance creation with the injected clock', async () => {
+    const storage = createInMemoryStorage({ now: () => new Date('2026-01-02T03:04:05.000Z') });
+    expect((await storage.meta.getInstance()).createdAt).toBe('2026-01-02T03:04:05.000Z');
+  });
+});
