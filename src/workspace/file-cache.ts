@@ -1,0 +1,113 @@
+import { readdir, stat } from 'node:fs/promises';
+import { MinaraError, SandboxEscapeError } from '../errors/index';
+import { sha256Hex } from '../util/canonical-json';
+import { DAILY_LOG_DIR, type DailyLogName, parseDailyLogName } from './files';
+import { type ConfinedStat, readConfined, resolveConfined, statConfined } from './safe-fs';
+
+/** The outcome of loading one workspace file. */
+export type FileLoad =
+  | { readonly status: 'ok'; readonly rel: string; readonly content: string; readonly stat: ConfinedStat; sha256(): string }
+  | { readonly status: 'missing'; readonly rel: string }
+  | { readonly status: 'refused' | 'too-large'; readonly rel: string; readonly reason: string };
+
+/** A daily journal found under `memory/`. */
+export interface DailyLogEntry extends DailyLogName {
+  /** Workspace-relative path, e.g. `memory/2026-03-01-s1.md`. */
+  readonly rel: string;
+}
+
+/** Confined reads with an mtime/size/inode cache, so warm prompt builds only stat. */
+export interface WorkspaceFileCache {
+  load(rel: string): Promise<FileLoad>;
+  /** Daily journals under `memory/` (both the per-session and the legacy aggregate shape), sorted by name. */
+  listDailyLogs(): Promise<readonly DailyLogEntry[]>;
+  /** Forget one entry (after our own write) or everything. */
+  invalidate(rel?: string): void;
+}
+
+interface Entry {
+  readonly key: string;
+  readonly content: string;
+  readonly stat: ConfinedStat;
+  sha?: string;
+}
+
+const sig = (s: ConfinedStat) => `${s.realPath}|${s.size}|${s.mtimeMs}|${s.ctimeMs}|${s.ino}`;
+
+/** Create a file cache over the workspace `root`; reads above `maxReadBytes` are refused. */
+export function createFileCache(root: string, maxReadBytes: number): WorkspaceFileCache {
+  const entries = new Map<string, Entry>();
+  let logs: { key: string; list: readonly DailyLogEntry[] } | undefined;
+
+  const ok = (rel: string, entry: Entry): FileLoad => ({
+    status: 'ok',
+    rel,
+    content: entry.content,
+    stat: entry.stat,
+    sha256: () => (entry.sha ??= sha256Hex(entry.content)),
+  });
+
+  async function load(rel: string): Promise<FileLoad> {
+    try {
+      const st = await statConfined(root, rel);
+      if (st === undefined) {
+        entries.delete(rel);
+        return { status: 'missing', rel };
+      }
+      if (st.size > maxReadBytes) {
+        return { status: 'too-large', rel, reason: `${st.size} bytes exceeds the ${maxReadBytes}-byte read cap` };
+      }
+      const cached = entries.get(rel);
+      if (cached && cached.key === sig(st)) return ok(rel, cached);
+      const read = await readConfined(root, rel, maxReadBytes);
+      if (read === undefined) {
+        entries.delete(rel);
+        return { status: 'missing', rel };
+      }
+      const entry: Entry = { key: sig(read), content: read.content, stat: read };
+      entries.set(rel, entry);
+      return ok(rel, entry);
+    } catch (error) {
+      entries.delete(rel);
+      if (SandboxEscapeError.isInstance(error) && error.code === 'SANDBOX_ESCAPE') return { status: 'refused', rel, reason: error.message };
+      if (MinaraError.isInstance(error) && error.code === 'FILE_TOO_LARGE') return { status: 'too-large', rel, reason: error.message };
+      throw error;
+    }
+  }
+
+  async function listDailyLogs(): Promise<readonly DailyLogEntry[]> {
+    let real: string | undefined;
+    try {
+      real = await resolveConfined(root, DAILY_LOG_DIR);
+    } catch (error) {
+      if (SandboxEscapeError.isInstance(error)) return [];
+      throw error;
+    }
+    if (real === undefined) return [];
+    const st = await stat(real);
+    if (!st.isDirectory()) return [];
+    const key = `${real}|${st.mtimeMs}|${st.ino}`;
+    if (logs?.key === key) return logs.list;
+    const list: DailyLogEntry[] = [];
+    for (const name of (await readdir(real)).sort()) {
+      const parsed = parseDailyLogName(name);
+      if (parsed) list.push({ ...parsed, rel: `${DAILY_LOG_DIR}/${name}` });
+    }
+    logs = { key, list };
+    return list;
+  }
+
+  return {
+    load,
+    listDailyLogs,
+    invalidate(rel) {
+      if (rel === undefined) {
+        entries.clear();
+        logs = undefined;
+      } else {
+        entries.delete(rel);
+        if (rel.startsWith(`${DAILY_LOG_DIR}/`)) logs = undefined;
+      }
+    },
+  };
+}
