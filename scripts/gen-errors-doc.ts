@@ -41,6 +41,10 @@ records the same code.
 | \`SandboxEscapeError\` | \`SANDBOX_ESCAPE\` | \`path\` |
 | \`ApprovalError\` | \`APPROVAL_*\` | \`approvalId\` |
 | \`StorageError\` | \`STORAGE_ERROR\`, \`STORAGE_BUSY\`, \`MIGRATION_FAILED\` | \`operation\` |
+| \`SkillDefinitionError\` | \`SKILL_INVALID\` | \`skillId\`, \`issues\` (field, message, severity) |
+| \`SkillNotFoundError\` | \`SKILL_NOT_FOUND\` | \`skillIds\`, \`suggestions\` |
+| \`SkillActivationRefusedError\` | \`SKILL_ACTIVATION_REFUSED\` | \`skillIds\` |
+| \`WorkspaceConflictError\` | \`WORKSPACE_CONFLICT\` | \`fileName\`, \`expectedSha256\`, \`actualSha256\` |
 
 ## Codes
 
