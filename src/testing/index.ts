@@ -26,4 +26,5 @@ export {
   type ScriptEntry,
 } from './scripted-model';
 export { createFakeClock, type FakeClock } from './fake-clock';
+export { createFakeEmbedder, type FakeEmbedder, type FakeEmbedderOptions, fakeEmbedding } from './fake-embedder';
 export { recordEvents, type RecordedEvents } from './record-events';

@@ -8,7 +8,7 @@ describe('createInMemoryStorage', () => {
   it('describes itself as a single-process engine without vectors', async () => {
     const storage = createInMemoryStorage();
     expect(storage.kind).toBe('memory');
-    expect(storage.capabilities).toEqual({ fullText: true, vector: false, vectorUnavailableReason: 'in-memory storage', multiProcess: false });
+    expect(storage.capabilities).toEqual({ fullText: true, vector: true, multiProcess: false });
     expect(await storage.schemaVersions()).toEqual({});
   });
 

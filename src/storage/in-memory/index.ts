@@ -48,7 +48,7 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
 
   return {
     kind: 'memory',
-    capabilities: Object.freeze({ fullText: true, vector: false, vectorUnavailableReason: 'in-memory storage', multiProcess: false }),
+    capabilities: Object.freeze({ fullText: true, vector: true, multiProcess: false }),
     meta: guardClosed('meta', createInMemoryMetaStorage(now), isClosed),
     audit: guardClosed('audit', createInMemoryAuditStorage(), isClosed),
     approvals: guardClosed('approvals', createInMemoryApprovalStorage(), isClosed),

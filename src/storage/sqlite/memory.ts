@@ -1,10 +1,401 @@
-import type { MemoryStorage } from '../memory-types';
-import type { SqliteHandle, SqliteMigration } from './handle';
+/**
+ * The SQLite memory domain: scoped rows, the FTS5 index (kept in sync by triggers), edges, consolidation
+ * events, the user profile and vectors. Every statement filters on `user_id` and the scope's exact
+ * `agent_id`; writes that touch several tables run in one `BEGIN IMMEDIATE` transaction.
+ */
+import type {
+  ConsolidationEvent,
+  MemoryEdgeRecord,
+  MemoryEntityCount,
+  MemoryListQuery,
+  MemoryRecord,
+  MemoryScope,
+  MemoryStorage,
+  NewMemoryRow,
+  ProfileEntry,
+} from '../memory-types';
+import type { SqliteHandle } from './handle';
+import { MEMORY_COLUMNS, type MemoryRow, SCOPE_WHERE, SCOPE_WHERE_BY_ID, insertEdges, jsonList, scopeKey, scopeParams, toRecord } from './memory-rows';
+import { createSqliteMemorySearch } from './memory-search';
+import { createSqliteMemoryVectors } from './memory-vectors';
 
-/** Memory-domain migrations (placeholder until the memory issue lands). */
-export const memoryMigrations: readonly SqliteMigration[] = [];
+export { memoryMigrations } from './memory-schema';
 
-/** The SQLite memory domain (placeholder until the memory issue lands). */
-export function createSqliteMemoryStorage(_handle: SqliteHandle): MemoryStorage {
-  return { ready: true };
+const VISIBLE = "deleted_at IS NULL AND status != 'retired'";
+
+/** The SQLite memory domain over one connection handle. */
+export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
+  const prepare = (sql: string) => handle.prepare(sql);
+  const search = createSqliteMemorySearch(handle);
+  const vectors = createSqliteMemoryVectors(handle);
+  const agentKey = (scope: MemoryScope) => scope.agentId ?? '';
+
+  const getRow = (scope: MemoryScope, id: number, includeDeleted: boolean): MemoryRow | undefined =>
+    prepare(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id = ? AND ${SCOPE_WHERE}${includeDeleted ? '' : ' AND deleted_at IS NULL'}`).get(
+      id,
+      ...scopeParams(scope),
+    ) as MemoryRow | undefined;
+
+  const edgeRecord = (r: { src_id: number; dst_entity_kind: string; dst_entity_key: string; edge_type: string; weight: number; created_at: string }): MemoryEdgeRecord => ({
+    memoryId: r.src_id,
+    entityKind: r.dst_entity_kind,
+    entityKey: r.dst_entity_key,
+    edgeType: r.edge_type,
+    weight: r.weight,
+    createdAt: r.created_at,
+  });
+
+  const eventRecord = (r: Record<string, unknown>): ConsolidationEvent => ({
+    id: r['id'] as number,
+    pass: r['pass'] as 'dedup' | 'llm',
+    decision: r['decision'] as ConsolidationEvent['decision'],
+    factId: r['fact_id'] as number,
+    ...(r['other_id'] === null ? {} : { otherId: r['other_id'] as number }),
+    reason: r['reason'] as string,
+    ...(r['model'] === null ? {} : { model: r['model'] as string }),
+    ...(r['model_verdict'] === null ? {} : { modelVerdict: r['model_verdict'] as string }),
+    createdAt: r['created_at'] as string,
+  });
+
+  const insertOne = (scope: MemoryScope, row: NewMemoryRow): MemoryRecord => {
+    const [userId, agentId] = scopeParams(scope);
+    const metadata = row.metadata === undefined ? null : JSON.stringify(row.metadata);
+    const info = prepare(
+      `INSERT INTO memories (user_id, agent_id, scope_key, category, content, search_text, metadata, source, status, content_hash, embedding_state, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(userId, agentId, scopeKey(scope), row.category, row.content, row.searchText, metadata, row.source ?? null, row.status, row.contentHash, row.embeddingState, row.now, row.now);
+    const id = Number(info.lastInsertRowid);
+    insertEdges(prepare, scope, id, row.edges, row.now);
+    return {
+      id,
+      userId,
+      ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }),
+      category: row.category,
+      content: row.content,
+      ...(row.metadata === undefined ? {} : { metadata: row.metadata }),
+      ...(row.source === undefined ? {} : { source: row.source }),
+      status: row.status,
+      contentHash: row.contentHash,
+      embeddingState: row.embeddingState,
+      createdAt: row.now,
+      updatedAt: row.now,
+    };
+  };
+
+  // Group commit: inserts issued in the same tick share one BEGIN IMMEDIATE transaction, each inside its own
+  // savepoint, so one bad row never takes the others down and a lone write costs the same as before.
+  type PendingInsert = { scope: MemoryScope; row: NewMemoryRow; resolve: (r: MemoryRecord) => void; reject: (e: unknown) => void; result?: MemoryRecord; error?: unknown };
+  let pendingInserts: PendingInsert[] = [];
+  let flushScheduled = false;
+  const flushInserts = (): void => {
+    flushScheduled = false;
+    const batch = pendingInserts;
+    pendingInserts = [];
+    try {
+      handle.write('memory.insert', () => {
+        for (const item of batch) {
+          delete item.result;
+          delete item.error;
+          try {
+            item.result = batch.length === 1 ? insertOne(item.scope, item.row) : handle.write('memory.insert', () => insertOne(item.scope, item.row));
+          } catch (error) {
+            if (batch.length === 1) throw error;
+            item.error = error;
+          }
+        }
+      });
+    } catch (error) {
+      for (const item of batch) {
+        delete item.result;
+        item.error ??= error;
+      }
+    }
+    for (const item of batch) {
+      if (item.result !== undefined) item.resolve(item.result);
+      else item.reject(item.error);
+    }
+  };
+
+  const deleteIds = (scope: MemoryScope, ids: readonly number[]): number => {
+    if (ids.length === 0) return 0;
+    const info = prepare(`DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).run(jsonList(ids), ...scopeParams(scope));
+    vectors.deleteBits(ids);
+    return info.changes;
+  };
+
+  return {
+    insert(scope, row) {
+      return new Promise<MemoryRecord>((resolve, reject) => {
+        pendingInserts.push({ scope, row, resolve, reject });
+        if (!flushScheduled) {
+          flushScheduled = true;
+          queueMicrotask(flushInserts);
+        }
+      });
+    },
+
+    async get(scope, id, options) {
+      const row = handle.read('memory.get', () => getRow(scope, id, options?.includeDeleted === true));
+      return row === undefined ? undefined : toRecord(row);
+    },
+
+    async getMany(scope, ids) {
+      if (ids.length === 0) return [];
+      const rows = handle.read('memory.getMany', () =>
+        prepare(`SELECT ${MEMORY_COLUMNS} FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).all(jsonList(ids), ...scopeParams(scope)),
+      ) as MemoryRow[];
+      return rows.map(toRecord);
+    },
+
+    async update(scope, id, patch) {
+      return handle.write('memory.update', () => {
+        const current = getRow(scope, id, false);
+        if (current === undefined) return undefined;
+        const next: MemoryRow = {
+          ...current,
+          category: patch.category ?? current.category,
+          content: patch.content ?? current.content,
+          metadata: patch.metadata === undefined ? current.metadata : patch.metadata === null ? null : JSON.stringify(patch.metadata),
+          source: patch.source ?? current.source,
+          content_hash: patch.contentHash ?? current.content_hash,
+          embedding_state: patch.embeddingState ?? current.embedding_state,
+          updated_at: patch.now,
+        };
+        prepare(
+          `UPDATE memories SET category = ?, content = ?, search_text = COALESCE(?, search_text), metadata = ?, source = ?, content_hash = ?, embedding_state = ?, updated_at = ?
+           WHERE id = ? AND ${SCOPE_WHERE}`,
+        ).run(next.category, next.content, patch.searchText ?? null, next.metadata, next.source, next.content_hash, next.embedding_state, next.updated_at, id, ...scopeParams(scope));
+        if (next.content_hash !== current.content_hash) {
+          prepare(`DELETE FROM memory_vectors WHERE memory_id = ? AND ${SCOPE_WHERE}`).run(id, ...scopeParams(scope));
+          vectors.deleteBits([id]);
+        }
+        if (patch.edges !== undefined) {
+          prepare(`DELETE FROM memory_edges WHERE src_table = 'memories' AND src_id = ? AND ${SCOPE_WHERE}`).run(id, ...scopeParams(scope));
+          insertEdges(prepare, scope, id, patch.edges, patch.now);
+        }
+        return toRecord(next);
+      });
+    },
+
+    async list(scope, query: MemoryListQuery) {
+      const order = query.order === 'created_asc' ? 'created_at ASC, id ASC' : 'updated_at DESC, id DESC';
+      const cats = query.categories ?? [];
+      const rows = handle.read('memory.list', () =>
+        prepare(
+          `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${SCOPE_WHERE}
+             AND (? = 1 OR deleted_at IS NULL)
+             AND status IN (SELECT value FROM json_each(?))
+             ${cats.length > 0 ? 'AND category IN (SELECT value FROM json_each(?))' : 'AND ? IS NULL'}
+             AND (? IS NULL OR source = ?) AND (? IS NULL OR content_hash = ?)
+           ORDER BY ${order} LIMIT ?`,
+        ).all(
+          ...scopeParams(scope),
+          query.includeDeleted === true ? 1 : 0,
+          jsonList(query.statuses ?? ['active', 'pending']),
+          cats.length > 0 ? jsonList(cats) : null,
+          query.source ?? null,
+          query.source ?? null,
+          query.contentHash ?? null,
+          query.contentHash ?? null,
+          query.limit,
+        ),
+      ) as MemoryRow[];
+      return rows.map(toRecord);
+    },
+
+    async count(scope, query) {
+      const cats = query?.categories ?? [];
+      const row = handle.read('memory.count', () =>
+        prepare(`SELECT COUNT(*) AS n FROM memories WHERE ${SCOPE_WHERE} AND ${VISIBLE} AND (? IS NULL OR category IN (SELECT value FROM json_each(?)))`).get(
+          ...scopeParams(scope),
+          cats.length > 0 ? 1 : null,
+          jsonList(cats),
+        ),
+      ) as { n: number };
+      return row.n;
+    },
+
+    async softDelete(scope, id, at) {
+      const info = handle.write('memory.softDelete', () =>
+        prepare(`UPDATE memories SET deleted_at = ? WHERE id = ? AND ${SCOPE_WHERE} AND deleted_at IS NULL`).run(at, id, ...scopeParams(scope)),
+      );
+      return info.changes > 0;
+    },
+
+    async restore(scope, id) {
+      const info = handle.write('memory.restore', () =>
+        prepare(`UPDATE memories SET deleted_at = NULL WHERE id = ? AND ${SCOPE_WHERE} AND deleted_at IS NOT NULL`).run(id, ...scopeParams(scope)),
+      );
+      return info.changes > 0;
+    },
+
+    async hardDelete(scope, id) {
+      return handle.write('memory.hardDelete', () => deleteIds(scope, [id]) > 0);
+    },
+
+    async purgeSoftDeleted(scope, cutoff) {
+      return handle.write('memory.purgeSoftDeleted', () => {
+        const ids = (
+          prepare(`SELECT id FROM memories WHERE ${SCOPE_WHERE} AND deleted_at IS NOT NULL AND deleted_at < ?`).all(...scopeParams(scope), cutoff) as Array<{ id: number }>
+        ).map((r) => r.id);
+        return deleteIds(scope, ids);
+      });
+    },
+
+    async retire(scope, id, options) {
+      const info = handle.write('memory.retire', () =>
+        prepare(
+          `UPDATE memories SET status = 'retired', retired_at = ?, superseded_by = ?
+           WHERE id = ? AND ${SCOPE_WHERE} AND status != 'retired' AND (source IS NULL OR source != 'user_manual')`,
+        ).run(options.now, options.supersededBy ?? null, id, ...scopeParams(scope)),
+      );
+      return info.changes > 0;
+    },
+
+    async setStatus(scope, id, status) {
+      const info = handle.write('memory.setStatus', () =>
+        prepare(`UPDATE memories SET status = ? WHERE id = ? AND ${SCOPE_WHERE} AND status != 'retired'`).run(status, id, ...scopeParams(scope)),
+      );
+      return info.changes > 0;
+    },
+
+    async searchText(scope, query, filter) {
+      return search.text(scope, query, filter);
+    },
+
+    async searchLike(scope, needles, filter) {
+      return search.like(scope, needles, filter);
+    },
+
+    async vectorInfo() {
+      return vectors.info();
+    },
+
+    async upsertVectors(scope, list) {
+      vectors.upsert(scope, list);
+    },
+
+    async vectorByContentHash(scope, hash) {
+      return vectors.byContentHash(scope, hash);
+    },
+
+    async searchVector(scope, vector, filter) {
+      return vectors.search(scope, vector, filter);
+    },
+
+    async setEmbeddingState(scope, ids, state) {
+      if (ids.length === 0) return;
+      handle.write('memory.setEmbeddingState', () =>
+        prepare(`UPDATE memories SET embedding_state = ? WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).run(state, jsonList(ids), ...scopeParams(scope)),
+      );
+    },
+
+    async listByEmbeddingState(scope, states, limit) {
+      const rows = handle.read('memory.listByEmbeddingState', () =>
+        prepare(
+          `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${SCOPE_WHERE} AND ${VISIBLE}
+             AND embedding_state IN (SELECT value FROM json_each(?)) ORDER BY id ASC LIMIT ?`,
+        ).all(...scopeParams(scope), jsonList(states), limit),
+      ) as MemoryRow[];
+      return rows.map(toRecord);
+    },
+
+    async edgesForEntity(scope, entityKey, options) {
+      const rows = handle.read('memory.edgesForEntity', () =>
+        prepare(
+          `SELECT e.src_id, e.dst_entity_kind, e.dst_entity_key, e.edge_type, e.weight, e.created_at
+           FROM memory_edges e JOIN memories m ON m.id = e.src_id
+           WHERE e.user_id = ? AND e.agent_id IS ? AND e.src_table = 'memories' AND e.dst_entity_key = ?
+             AND (? IS NULL OR e.dst_entity_kind = ?)
+             AND m.user_id = ? AND m.agent_id IS ? AND m.deleted_at IS NULL AND m.status != 'retired'
+           ORDER BY m.updated_at DESC, m.id DESC, e.id ASC LIMIT ?`,
+        ).all(...scopeParams(scope), entityKey, options.entityKind ?? null, options.entityKind ?? null, ...scopeParams(scope), options.limit),
+      ) as Array<Parameters<typeof edgeRecord>[0]>;
+      return rows.map(edgeRecord);
+    },
+
+    async edgesForMemories(scope, ids) {
+      if (ids.length === 0) return [];
+      const rows = handle.read('memory.edgesForMemories', () =>
+        prepare(
+          `SELECT e.src_id, e.dst_entity_kind, e.dst_entity_key, e.edge_type, e.weight, e.created_at
+           FROM memory_edges e JOIN memories m ON m.id = e.src_id
+           WHERE +e.user_id = ? AND +e.agent_id IS ? AND e.src_table = 'memories' AND e.src_id IN (SELECT value FROM json_each(?))
+             AND +m.user_id = ? AND +m.agent_id IS ? AND m.deleted_at IS NULL AND m.status != 'retired'
+           ORDER BY e.src_id ASC, e.id ASC`,
+        ).all(...scopeParams(scope), jsonList(ids), ...scopeParams(scope)),
+      ) as Array<Parameters<typeof edgeRecord>[0]>;
+      return rows.map(edgeRecord);
+    },
+
+    async topEntities(scope, options) {
+      const rows = handle.read('memory.topEntities', () =>
+        prepare(
+          `SELECT e.dst_entity_kind AS kind, e.dst_entity_key AS key, COUNT(DISTINCT e.src_id) AS n, json_group_array(e.edge_type) AS types
+           FROM memory_edges e JOIN memories m ON m.id = e.src_id
+           WHERE e.user_id = ? AND e.agent_id IS ? AND e.src_table = 'memories'
+             AND (CASE WHEN ? IS NULL THEN e.dst_entity_kind != 'ticker_pair' ELSE e.dst_entity_kind = ? END)
+             AND m.user_id = ? AND m.agent_id IS ? AND m.deleted_at IS NULL AND m.status != 'retired'
+           GROUP BY e.dst_entity_kind, e.dst_entity_key
+           ORDER BY n DESC, e.dst_entity_key ASC, e.dst_entity_kind ASC LIMIT ?`,
+        ).all(...scopeParams(scope), options.entityKind ?? null, options.entityKind ?? null, ...scopeParams(scope), options.limit),
+      ) as Array<{ kind: string; key: string; n: number; types: string }>;
+      return rows.map((r): MemoryEntityCount => {
+        const edgeTypes: Record<string, number> = {};
+        for (const t of JSON.parse(r.types) as string[]) edgeTypes[t] = (edgeTypes[t] ?? 0) + 1;
+        return { entityKind: r.kind, entityKey: r.key, memoryCount: r.n, edgeTypes };
+      });
+    },
+
+    async appendConsolidationEvent(scope, event) {
+      return handle.write('memory.appendConsolidationEvent', () => {
+        const info = prepare(
+          `INSERT INTO memory_consolidation_events (user_id, agent_id, pass, decision, fact_id, other_id, reason, model, model_verdict, created_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        ).run(...scopeParams(scope), event.pass, event.decision, event.factId, event.otherId ?? null, event.reason, event.model ?? null, event.modelVerdict ?? null, event.now);
+        const { now, ...rest } = event;
+        return { ...rest, id: Number(info.lastInsertRowid), createdAt: now };
+      });
+    },
+
+    async listConsolidationEvents(scope, options) {
+      const rows = handle.read('memory.listConsolidationEvents', () =>
+        prepare(
+          `SELECT * FROM memory_consolidation_events WHERE ${SCOPE_WHERE} AND (? IS NULL OR fact_id = ? OR other_id = ?) ORDER BY id DESC LIMIT ?`,
+        ).all(...scopeParams(scope), options.factId ?? null, options.factId ?? null, options.factId ?? null, options.limit),
+      ) as Array<Record<string, unknown>>;
+      return rows.map(eventRecord);
+    },
+
+    async profileList(scope) {
+      const rows = handle.read('memory.profileList', () =>
+        prepare('SELECT key, value, updated_at FROM user_profile WHERE user_id = ? AND agent_key = ? ORDER BY id ASC').all(scope.userId, agentKey(scope)),
+      ) as Array<{ key: string; value: string; updated_at: string }>;
+      return rows.map((r): ProfileEntry => ({ key: r.key, value: r.value, updatedAt: r.updated_at }));
+    },
+
+    async profileGet(scope, key) {
+      const r = handle.read('memory.profileGet', () =>
+        prepare('SELECT key, value, updated_at FROM user_profile WHERE user_id = ? AND agent_key = ? AND key = ?').get(scope.userId, agentKey(scope), key),
+      ) as { key: string; value: string; updated_at: string } | undefined;
+      return r === undefined ? undefined : { key: r.key, value: r.value, updatedAt: r.updated_at };
+    },
+
+    async profileSet(scope, key, value, now) {
+      handle.write('memory.profileSet', () =>
+        prepare(
+          `INSERT INTO user_profile (user_id, agent_key, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
+           ON CONFLICT (user_id, agent_key, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+        ).run(scope.userId, agentKey(scope), key, value, now, now),
+      );
+      return { key, value, updatedAt: now };
+    },
+
+    async profileDelete(scope, key) {
+      const info = handle.write('memory.profileDelete', () =>
+        prepare('DELETE FROM user_profile WHERE user_id = ? AND agent_key = ? AND key = ?').run(scope.userId, agentKey(scope), key),
+      );
+      return info.changes > 0;
+    },
+  };
 }

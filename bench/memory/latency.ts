@@ -1,0 +1,155 @@
+/**
+ * Memory latency benchmark: write throughput, FTS and hybrid search percentiles, snapshot load, side by side
+ * with the mem0ai OSS TypeScript memory (installed in bench/peers) fed the identical vectors and filters.
+ *
+ *   npx tsx bench/memory/latency.ts [--sizes=1000,10000,100000] [--queries=200] [--mem0-queries=30] [--no-mem0]
+ *
+ * Data: one measured tenant with N memories in a SQLite file shared by 10 tenants (the other nine hold N more
+ * memories between them, near-duplicates of the same generator). Embeddings for hybrid: 384-dim vectors from
+ * the fake embedder.
+ */
+import { mkdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createMemoryStore, silentLogger } from '../../src/index';
+import { createSqliteStorage } from '../../src/storage/sqlite/index';
+import { createFakeEmbedder, fakeEmbedding } from '../../src/testing/fake-embedder';
+import { generateMemories, generateQueries } from './corpus';
+import { createMem0Baseline, type Mem0Baseline } from './mem0-baseline';
+import { percentile, printTable, timed } from './stats';
+
+const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
+const sizes = (args.get('sizes') ?? '1000,10000,100000').split(',').map(Number);
+const nQueries = Number(args.get('queries') ?? 200);
+const nMem0Queries = Number(args.get('mem0-queries') ?? 30);
+const withMem0 = !args.has('no-mem0');
+const DIM = 384;
+const TENANTS = 10;
+const CONCURRENT_WRITERS = 16;
+const dir = join(process.cwd(), '.tmp', 'bench-memory');
+rmSync(dir, { recursive: true, force: true });
+mkdirSync(dir, { recursive: true });
+
+interface Row {
+  size: number;
+  writesPerSec: number;
+  concurrentWritesPerSec: number;
+  writeP50: number;
+  writeP95: number;
+  ftsP50: number;
+  ftsP95: number;
+  hybridP50: number;
+  hybridP95: number;
+  snapP50: number;
+  snapP95: number;
+  mem0?: { searchP50: number; searchP95: number; note?: string } | undefined;
+}
+
+const results: Row[] = [];
+let mem0Error: string | undefined;
+
+for (const size of sizes) {
+  const path = join(dir, `memory-${size}.db`);
+  const storage = createSqliteStorage({ path, logger: silentLogger });
+  const target = createMemoryStore({ storage, scope: { userId: 'tenant-0' }, logger: silentLogger });
+  const rows = generateMemories(size, 42);
+  const writeTimes: number[] = [];
+  const t0 = performance.now();
+  for (const r of rows) writeTimes.push(await timed(() => target.write(r)));
+  const writeSecs = (performance.now() - t0) / 1000;
+  const others = generateMemories(size, 7);
+  const otherStores = Array.from({ length: TENANTS - 1 }, (_, t) => createMemoryStore({ storage, scope: { userId: `tenant-${t + 1}` }, logger: silentLogger }));
+  let next = 0;
+  const t1 = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENT_WRITERS }, async () => {
+      for (let i = next++; i < others.length; i = next++) await (otherStores[i % (TENANTS - 1)] as (typeof otherStores)[number]).write(others[i] as (typeof others)[number]);
+    }),
+  );
+  const concurrentWritesPerSec = others.length / ((performance.now() - t1) / 1000);
+
+  const queries = generateQueries(nQueries, 99);
+  for (const q of queries.slice(0, 20)) await target.search(q, { mode: 'bm25' });
+  const fts: number[] = [];
+  for (const q of queries) fts.push(await timed(() => target.search(q, { mode: 'bm25', limit: 10 })));
+
+  const embedder = createFakeEmbedder(DIM);
+  const hybridStore = createMemoryStore({ storage, scope: { userId: 'tenant-0' }, logger: silentLogger, embedder, embeddingBatchSize: 256 });
+  for (;;) {
+    const queued = await hybridStore.backfillEmbeddings({ limit: 1000 });
+    await hybridStore.flushEmbeddings();
+    if (queued === 0) break;
+  }
+  for (const q of queries.slice(0, 20)) await hybridStore.search(q);
+  const hybrid: number[] = [];
+  for (const q of queries) hybrid.push(await timed(() => hybridStore.search(`${q} `, { limit: 10 })));
+
+  const snaps: number[] = [];
+  for (let i = 0; i < 200; i++) snaps.push(await timed(() => target.loadSnapshot()));
+
+  let mem0: Row['mem0'];
+  if (withMem0 && mem0Error === undefined) {
+    let baseline: Mem0Baseline | undefined;
+    try {
+      baseline = await createMem0Baseline({ dir: join(dir, `mem0-${size}`), dimensions: DIM, embed: (t) => fakeEmbedding(t, DIM) });
+      await baseline.load([
+        ...rows.map((r) => ({ userId: 'tenant-0', content: r.content })),
+        ...others.map((r, i) => ({ userId: `tenant-${1 + (i % (TENANTS - 1))}`, content: r.content })),
+      ]);
+      const mq = queries.slice(0, nMem0Queries);
+      for (const q of mq.slice(0, 3)) await baseline.search(q, 'tenant-0', 10);
+      const ms: number[] = [];
+      for (const q of mq) ms.push(await timed(() => baseline!.search(q, 'tenant-0', 10)));
+      mem0 = { searchP50: percentile(ms, 0.5), searchP95: percentile(ms, 0.95) };
+    } catch (error) {
+      mem0Error = error instanceof Error ? `${error.message}` : String(error);
+    } finally {
+      await baseline?.close();
+    }
+  }
+
+  results.push({
+    size,
+    writesPerSec: size / writeSecs,
+    concurrentWritesPerSec,
+    writeP50: percentile(writeTimes, 0.5),
+    writeP95: percentile(writeTimes, 0.95),
+    ftsP50: percentile(fts, 0.5),
+    ftsP95: percentile(fts, 0.95),
+    hybridP50: percentile(hybrid, 0.5),
+    hybridP95: percentile(hybrid, 0.95),
+    snapP50: percentile(snaps, 0.5),
+    snapP95: percentile(snaps, 0.95),
+    mem0,
+  });
+  await hybridStore.close();
+  await target.close();
+  await storage.close();
+  console.error(`done ${size}`);
+}
+
+console.log(`\nNode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, ${nQueries} queries per size (mem0: ${nMem0Queries}), ${TENANTS} tenants per file, ${DIM}-dim fake vectors`);
+printTable(
+  'Writes (FTS + edges, embeddings off, one transaction each)',
+  ['memories', 'writes/s (1 writer)', `writes/s (${CONCURRENT_WRITERS} writers, group commit)`, 'single write p50 ms', 'single write p95 ms'],
+  results.map((r) => [r.size, r.writesPerSec, r.concurrentWritesPerSec, r.writeP50, r.writeP95]),
+);
+printTable(
+  'Search latency, ms (tenant of N in a file of 10 tenants)',
+  ['memories', 'FTS p50', 'FTS p95', 'hybrid p50', 'hybrid p95', 'mem0 p50', 'mem0 p95', 'mem0/ours p95 (hybrid)'],
+  results.map((r) => [
+    r.size,
+    r.ftsP50,
+    r.ftsP95,
+    r.hybridP50,
+    r.hybridP95,
+    r.mem0?.searchP50 ?? Number.NaN,
+    r.mem0?.searchP95 ?? Number.NaN,
+    r.mem0 === undefined ? 'n/a' : `${(r.mem0.searchP95 / r.hybridP95).toFixed(1)}×`,
+  ]),
+);
+printTable(
+  'Snapshot load (top 50 + profile), ms',
+  ['memories', 'p50', 'p95'],
+  results.map((r) => [r.size, r.snapP50, r.snapP95]),
+);
+if (mem0Error !== undefined) console.log(`\nmem0 baseline NOT measured: ${mem0Error}`);

@@ -1,0 +1,126 @@
+/**
+ * Text handling shared by the write and search paths: the tokenizer (an equivalent of SQLite FTS5's
+ * `unicode61` that also splits unsegmented scripts into bigrams), the text the full-text index sees, and
+ * the normalised content hash used for embedding reuse and exact fact dedup.
+ *
+ * Why bigrams instead of a second `trigram` index: Chinese and Japanese words are mostly two characters
+ * long (做多, 止损, 以太), which a trigram index cannot match at all; bigrams find them, keep one index and
+ * one BM25 scale for every language, and give the in-memory engine the exact same tokens to rank.
+ */
+import { createHash } from 'node:crypto';
+
+/** Scripts written without spaces between words: indexed as overlapping character bigrams. */
+const UNSEGMENTED =
+  /[\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\u3005\u30fc]/u;
+/** Runs of token characters (letters, digits, marks, private use), as `unicode61` sees words. */
+const WORD = /[\p{L}\p{N}\p{M}\p{Co}]+/gu;
+const COMBINING_DIACRITICS = /[\u0300-\u036f]/g;
+
+/** True when `ch` (one code point) belongs to a script indexed as bigrams. */
+export function isUnsegmentedChar(ch: string): boolean {
+  return UNSEGMENTED.test(ch);
+}
+
+/** True when the text contains any character of an unsegmented script. */
+export function hasUnsegmentedText(text: string): boolean {
+  return UNSEGMENTED.test(text);
+}
+
+/** Lower-case and fold Latin diacritics (`remove_diacritics`), keeping other marks (Thai vowels). */
+export function foldToken(word: string): string {
+  return word.normalize('NFKD').replace(COMBINING_DIACRITICS, '').normalize('NFC').toLowerCase();
+}
+
+/** Split one word into script runs: `BTC做多` → [`BTC`, `做多`]. Unsegmented runs are flagged. */
+export function splitScriptRuns(word: string): Array<{ text: string; unsegmented: boolean }> {
+  const runs: Array<{ text: string; unsegmented: boolean }> = [];
+  for (const ch of word) {
+    const unsegmented = UNSEGMENTED.test(ch);
+    const last = runs[runs.length - 1];
+    if (last !== undefined && last.unsegmented === unsegmented) last.text += ch;
+    else runs.push({ text: ch, unsegmented });
+  }
+  return runs;
+}
+
+/** Overlapping character bigrams of an unsegmented run (`山寨币` → `山寨`, `寨币`); one char stays itself. */
+export function bigrams(run: string): string[] {
+  const chars = Array.from(run);
+  if (chars.length <= 1) return chars;
+  const out: string[] = [];
+  for (let i = 0; i + 1 < chars.length; i++) out.push(`${chars[i]}${chars[i + 1]}`);
+  return out;
+}
+
+/** One tokenised word: its tokens and whether they came from an unsegmented script. */
+export interface WordTokens {
+  readonly tokens: string[];
+  readonly unsegmented: boolean;
+}
+
+/**
+ * Tokenise one word (already split on separators) into runs of tokens. A mixed word such as `BTC做多`
+ * yields two runs.
+ */
+export function tokenizeWord(word: string): WordTokens[] {
+  const out: WordTokens[] = [];
+  for (const run of splitScriptRuns(word)) {
+    if (run.unsegmented) out.push({ tokens: bigrams(run.text), unsegmented: true });
+    else {
+      const folded = foldToken(run.text);
+      if (folded.length > 0) out.push({ tokens: [folded], unsegmented: false });
+    }
+  }
+  return out;
+}
+
+/** Every token of `text`, in order: the `unicode61` equivalent with bigrams for unsegmented scripts. */
+export function tokenize(text: string): string[] {
+  const out: string[] = [];
+  for (const match of text.matchAll(WORD)) {
+    const word = match[0];
+    if (ASCII.test(word)) out.push(word.toLowerCase());
+    else if (!UNSEGMENTED.test(word)) out.push(foldToken(word));
+    else for (const run of tokenizeWord(word)) out.push(...run.tokens);
+  }
+  return out;
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** The raw words of `text` (maximal runs of token characters), unfolded. */
+export function words(text: string): string[] {
+  return Array.from(text.matchAll(WORD), (m) => m[0]);
+}
+
+/**
+ * The text stored in the full-text index for `content`: its tokens joined by single spaces. Because every
+ * token is made of token characters only, FTS5 re-tokenises it to exactly the same list.
+ */
+export function buildSearchText(content: string): string {
+  return tokenize(content).join(' ');
+}
+
+const TRAILING_PUNCT = /[\s.!?。！？…]+$/u;
+
+/**
+ * Normalise content for hashing and exact dedup: NFKC, lower-case, whitespace collapsed, trimmed, trailing
+ * sentence punctuation removed. `"Prefers weekly charts."` and `"prefers  weekly charts"` normalise alike.
+ */
+export function normalizeContent(content: string): string {
+  return content.normalize('NFKC').toLowerCase().replace(/\s+/g, ' ').trim().replace(TRAILING_PUNCT, '');
+}
+
+/** sha256 (hex) of {@link normalizeContent}. */
+export function contentHash(content: string): string {
+  return createHash('sha256').update(normalizeContent(content)).digest('hex');
+}
+
+/** Common English words dropped when a bare multi-word query is relaxed from AND to OR. */
+export const RELAXATION_STOPWORDS: ReadonlySet<string> = new Set(
+  (
+    'a an and are as at be been but by can could did do does for from had has have he her his how i if in into ' +
+    'is it its me my no not of on or our she so than that the their them then there these they this those to ' +
+    'was we were what when where which who why will with would you your about any some just also'
+  ).split(' '),
+);

@@ -1,0 +1,103 @@
+/**
+ * The memory tools: `memory_write`, `memory_search`, `memory_read`. Baseline tools of the `memory` tool set,
+ * READ_ONLY (they never ask for confirmation); every call goes through the registry's dispatch, which writes
+ * one audit row per call. Memories are advisory context: a tool here cannot change a permission tier.
+ */
+import { z } from 'zod';
+import { MinaraError } from '../errors/minara-error';
+import { PermissionTier } from '../safety/permission-tier';
+import { defineTool } from '../tools/define-tool';
+import type { ToolEntry, ToolExecutionContext } from '../tools/types';
+import type { MemoryStore } from './types';
+
+/** Options of {@link createMemoryTools}: one fixed store, or a resolver from the call's tenant. */
+export type MemoryToolsOptions =
+  | { readonly store: MemoryStore; readonly resolveStore?: undefined }
+  | {
+      /** The store of the call's tenant (`ctx.call.userId` / `agentId`); throw or return undefined to refuse. */
+      readonly resolveStore: (ctx: ToolExecutionContext) => MemoryStore | undefined | Promise<MemoryStore | undefined>;
+      readonly store?: undefined;
+    };
+
+/** Names of the memory tools, in their stable order. */
+export const MEMORY_TOOL_NAMES = ['memory_write', 'memory_search', 'memory_read'] as const;
+
+const category = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, 'lower snake case, 1-40 chars');
+const limit = z.number().int().min(1).max(100);
+
+/**
+ * Create the memory tools for a registry.
+ *
+ * @example
+ * ```ts
+ * const tools = createToolRegistry({ tools: createMemoryTools({ store: memory }), storage });
+ * await tools.dispatch('memory_write', { category: 'preference', content: 'always use 0.5% slippage' });
+ * ```
+ */
+export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
+  if (typeof options !== 'object' || options === null || (options.store === undefined && typeof options.resolveStore !== 'function')) {
+    throw new MinaraError('CONFIG_INVALID', 'createMemoryTools: pass { store } or { resolveStore(ctx) }');
+  }
+  const storeFor = async (ctx: ToolExecutionContext): Promise<MemoryStore> => {
+    if (options.store !== undefined) return options.store;
+    const store = await options.resolveStore(ctx);
+    if (store === undefined) {
+      throw new MinaraError('MEMORY_INVALID', 'No memory store for this call: the call context has no tenant (userId)');
+    }
+    return store;
+  };
+  const brief = (h: { id: number; category: string; content: string; score: number; updatedAt: string; source?: string | undefined }) => ({
+    id: h.id,
+    category: h.category,
+    content: h.content,
+    score: Math.round(h.score * 1e6) / 1e6,
+    updatedAt: h.updatedAt,
+    ...(h.source === undefined ? {} : { source: h.source }),
+  });
+
+  return [
+    defineTool({
+      name: 'memory_write',
+      toolSet: 'memory',
+      description:
+        'Save a durable memory about the user for future sessions (preference, observation, trade_outcome, lesson, alert, reference). ' +
+        'Use category "fact" for a durable fact about the user; it is deduplicated in the background. Written memories appear in the next session, not this one.',
+      inputSchema: z.object({
+        category,
+        content: z.string().min(1).max(8000),
+        metadata: z.record(z.string(), z.unknown()).nullish(),
+      }),
+      permissionTier: PermissionTier.READ_ONLY,
+      execute: async (input, ctx) => {
+        const store = await storeFor(ctx);
+        const { id } = await store.write({ category: input.category, content: input.content, ...(input.metadata == null ? {} : { metadata: input.metadata }) });
+        return { id, category: input.category, routedTo: input.category === 'fact' ? 'fact_layer' : 'memories' };
+      },
+    }),
+    defineTool({
+      name: 'memory_search',
+      toolSet: 'memory',
+      description:
+        'Search saved memories, best match first. Syntax: words (all must match), "exact phrase", a OR b, category:preference, prefix slip*. Malformed queries are handled.',
+      inputSchema: z.object({ query: z.string().max(1000), limit: limit.nullish(), category: category.nullish() }),
+      permissionTier: PermissionTier.READ_ONLY,
+      execute: async (input, ctx) => {
+        const store = await storeFor(ctx);
+        const info = await store.searchWithInfo(input.query, { limit: input.limit ?? 5, ...(input.category == null ? {} : { category: input.category }) });
+        return { results: info.hits.map(brief), path: info.path };
+      },
+    }),
+    defineTool({
+      name: 'memory_read',
+      toolSet: 'memory',
+      description: 'List saved memories newest first, optionally of one category (for "everything about my preferences").',
+      inputSchema: z.object({ category: category.nullish(), limit: limit.nullish() }),
+      permissionTier: PermissionTier.READ_ONLY,
+      execute: async (input, ctx) => {
+        const store = await storeFor(ctx);
+        const hits = await store.read({ limit: input.limit ?? 20, ...(input.category == null ? {} : { category: input.category }) });
+        return { results: hits.map(brief) };
+      },
+    }),
+  ];
+}

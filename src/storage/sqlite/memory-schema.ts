@@ -1,0 +1,144 @@
+import type { SqliteMigration } from './handle';
+
+/**
+ * Migrations of the `memory` domain. Append new versions; never edit one that has shipped.
+ *
+ * v1 — `memories` (scoped by `user_id` / `agent_id`, with a derived `scope_key` token the full-text index
+ * carries so a MATCH only walks the tenant's postings), the external-content FTS5 index `memories_fts` with
+ * its three triggers, `memory_edges` (cascade-purged by trigger), `memory_consolidation_events`,
+ * `user_profile` (scoped), `memory_vectors` (float vectors for exact re-scoring) and `memory_settings`.
+ * The sqlite-vec `vec0` table `memories_vec` is created on first use, once the embedding dimension is known.
+ *
+ * v2 — back-fills `source` from `metadata.source` (rows written by older code or imported).
+ */
+export const memoryMigrations: readonly SqliteMigration[] = [
+  {
+    domain: 'memory',
+    version: 1,
+    name: 'memories, fts5 index + triggers, edges, consolidation events, profile, vectors',
+    up(db) {
+      db.exec(`
+        CREATE TABLE memories (
+          id              INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id         TEXT NOT NULL,
+          agent_id        TEXT,
+          scope_key       TEXT NOT NULL,
+          category        TEXT NOT NULL,
+          content         TEXT NOT NULL,
+          search_text     TEXT NOT NULL,
+          metadata        TEXT,
+          source          TEXT,
+          status          TEXT NOT NULL DEFAULT 'active' CHECK (status IN ('active', 'pending', 'retired')),
+          content_hash    TEXT NOT NULL,
+          embedding_state TEXT NOT NULL DEFAULT 'pending' CHECK (embedding_state IN ('pending', 'embedded', 'failed', 'skipped')),
+          deleted_at      TEXT,
+          retired_at      TEXT,
+          superseded_by   INTEGER,
+          created_at      TEXT NOT NULL,
+          updated_at      TEXT NOT NULL
+        );
+        CREATE INDEX memories_scope_updated ON memories (user_id, agent_id, updated_at DESC, id DESC);
+        CREATE INDEX memories_scope_category ON memories (user_id, agent_id, category, updated_at DESC, id DESC);
+        CREATE INDEX memories_scope_hash ON memories (user_id, agent_id, content_hash);
+        CREATE INDEX memories_scope_deleted ON memories (user_id, agent_id, deleted_at) WHERE deleted_at IS NOT NULL;
+        CREATE INDEX memories_scope_status ON memories (user_id, agent_id, status) WHERE status = 'pending';
+
+        CREATE VIRTUAL TABLE memories_fts USING fts5(
+          search_text,
+          category,
+          scope_key,
+          content='memories',
+          content_rowid='id',
+          tokenize='unicode61'
+        );
+
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories BEGIN
+          INSERT INTO memories_fts(rowid, search_text, category, scope_key)
+            VALUES (new.id, new.search_text, new.category, new.scope_key);
+        END;
+
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+          INSERT INTO memories_fts(memories_fts, rowid, search_text, category, scope_key)
+            VALUES ('delete', old.id, old.search_text, old.category, old.scope_key);
+          DELETE FROM memory_edges WHERE src_table = 'memories' AND src_id = old.id;
+          DELETE FROM memory_vectors WHERE memory_id = old.id;
+        END;
+
+        CREATE TRIGGER memories_au AFTER UPDATE OF search_text, category, scope_key ON memories BEGIN
+          INSERT INTO memories_fts(memories_fts, rowid, search_text, category, scope_key)
+            VALUES ('delete', old.id, old.search_text, old.category, old.scope_key);
+          INSERT INTO memories_fts(rowid, search_text, category, scope_key)
+            VALUES (new.id, new.search_text, new.category, new.scope_key);
+        END;
+
+        CREATE TABLE memory_edges (
+          id              INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id         TEXT NOT NULL,
+          agent_id        TEXT,
+          src_table       TEXT NOT NULL,
+          src_id          INTEGER NOT NULL,
+          dst_entity_kind TEXT NOT NULL,
+          dst_entity_key  TEXT NOT NULL,
+          edge_type       TEXT NOT NULL,
+          weight          REAL NOT NULL DEFAULT 1.0,
+          created_at      TEXT NOT NULL,
+          UNIQUE (src_table, src_id, dst_entity_kind, dst_entity_key, edge_type)
+        );
+        CREATE INDEX memory_edges_entity ON memory_edges (user_id, agent_id, dst_entity_key, dst_entity_kind);
+        CREATE INDEX memory_edges_src ON memory_edges (src_table, src_id);
+
+        CREATE TABLE memory_consolidation_events (
+          id            INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id       TEXT NOT NULL,
+          agent_id      TEXT,
+          pass          TEXT NOT NULL,
+          decision      TEXT NOT NULL,
+          fact_id       INTEGER NOT NULL,
+          other_id      INTEGER,
+          reason        TEXT NOT NULL,
+          model         TEXT,
+          model_verdict TEXT,
+          created_at    TEXT NOT NULL
+        );
+        CREATE INDEX memory_consolidation_scope ON memory_consolidation_events (user_id, agent_id, id DESC);
+
+        CREATE TABLE user_profile (
+          id         INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id    TEXT NOT NULL,
+          agent_key  TEXT NOT NULL DEFAULT '',
+          key        TEXT NOT NULL,
+          value      TEXT NOT NULL,
+          created_at TEXT NOT NULL,
+          updated_at TEXT NOT NULL,
+          UNIQUE (user_id, agent_key, key)
+        );
+
+        CREATE TABLE memory_vectors (
+          memory_id    INTEGER PRIMARY KEY,
+          user_id      TEXT NOT NULL,
+          agent_id     TEXT,
+          content_hash TEXT NOT NULL,
+          embedding    BLOB NOT NULL
+        );
+        CREATE INDEX memory_vectors_hash ON memory_vectors (user_id, agent_id, content_hash);
+
+        CREATE TABLE memory_settings (
+          key   TEXT PRIMARY KEY,
+          value TEXT NOT NULL
+        );
+      `);
+    },
+  },
+  {
+    domain: 'memory',
+    version: 2,
+    name: 'back-fill memories.source from metadata.source',
+    up(db) {
+      db.exec(`
+        UPDATE memories SET source = json_extract(metadata, '$.source')
+        WHERE source IS NULL AND metadata IS NOT NULL AND json_valid(metadata)
+          AND json_type(metadata, '$.source') = 'text';
+      `);
+    },
+  },
+];

@@ -1,0 +1,115 @@
+/**
+ * Full-text and substring lookups of the SQLite memory domain.
+ *
+ * The MATCH expression is compiled from the sanitised {@link MemoryQueryNode} tree and always carries the
+ * scope token: `scope_key:"s…" AND search_text:(…)`, so FTS5 intersects with the tenant's postings before
+ * ranking; the joined `memories` row is filtered by `user_id`/`agent_id` as well. Ranking is
+ * `bm25(memories_fts, 1, 0, 0)` (only the text column weighs), negated so higher is better.
+ *
+ * The joins are `CROSS JOIN` on purpose: it pins the FTS (or window) side as the outer loop. With a plain
+ * JOIN the planner drives from `memories` through the `user_id` index and probes the FTS rows, which at 100k
+ * rows per tenant cost ~280 ms instead of ~8 ms.
+ */
+import type { MemoryLookupFilter, MemoryQueryNode, MemoryScope, MemoryScoredId } from '../memory-types';
+import type { SqliteHandle } from './handle';
+import { jsonList, scopeKey, scopeParams } from './memory-rows';
+
+/** Render a query tree as an FTS5 expression. Tokens are letters/digits only; quotes are doubled anyway. */
+export function toFts5(node: MemoryQueryNode): string {
+  switch (node.kind) {
+    case 'term':
+      return `"${node.text.replaceAll('"', '""')}"${node.prefix === true ? '*' : ''}`;
+    case 'phrase':
+      return `"${node.tokens.map((t) => t.replaceAll('"', '""')).join(' ')}"`;
+    case 'and':
+      return `(${node.children.map(toFts5).join(' AND ')})`;
+    case 'or':
+      return `(${node.children.map(toFts5).join(' OR ')})`;
+  }
+}
+
+/** The full MATCH expression for one scope (and, when given, its categories as a column filter). */
+export function scopedMatch(scope: MemoryScope, node: MemoryQueryNode, categories: readonly string[] = []): string {
+  const cats = categories
+    .map((c) => c.split(/[^A-Za-z0-9]+/u).filter((t) => t.length > 0))
+    .filter((t) => t.length > 0)
+    .map((t) => `"${t.join(' ')}"`);
+  const catFilter = cats.length > 0 ? ` AND category:(${cats.join(' OR ')})` : '';
+  return `scope_key:"${scopeKey(scope)}"${catFilter} AND search_text:(${toFts5(node)})`;
+}
+
+const FILTER_SQL = `m.user_id = ? AND m.agent_id IS ? AND m.deleted_at IS NULL
+  AND m.status IN (SELECT value FROM json_each(?))
+  AND (? IS NULL OR m.category IN (SELECT value FROM json_each(?)))
+  AND m.id NOT IN (SELECT value FROM json_each(?))`;
+
+function filterParams(scope: MemoryScope, filter: MemoryLookupFilter): unknown[] {
+  const cats = filter.categories ?? [];
+  return [
+    ...scopeParams(scope),
+    jsonList(filter.statuses ?? ['active', 'pending']),
+    cats.length > 0 ? 1 : null,
+    jsonList(cats),
+    jsonList(filter.excludeIds ?? []),
+  ];
+}
+
+function escapeLike(s: string): string {
+  return s.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** The text lookups of the SQLite memory domain. */
+export function createSqliteMemorySearch(handle: SqliteHandle) {
+  return {
+    text(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): MemoryScoredId[] {
+      return handle.read('memory.searchText', () => {
+        const match = scopedMatch(scope, query, filter.categories);
+        const rows = (
+          filter.window === undefined
+            ? handle
+                .prepare(
+                  `SELECT m.id AS id, bm25(memories_fts, 1.0, 0.0, 0.0) AS rank
+                   FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
+                   WHERE memories_fts MATCH ? AND ${FILTER_SQL}
+                   ORDER BY rank ASC, m.id DESC LIMIT ?`,
+                )
+                .all(match, ...filterParams(scope, filter), filter.limit)
+            : handle
+                .prepare(
+                  `SELECT m.id AS id, w.rank AS rank
+                   FROM (SELECT rowid AS id, bm25(memories_fts, 1.0, 0.0, 0.0) AS rank FROM memories_fts
+                         WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) w
+                   CROSS JOIN memories m ON m.id = w.id
+                   WHERE ${FILTER_SQL}
+                   ORDER BY w.rank ASC, m.id DESC LIMIT ?`,
+                )
+                .all(match, filter.window, ...filterParams(scope, filter), filter.limit)
+        ) as Array<{ id: number; rank: number }>;
+        return rows.map((r) => ({ id: r.id, score: -r.rank }));
+      });
+    },
+
+    like(scope: MemoryScope, needles: readonly string[], filter: MemoryLookupFilter): MemoryScoredId[] {
+      const list = needles.map((n) => n.toLowerCase()).filter((n) => n.length > 0).slice(0, 16);
+      if (list.length === 0) return [];
+      return handle.read('memory.searchLike', () => {
+        const rows = handle
+          .prepare(
+            `SELECT m.id AS id, m.content AS content FROM memories m
+             WHERE ${FILTER_SQL}
+               AND EXISTS (SELECT 1 FROM json_each(?) n WHERE m.content LIKE '%' || n.value || '%' ESCAPE '\\')
+             ORDER BY m.updated_at DESC, m.id DESC LIMIT 500`,
+          )
+          .all(...filterParams(scope, filter), jsonList(list.map(escapeLike))) as Array<{ id: number; content: string }>;
+        return rows
+          .map((r) => {
+            const lower = r.content.toLowerCase();
+            return { id: r.id, score: list.filter((n) => lower.includes(n)).length };
+          })
+          .filter((r) => r.score > 0)
+          .sort((a, b) => b.score - a.score)
+          .slice(0, filter.limit);
+      });
+    },
+  };
+}

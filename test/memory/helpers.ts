@@ -1,0 +1,25 @@
+import { type MemoryStoreOptions, createMemoryStore, silentLogger } from '@minara/agent';
+import { createSqliteStorage } from '@minara/agent/sqlite';
+import { createInMemoryStorage } from '@minara/agent/testing';
+
+/** The engines every contract test runs against. */
+export const engines = [
+  { name: 'sqlite', make: () => createSqliteStorage({ path: ':memory:', logger: silentLogger }) },
+  { name: 'in-memory', make: () => createInMemoryStorage() },
+] as const;
+
+/** A clock that advances one second per call, from 2026-01-01. */
+export function fakeClock(start = '2026-01-01T00:00:00.000Z'): () => Date {
+  let t = Date.parse(start);
+  return () => new Date((t += 1000));
+}
+
+/** A store on a fresh engine with a fake clock and a silent logger. */
+export function makeStore(make: () => MemoryStoreOptions['storage'], overrides: Partial<MemoryStoreOptions> = {}) {
+  const storage = make();
+  const store = createMemoryStore({ storage, scope: { userId: 'u1' }, now: fakeClock(), logger: silentLogger, ...overrides });
+  return { storage, store };
+}
+
+// The lead adds `createFakeEmbedder` to `@minara/agent/testing`; until then it is imported from its file.
+export { createFakeEmbedder, type FakeEmbedder } from '@minara/agent/testing';
