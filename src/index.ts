@@ -369,3 +369,62 @@ export {
   type WorkspaceWriteResult,
 } from './workspace/index';
 // ── END workspace
+
+// ── runtime (issue: Runtime) ── BEGIN runtime
+export {
+  type AgentEvent,
+  type AgentEventType,
+  type AgentRuntime,
+  type AgentRuntimeOptions,
+  type AgentTurnStep,
+  type ApprovalDecision,
+  buildIdentityText,
+  buildSystemPromptBlocks,
+  COMPACTION_MARKER,
+  compactMessages,
+  type CompactionOptions,
+  type CompactionResult,
+  createAgentRuntime,
+  createScheduler,
+  type CronSchedule,
+  DEFAULT_IDENTITY,
+  estimateTokens,
+  type GenerateResult,
+  INTERRUPTED_ENVELOPE,
+  MAX_CACHE_BREAKPOINTS,
+  parseCron,
+  type PendingApproval,
+  type PromptBlock,
+  type PromptBlockId,
+  type PromptBlockInput,
+  renderSystemPrompt,
+  repairOrphanedToolCalls,
+  type RunInput,
+  runWorkflow,
+  RUNTIME_RULES,
+  type ScenarioClassifier,
+  type ScenarioMatch,
+  type ScheduledJob,
+  type Scheduler,
+  type SchedulerOptions,
+  type SchedulerTickResult,
+  signalJob,
+  toInstructions,
+  type ToolCallStep,
+  type TurnScope,
+  type TurnStopReason,
+  type TurnSummary,
+  type TurnToolCall,
+  type TurnUsage,
+  validateWorkflow,
+  type WorkflowDefinition,
+  type WorkflowResult,
+  type WorkflowResults,
+  type WorkflowStep,
+  type WorkflowStepResult,
+} from './runtime/index';
+export { INJECTION_PATTERNS, type ScanFinding, scanInput } from './safety/input-scanner';
+// ── END runtime
+
+// ── models ───────────────────────────────────────────────────────────────────
+export { DEFAULT_MODELS, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';

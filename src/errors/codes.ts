@@ -63,6 +63,11 @@ export const ERROR_CODES = {
   HTTP_BAD_REQUEST: 'The HTTP request body or parameters are invalid.',
   HTTP_UNAUTHORIZED: 'The bearer token is missing or wrong.',
   HTTP_PAYLOAD_TOO_LARGE: 'The HTTP request body exceeds the limit.',
+  HTTP_FORBIDDEN: 'The request is understood but not allowed on that record (e.g. editing a memory the agent wrote).',
+  HTTP_METHOD_NOT_ALLOWED: 'The route exists but does not accept that HTTP method.',
+  HTTP_UNSUPPORTED_MEDIA_TYPE: 'The request body is not application/json.',
+  HTTP_CONFLICT: 'The request conflicts with the current state (a turn is already running, an approval was already decided).',
+  HTTP_UNAVAILABLE: 'The gateway is shutting down and accepts no new turns.',
   // catch-all
   INTERNAL: 'An unexpected internal error.',
 } as const;

@@ -2,12 +2,29 @@ import { jsonSchema, tool as aiTool, type Tool } from 'ai';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import type { ToolEnvelope } from './envelope';
-import type { ToolCallContext, ToolRegistry } from './types';
+import type { DispatchOutcome, ToolCallContext, ToolRegistry } from './types';
 
 /** Options for {@link toAISDKTools}. */
 export interface ToAISDKToolsOptions {
   /** Context for every call; by default the ambient `runInContext` context is used. */
   readonly context?: ToolCallContext | undefined;
+  /**
+   * Called with every dispatch outcome before the model sees it. Return an envelope to send the model
+   * instead (e.g. to append guidance to a result); return nothing to send the outcome's own envelope.
+   */
+  readonly onResult?: ((toolName: string, outcome: DispatchOutcome) => ToolEnvelope | void) | undefined;
+}
+
+/** JSON Schemas derived from zod schemas, computed once per tool entry. */
+const jsonSchemaCache = new WeakMap<object, Parameters<typeof jsonSchema>[0]>();
+
+function inputJsonSchema(schema: z.ZodType): Parameters<typeof jsonSchema>[0] {
+  let cached = jsonSchemaCache.get(schema);
+  if (cached === undefined) {
+    cached = z.toJSONSchema(schema, { io: 'input', unrepresentable: 'any' }) as Parameters<typeof jsonSchema>[0];
+    jsonSchemaCache.set(schema, cached);
+  }
+  return cached;
 }
 
 /**
@@ -27,7 +44,7 @@ export function toAISDKTools(registry: ToolRegistry, names: readonly string[], o
   for (const name of names) {
     const entry = registry.get(name);
     if (!entry) throw new MinaraError('TOOL_NOT_FOUND', `toAISDKTools: no visible tool named "${name}".`);
-    const schema = z.toJSONSchema(entry.inputSchema, { io: 'input', unrepresentable: 'any' }) as Parameters<typeof jsonSchema>[0];
+    const schema = inputJsonSchema(entry.inputSchema);
     out[name] = aiTool<unknown, ToolEnvelope, Record<string, never>>({
       description: entry.description,
       inputSchema: jsonSchema<unknown>(schema, { validate: (value) => ({ success: true, value }) }),
@@ -37,7 +54,7 @@ export function toAISDKTools(registry: ToolRegistry, names: readonly string[], o
           signal: abortSignal,
           context: options.context ?? registry.currentContext(),
         });
-        return outcome.envelope;
+        return options.onResult?.(name, outcome) ?? outcome.envelope;
       },
     });
   }

@@ -1,0 +1,107 @@
+import type { EmbeddingModel, LanguageModel } from 'ai';
+import { MinaraError } from '../errors/minara-error';
+
+/** Providers `MINARA_MODEL=provider:model` understands. */
+export const MODEL_PROVIDERS = ['anthropic', 'openai', 'openai-compatible'] as const;
+export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
+
+/** Defaults when only a provider key is set. */
+export const DEFAULT_MODELS: Readonly<Record<'anthropic' | 'openai', string>> = {
+  anthropic: 'claude-sonnet-4-5',
+  openai: 'gpt-4.1-mini',
+};
+
+/** Where the model configuration came from, without loading anything. */
+export type ModelConfigStatus =
+  | { readonly configured: true; readonly provider: ModelProvider; readonly modelId: string; readonly baseUrl?: string | undefined; readonly label: string }
+  | { readonly configured: false; readonly reason: string; readonly help: string };
+
+/** How to configure a model, for messages shown to people. */
+export const MODEL_HELP = [
+  'No language model is configured. Set one of:',
+  '  MINARA_MODEL=anthropic:claude-sonnet-4-5   with ANTHROPIC_API_KEY',
+  '  MINARA_MODEL=openai:gpt-4.1-mini           with OPENAI_API_KEY',
+  '  MINARA_MODEL=openai-compatible:llama3.1    with MINARA_BASE_URL=http://127.0.0.1:11434/v1 (Ollama, LM Studio, vLLM, OpenRouter)',
+  'in the shell or in a .env file, or pass --model provider:model.',
+].join('\n');
+
+type Env = Readonly<Record<string, string | undefined>>;
+
+/**
+ * Read the model configuration from options and env without importing a provider: `model` (or
+ * `MINARA_MODEL`) as `provider:model`; with none, a provider key alone picks that provider's default.
+ *
+ * @example
+ * ```ts
+ * modelConfigStatus({ env: { MINARA_MODEL: 'openai:gpt-4.1-mini', OPENAI_API_KEY: 'sk-…' } });
+ * // { configured: true, provider: 'openai', modelId: 'gpt-4.1-mini', label: 'openai:gpt-4.1-mini' }
+ * ```
+ */
+export function modelConfigStatus(options: { model?: string | undefined; baseUrl?: string | undefined; env?: Env } = {}): ModelConfigStatus {
+  const env = options.env ?? process.env;
+  const spec = options.model ?? env.MINARA_MODEL;
+  const baseUrl = options.baseUrl ?? env.MINARA_BASE_URL;
+  if (spec === undefined || spec.trim() === '') {
+    if (env.ANTHROPIC_API_KEY) return { configured: true, provider: 'anthropic', modelId: DEFAULT_MODELS.anthropic, label: `anthropic:${DEFAULT_MODELS.anthropic}` };
+    if (env.OPENAI_API_KEY) return { configured: true, provider: 'openai', modelId: DEFAULT_MODELS.openai, label: `openai:${DEFAULT_MODELS.openai}` };
+    return { configured: false, reason: 'MINARA_MODEL is not set and no provider key was found.', help: MODEL_HELP };
+  }
+  const i = spec.indexOf(':');
+  const provider = (i > 0 ? spec.slice(0, i) : '') as ModelProvider;
+  const modelId = i > 0 ? spec.slice(i + 1).trim() : '';
+  if (!MODEL_PROVIDERS.includes(provider) || modelId === '') {
+    return { configured: false, reason: `MINARA_MODEL="${spec}" is not "provider:model" with provider one of ${MODEL_PROVIDERS.join(', ')}.`, help: MODEL_HELP };
+  }
+  if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses anthropic but ANTHROPIC_API_KEY is not set.', help: MODEL_HELP };
+  if (provider === 'openai' && !env.OPENAI_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses openai but OPENAI_API_KEY is not set.', help: MODEL_HELP };
+  if (provider === 'openai-compatible' && !baseUrl) return { configured: false, reason: 'MINARA_MODEL uses openai-compatible but MINARA_BASE_URL is not set.', help: MODEL_HELP };
+  return { configured: true, provider, modelId, ...(provider === 'openai-compatible' ? { baseUrl } : {}), label: `${provider}:${modelId}` };
+}
+
+/**
+ * Resolve the configured language model. Provider packages are loaded only when used.
+ *
+ * @throws MinaraError `MODEL_NOT_CONFIGURED` with instructions when nothing usable is configured.
+ * @example
+ * ```ts
+ * const model = await resolveModel({ env: process.env });
+ * ```
+ */
+export async function resolveModel(options: { model?: string | undefined; baseUrl?: string | undefined; env?: Env } = {}): Promise<LanguageModel> {
+  const env = options.env ?? process.env;
+  const status = modelConfigStatus(options);
+  if (!status.configured) throw new MinaraError('MODEL_NOT_CONFIGURED', `${status.reason}\n${status.help}`);
+  switch (status.provider) {
+    case 'anthropic': {
+      const { createAnthropic } = await import('@ai-sdk/anthropic');
+      return createAnthropic({ apiKey: env.ANTHROPIC_API_KEY ?? '', ...(env.ANTHROPIC_BASE_URL ? { baseURL: env.ANTHROPIC_BASE_URL } : {}) })(status.modelId);
+    }
+    case 'openai': {
+      const { createOpenAI } = await import('@ai-sdk/openai');
+      return createOpenAI({ apiKey: env.OPENAI_API_KEY ?? '', ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}) })(status.modelId);
+    }
+    case 'openai-compatible': {
+      const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
+      const apiKey = env.OPENAI_COMPATIBLE_API_KEY ?? env.OPENROUTER_API_KEY;
+      return createOpenAICompatible({ name: 'openai-compatible', baseURL: status.baseUrl!, ...(apiKey ? { apiKey } : {}) }).chatModel(status.modelId);
+    }
+  }
+}
+
+/**
+ * Resolve the embedding model from `EMBEDDING_PROVIDER` (`disabled` by default, or `openai` with
+ * `EMBEDDING_API_KEY` / `OPENAI_API_KEY`, model `EMBEDDING_MODEL`, default `text-embedding-3-small`).
+ * Returns undefined when disabled: memory search is then BM25 + entity boost.
+ */
+export async function resolveEmbedder(options: { env?: Env } = {}): Promise<EmbeddingModel | undefined> {
+  const env = options.env ?? process.env;
+  const provider = (env.EMBEDDING_PROVIDER ?? 'disabled').trim().toLowerCase();
+  if (provider === '' || provider === 'disabled' || provider === 'none') return undefined;
+  if (provider !== 'openai') {
+    throw new MinaraError('CONFIG_INVALID', `EMBEDDING_PROVIDER="${provider}" is not supported; use "openai" or "disabled".`);
+  }
+  const apiKey = env.EMBEDDING_API_KEY ?? env.OPENAI_API_KEY;
+  if (!apiKey) throw new MinaraError('CONFIG_INVALID', 'EMBEDDING_PROVIDER=openai needs EMBEDDING_API_KEY or OPENAI_API_KEY.');
+  const { createOpenAI } = await import('@ai-sdk/openai');
+  return createOpenAI({ apiKey }).embedding(env.EMBEDDING_MODEL ?? 'text-embedding-3-small');
+}

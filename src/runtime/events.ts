@@ -1,0 +1,75 @@
+import type { CallSource } from '../safety/permission-tier';
+import type { ToolEnvelope } from '../tools/envelope';
+
+/** Token usage of one step or a whole turn. */
+export interface TurnUsage {
+  readonly inputTokens: number;
+  readonly outputTokens: number;
+  /** Input tokens read from the provider's prompt cache. */
+  readonly cacheReadTokens: number;
+  /** Input tokens written to the provider's prompt cache. */
+  readonly cacheWriteTokens: number;
+}
+
+/** Why a turn ended. */
+export type TurnStopReason =
+  | 'finished'
+  | 'approval-required'
+  | 'max-steps'
+  | 'token-budget'
+  | 'repeated-blocked-call'
+  | 'aborted'
+  | 'error';
+
+/** An approval the turn is waiting for. */
+export interface PendingApproval {
+  readonly approvalId: string;
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  readonly reason: string;
+  readonly tier: number;
+  readonly expiresAt: string;
+}
+
+/**
+ * The one event stream of a turn, consumed identically by the CLI and the gateway.
+ * `type` is a kebab-case noun-verb; every event is one readonly object.
+ */
+export type AgentEvent =
+  | { readonly type: 'turn-start'; readonly turnId: string; readonly sessionId: string; readonly traceId: string; readonly source: CallSource; readonly at: string }
+  | { readonly type: 'input-flagged'; readonly target: 'message' | 'memory' | 'workspace' | 'history'; readonly kind: 'prompt_injection' | 'secret'; readonly pattern: string; readonly excerpt: string }
+  | { readonly type: 'skill-activated'; readonly skillIds: readonly string[]; readonly via: 'signal' | 'scenario' | 'model' | 'session'; readonly shed: readonly string[] }
+  | { readonly type: 'compaction'; readonly beforeTokens: number; readonly afterTokens: number; readonly steps: readonly string[] }
+  | { readonly type: 'text-delta'; readonly delta: string }
+  | { readonly type: 'tool-call'; readonly toolCallId: string; readonly toolName: string; readonly input: unknown }
+  | { readonly type: 'tool-result'; readonly toolCallId: string; readonly toolName: string; readonly output: ToolEnvelope }
+  | { readonly type: 'tool-blocked'; readonly toolCallId: string; readonly toolName: string; readonly code: string; readonly reason: string }
+  | ({ readonly type: 'approval-request' } & PendingApproval)
+  | { readonly type: 'step-end'; readonly stepNumber: number; readonly finishReason: string; readonly usage: TurnUsage }
+  | {
+      readonly type: 'turn-end';
+      readonly turnId: string;
+      readonly sessionId: string;
+      readonly text: string;
+      readonly stopReason: TurnStopReason;
+      readonly steps: number;
+      readonly usage: TurnUsage;
+      readonly toolsUsed: readonly string[];
+      readonly pendingApprovals: readonly PendingApproval[];
+    }
+  | { readonly type: 'error'; readonly code: string; readonly message: string; readonly retryable: boolean };
+
+/** The `type` of every {@link AgentEvent}. */
+export type AgentEventType = AgentEvent['type'];
+
+export const ZERO_USAGE: TurnUsage = Object.freeze({ inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 });
+
+export function addUsage(a: TurnUsage, b: TurnUsage): TurnUsage {
+  return {
+    inputTokens: a.inputTokens + b.inputTokens,
+    outputTokens: a.outputTokens + b.outputTokens,
+    cacheReadTokens: a.cacheReadTokens + b.cacheReadTokens,
+    cacheWriteTokens: a.cacheWriteTokens + b.cacheWriteTokens,
+  };
+}

@@ -1,0 +1,33 @@
+/**
+ * The agent runtime: the turn pipeline on AI SDK 7, prompt blocks, compaction, workflows and signals.
+ *
+ * @module
+ */
+export { createAgentRuntime, type AgentRuntime } from './runtime';
+export type { AgentRuntimeOptions, ApprovalDecision, GenerateResult, RunInput, ScenarioClassifier, ScenarioMatch, TurnScope, TurnSummary, TurnToolCall } from './types';
+export { type AgentEvent, type AgentEventType, type PendingApproval, type TurnStopReason, type TurnUsage } from './events';
+export {
+  buildSystemPromptBlocks,
+  MAX_CACHE_BREAKPOINTS,
+  type PromptBlock,
+  type PromptBlockId,
+  type PromptBlockInput,
+  renderSystemPrompt,
+  toInstructions,
+} from './prompt-blocks';
+export { buildIdentityText, DEFAULT_IDENTITY, RUNTIME_RULES } from './identity';
+export { COMPACTION_MARKER, compactMessages, type CompactionOptions, type CompactionResult } from './compaction';
+export { estimateTokens, INTERRUPTED_ENVELOPE, repairOrphanedToolCalls } from './conversation';
+export {
+  type AgentTurnStep,
+  runWorkflow,
+  type ToolCallStep,
+  validateWorkflow,
+  type WorkflowDefinition,
+  type WorkflowResult,
+  type WorkflowResults,
+  type WorkflowStep,
+  type WorkflowStepResult,
+} from './workflows';
+export { createScheduler, type ScheduledJob, type Scheduler, type SchedulerOptions, type SchedulerTickResult, signalJob } from './scheduler';
+export { type CronSchedule, parseCron } from './cron';

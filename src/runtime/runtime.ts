@@ -1,0 +1,146 @@
+import { MinaraError } from '../errors/minara-error';
+import type { MemoryStore } from '../memory/types';
+import { createSkillMetaTools } from '../skills/meta-tools';
+import type { SkillSession } from '../skills/session';
+import { parseSignalContext } from '../skills/signals';
+import { createToolCallContext } from '../tools/context';
+import { generateId as defaultGenerateId } from '../util/ids';
+import { createConsoleLogger } from '../util/logger';
+import { createEventQueue } from './event-queue';
+import type { AgentEvent } from './events';
+import { renderSystemPrompt, type PromptBlock } from './prompt-blocks';
+import { executeTurn, prepareTurn, type TurnDeps } from './turn';
+import type { AgentRuntimeOptions, GenerateResult, RunInput, TurnScope } from './types';
+import { runWorkflow, type WorkflowDefinition, type WorkflowResult } from './workflows';
+
+/** The agent runtime: one turn pipeline behind one event stream. */
+export interface AgentRuntime {
+  /**
+   * Run a turn and stream its events. The turn runs to completion and is persisted even if the consumer
+   * stops reading (a disconnected client); pass `abortSignal` to cancel it.
+   */
+  run(input: RunInput): AsyncIterable<AgentEvent>;
+  /** Run a turn and collect it. */
+  generate(input: RunInput): Promise<GenerateResult>;
+  /** Run a deterministic workflow: `tool_call` steps through the registry, `agent_turn` steps as turns. */
+  runWorkflow(definition: WorkflowDefinition): Promise<WorkflowResult>;
+  /** The system prompt blocks the next turn of a session would send (no model call, nothing persisted but the frozen snapshot). */
+  buildSystemPromptBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }): Promise<{ blocks: PromptBlock[]; toolNames: string[] }>;
+  /** The same as one plain string (for `--dump-prompt` and `/prompt`). */
+  buildSystemPrompt(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }): Promise<string>;
+  readonly options: AgentRuntimeOptions;
+}
+
+const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
+
+/**
+ * Create the agent runtime: thin wiring around the turn pipeline (pre-turn, compaction, `streamText` with
+ * the registry's tools, approvals, end-of-turn fan-out).
+ *
+ * @example
+ * ```ts
+ * const runtime = createAgentRuntime({ model, tools, skills, memory, workspace, storage });
+ * for await (const event of runtime.run({ sessionId: 's1', message: 'price of BTC?' })) {
+ *   if (event.type === 'text-delta') process.stdout.write(event.delta);
+ *   if (event.type === 'approval-request') pending.push(event.approvalId);
+ * }
+ * // later, in this process or another:
+ * await runtime.generate({ sessionId: 's1', approvals: [{ approvalId, approved: true }] });
+ * ```
+ */
+export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
+  if (!options || typeof options !== 'object') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: options are required.');
+  if (!options.model) throw new MinaraError('MODEL_NOT_CONFIGURED', 'createAgentRuntime: "model" is required (any AI SDK LanguageModel).');
+  if (!options.tools || typeof options.tools.dispatch !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "tools" must be a ToolRegistry (createToolRegistry).');
+  if (!options.storage || typeof options.storage.conversations?.appendMessages !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "storage" must be a Storage (createSqliteStorage or createInMemoryStorage).');
+  const maxSteps = options.maxSteps ?? 12;
+  if (!Number.isInteger(maxSteps) || maxSteps < 1 || maxSteps > 100) throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "maxSteps" must be an integer from 1 to 100.');
+  const turnTokenBudget = options.turnTokenBudget ?? 400_000;
+  if (!(turnTokenBudget > 0)) throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "turnTokenBudget" must be a positive number.');
+
+  const liveSkillSessions = new Map<string, SkillSession>();
+  if (options.skills) {
+    // The meta-tools find the turn's skill session by the call context's session id.
+    const meta = createSkillMetaTools({ skills: options.skills, tools: options.tools, resolveSession: (ctx) => liveSkillSessions.get(ctx.call.sessionId) });
+    for (const t of meta.all) if (!options.tools.has(t.name)) options.tools.register(t);
+  }
+  const memoryFor = (scope: TurnScope): MemoryStore | undefined =>
+    typeof options.memory === 'function' ? options.memory(scope) : options.memory;
+  const deps: TurnDeps = {
+    options,
+    now: options.now ?? (() => new Date()),
+    generateId: options.generateId ?? defaultGenerateId,
+    maxSteps,
+    turnTokenBudget,
+    cronAllowedToolSets: options.cronAllowedToolSets ?? ['read', 'memory', 'web'],
+    defaultUserId: options.defaultUserId ?? 'default',
+    memoryFor,
+    liveSkillSessions,
+    logger: options.logger ?? createConsoleLogger({ level: 'warn' }),
+  };
+  // One turn at a time per session in this process; different sessions run concurrently.
+  const sessionTails = new Map<string, Promise<void>>();
+
+  function validate(input: RunInput): RunInput {
+    if (!input || typeof input !== 'object') throw new MinaraError('INVALID_ARGUMENT', 'run: input must be an object.');
+    if (typeof input.sessionId !== 'string' || !SESSION_ID.test(input.sessionId)) {
+      throw new MinaraError('INVALID_ARGUMENT', 'run: "sessionId" must be 1–128 characters of letters, digits, ".", "_", ":" or "-".');
+    }
+    if (input.message !== undefined && typeof input.message !== 'string') throw new MinaraError('INVALID_ARGUMENT', 'run: "message" must be a string.');
+    if (input.message !== undefined && input.message.length > 200_000) throw new MinaraError('INVALID_ARGUMENT', 'run: "message" is longer than 200,000 characters.');
+    if (input.message === undefined && (input.approvals?.length ?? 0) === 0) {
+      throw new MinaraError('INVALID_ARGUMENT', 'run: give a "message", "approvals", or both.');
+    }
+    for (const [i, a] of (input.approvals ?? []).entries()) {
+      if (typeof a?.approvalId !== 'string' || typeof a.approved !== 'boolean') {
+        throw new MinaraError('INVALID_ARGUMENT', `run: approvals[${i}] needs "approvalId" (string) and "approved" (boolean).`);
+      }
+    }
+    const source = input.source ?? 'user';
+    if (!['user', 'cron', 'webhook', 'workflow', 'subagent'].includes(source)) {
+      throw new MinaraError('INVALID_ARGUMENT', `run: "source" must be user, cron, webhook, workflow or subagent; got ${JSON.stringify(source)}.`);
+    }
+    return input.signal ? { ...input, signal: parseSignalContext(input.signal) } : input;
+  }
+
+  function run(raw: RunInput): AsyncIterable<AgentEvent> {
+    const input = validate(raw);
+    const queue = createEventQueue<AgentEvent>();
+    const turnId = deps.generateId('turn');
+    const previous = sessionTails.get(input.sessionId) ?? Promise.resolve();
+    const task = previous
+      .then(() => executeTurn(deps, input, turnId, (e) => queue.push(e)))
+      .then(() => queue.close(), (error: unknown) => queue.fail(error));
+    const tail = task.then(() => undefined, () => undefined);
+    sessionTails.set(input.sessionId, tail);
+    void tail.then(() => {
+      if (sessionTails.get(input.sessionId) === tail) sessionTails.delete(input.sessionId);
+    });
+    return queue;
+  }
+
+  async function generate(input: RunInput): Promise<GenerateResult> {
+    const events: AgentEvent[] = [];
+    for await (const e of run(input)) events.push(e);
+    const end = events.findLast((e): e is Extract<AgentEvent, { type: 'turn-end' }> => e.type === 'turn-end');
+    if (!end) throw new MinaraError('INTERNAL', 'generate: the turn ended without a turn-end event.');
+    return { text: end.text, stopReason: end.stopReason, usage: end.usage, steps: end.steps, pendingApprovals: end.pendingApprovals, events, turnId: end.turnId };
+  }
+
+  async function buildBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }) {
+    const probe = validate({ sessionId: input.sessionId, message: input.message ?? '', ...(input.source ? { source: input.source } : {}), ...(input.userId ? { userId: input.userId } : {}) });
+    const ctx = createToolCallContext({ sessionId: probe.sessionId, source: probe.source ?? 'user', userId: probe.userId ?? deps.defaultUserId });
+    const { prompt } = await prepareTurn(deps, probe, ctx, () => {});
+    return { blocks: prompt.blocks, toolNames: prompt.toolNames };
+  }
+
+  return {
+    run,
+    generate,
+    runWorkflow: (definition) => runWorkflow({ runtime: { generate }, tools: options.tools, now: deps.now, generateId: deps.generateId }, definition),
+    buildSystemPromptBlocks: buildBlocks,
+    buildSystemPrompt: async (input) => renderSystemPrompt((await buildBlocks(input)).blocks),
+    options,
+  };
+}
+

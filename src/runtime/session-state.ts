@@ -1,0 +1,32 @@
+import type { Storage } from '../storage/types';
+
+/** What the runtime keeps per session between turns (and across processes), in storage metadata. */
+export interface SessionState {
+  /** The frozen `<memory-context>` block, loaded once when the session starts. */
+  readonly memorySnapshot?: string | undefined;
+  /** Active skill ids after the last turn. */
+  readonly activeSkills: readonly string[];
+  /** Completed turns. */
+  readonly turnCount: number;
+}
+
+const key = (sessionId: string) => `runtime:session:${sessionId}`;
+
+export async function loadSessionState(storage: Storage, sessionId: string): Promise<SessionState | undefined> {
+  const raw = await storage.meta.get(key(sessionId));
+  if (raw === undefined) return undefined;
+  try {
+    const parsed = JSON.parse(raw) as Partial<SessionState>;
+    return {
+      memorySnapshot: typeof parsed.memorySnapshot === 'string' ? parsed.memorySnapshot : undefined,
+      activeSkills: Array.isArray(parsed.activeSkills) ? parsed.activeSkills.filter((s): s is string => typeof s === 'string') : [],
+      turnCount: Number.isInteger(parsed.turnCount) ? (parsed.turnCount as number) : 0,
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+export async function saveSessionState(storage: Storage, sessionId: string, state: SessionState): Promise<void> {
+  await storage.meta.set(key(sessionId), JSON.stringify(state));
+}

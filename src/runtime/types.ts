@@ -1,0 +1,143 @@
+import type { LanguageModel } from 'ai';
+import type { MinaraBus } from '../events/bus';
+import type { MemoryStore } from '../memory/types';
+import type { CallSource } from '../safety/permission-tier';
+import type { SkillRegistry } from '../skills/registry';
+import type { SignalContext } from '../skills/types';
+import type { Storage } from '../storage/types';
+import type { ToolRegistry } from '../tools/types';
+import type { IdGenerator } from '../util/ids';
+import type { Logger } from '../util/logger';
+import type { Workspace } from '../workspace/workspace';
+import type { CompactionOptions } from './compaction';
+import type { AgentEvent, PendingApproval, TurnStopReason, TurnUsage } from './events';
+
+/** The tenant a turn runs for; memory is scoped by it. */
+export interface TurnScope {
+  readonly userId: string;
+  readonly agentId?: string | undefined;
+  readonly sessionId: string;
+}
+
+/** What the L0.5 scenario classifier returns for a message (e.g. from the finance pack). */
+export interface ScenarioMatch {
+  readonly id: string;
+  /** A short procedural playbook injected into the dynamic prompt tail. */
+  readonly playbook: string;
+  /** Skills to preload for this turn. */
+  readonly preloadSkills?: readonly string[] | undefined;
+  readonly score?: number | undefined;
+  readonly reasons?: readonly string[] | undefined;
+}
+
+/** Picks at most one scenario per turn, deterministically. */
+export interface ScenarioClassifier {
+  classify(message: string, context: { readonly source: CallSource }): ScenarioMatch | undefined;
+}
+
+/** One tool call of a finished turn, for decision-capture hooks. */
+export interface TurnToolCall {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  readonly decision: string;
+  readonly ok: boolean;
+  readonly code?: string | undefined;
+}
+
+/** What end-of-turn hooks receive. */
+export interface TurnSummary {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly traceId: string;
+  readonly source: CallSource;
+  readonly userId: string;
+  readonly userText?: string | undefined;
+  readonly text: string;
+  readonly stopReason: TurnStopReason;
+  readonly steps: number;
+  readonly usage: TurnUsage;
+  readonly toolCalls: readonly TurnToolCall[];
+  readonly pendingApprovals: readonly PendingApproval[];
+  readonly turnCount: number;
+}
+
+/** Options of {@link createAgentRuntime}. */
+export interface AgentRuntimeOptions {
+  /** Any AI SDK language model. */
+  readonly model: LanguageModel;
+  /** The tool registry; every tool call goes through its dispatch. */
+  readonly tools: ToolRegistry;
+  /** Conversations, approvals and the runtime's per-session state. */
+  readonly storage: Storage;
+  /** Skills: routed every turn; `activate_skills` and `tool_invoke` are registered when missing. */
+  readonly skills?: SkillRegistry | undefined;
+  /** Memory: one store, or a function that gives the store for a turn's scope (multi-tenant hosts). */
+  readonly memory?: MemoryStore | ((scope: TurnScope) => MemoryStore) | undefined;
+  /** The markdown workspace: identity and dynamic blocks, and the end-of-turn hook. */
+  readonly workspace?: Workspace | undefined;
+  /** L0.5 scenario classifier (playbook + preloads). */
+  readonly scenarios?: ScenarioClassifier | undefined;
+  /** A cheaper model for LLM autocompaction. @default no LLM compaction (hard trim instead) */
+  readonly utilityModel?: LanguageModel | undefined;
+  /** Replaces the built-in persona when no workspace identity is present. */
+  readonly identity?: string | undefined;
+  /** Model steps per turn. @default 12 */
+  readonly maxSteps?: number | undefined;
+  /** Cumulative input + output tokens one turn may spend across its steps. @default 400000 */
+  readonly turnTokenBudget?: number | undefined;
+  /** The compaction ladder's settings (context window, thresholds, …). */
+  readonly compaction?: Omit<CompactionOptions, 'summarizer' | 'reinject'> | undefined;
+  /** Tenant when a run gives none. @default 'default' */
+  readonly defaultUserId?: string | undefined;
+  /** Tool sets cron turns may use when the run gives none. @default ['read', 'memory', 'web'] */
+  readonly cronAllowedToolSets?: readonly string[] | undefined;
+  /** Surface name for the heartbeat (`repl`, `gateway`, …). @default 'sdk' */
+  readonly surface?: string | undefined;
+  /** Decision-capture and observability hooks, called after every turn (errors are logged). */
+  readonly onTurnEnd?: ReadonlyArray<(summary: TurnSummary) => void | Promise<void>> | undefined;
+  readonly bus?: MinaraBus | undefined;
+  readonly logger?: Logger | undefined;
+  readonly now?: (() => Date) | undefined;
+  readonly generateId?: IdGenerator | undefined;
+}
+
+/** A decision on a pending approval, sent with the next run. */
+export interface ApprovalDecision {
+  readonly approvalId: string;
+  readonly approved: boolean;
+  readonly reason?: string | undefined;
+}
+
+/** Input of `runtime.run`. Give a `message`, `approvals`, or both. */
+export interface RunInput {
+  readonly sessionId: string;
+  readonly message?: string | undefined;
+  /** @default 'user' */
+  readonly source?: CallSource | undefined;
+  /** The signal of a cron or webhook turn (preloads skills, suggests stages). */
+  readonly signal?: SignalContext | undefined;
+  /** Tool sets this turn may use (cron defaults to `cronAllowedToolSets`). */
+  readonly allowedToolSets?: readonly string[] | undefined;
+  /** Cancels the turn. */
+  readonly abortSignal?: AbortSignal | undefined;
+  /** Decisions on approvals this session is waiting for; the calls are re-validated and run or denied. */
+  readonly approvals?: readonly ApprovalDecision[] | undefined;
+  readonly userId?: string | undefined;
+  readonly agentId?: string | undefined;
+  /** The turn was written by the operator (lifts the sandbox-skill refusal for autonomous sources). */
+  readonly operatorAuthored?: boolean | undefined;
+  /** Overrides the runtime's surface for this turn's heartbeat. */
+  readonly surface?: string | undefined;
+}
+
+/** A whole turn collected by `runtime.generate`. */
+export interface GenerateResult {
+  readonly text: string;
+  readonly stopReason: TurnStopReason;
+  readonly usage: TurnUsage;
+  readonly steps: number;
+  readonly pendingApprovals: readonly PendingApproval[];
+  readonly events: readonly AgentEvent[];
+  readonly turnId: string;
+}
