@@ -426,5 +426,8 @@ export {
 export { INJECTION_PATTERNS, type ScanFinding, scanInput } from './safety/input-scanner';
 // ── END runtime
 
+// ── app (issue: createApp) ───────────────────────────────────────────────────
+export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, type MinaraApp } from './app/index';
+
 // ── models ───────────────────────────────────────────────────────────────────
 export { DEFAULT_MODELS, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';

@@ -13,7 +13,7 @@ export const DEFAULT_MODELS: Readonly<Record<'anthropic' | 'openai', string>> = 
 
 /** Where the model configuration came from, without loading anything. */
 export type ModelConfigStatus =
-  | { readonly configured: true; readonly provider: ModelProvider; readonly modelId: string; readonly baseUrl?: string | undefined; readonly label: string }
+  | { readonly configured: true; readonly provider: ModelProvider | 'custom'; readonly modelId: string; readonly baseUrl?: string | undefined; readonly label: string }
   | { readonly configured: false; readonly reason: string; readonly help: string };
 
 /** How to configure a model, for messages shown to people. */

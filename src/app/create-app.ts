@@ -1,0 +1,240 @@
+import path from 'node:path';
+import type { EmbeddingModel, LanguageModel } from 'ai';
+import { loadConfig, type MinaraConfig, type MinaraConfigInput } from '../config/config';
+import { loadEnv, type LoadEnvResult } from '../config/load-env';
+import { MinaraError } from '../errors/minara-error';
+import { createEventBus, type MinaraBus } from '../events/bus';
+import { modelConfigStatus, type ModelConfigStatus, resolveEmbedder, resolveModel } from '../llm/resolve-model';
+import { createMemoryStore } from '../memory/store';
+import { createMemoryTools } from '../memory/tools';
+import type { MemoryStore } from '../memory/types';
+import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
+import type { AgentRuntimeOptions, ScenarioClassifier } from '../runtime/types';
+import { createExternalSkillsManager, type ExternalSkillsManager } from '../skills/external';
+import { createSkillRegistry, type SkillRegistry } from '../skills/registry';
+import { loadSkillDirectories, type SkillLoadIssue } from '../skills/skill-md';
+import type { Skill, SkillDefinition } from '../skills/types';
+import { createSqliteStorage } from '../storage/sqlite/index';
+import type { Storage } from '../storage/types';
+import { createFileTools } from '../tools/file-tools';
+import { createToolRegistry } from '../tools/registry';
+import type { ToolEntry, ToolHook, ToolRegistry } from '../tools/types';
+import { createConsoleLogger, type Logger } from '../util/logger';
+import { createWorkspace, type Workspace } from '../workspace/workspace';
+import { workspaceConfigFromEnv } from '../workspace/config';
+import { createNotConfiguredModel } from './not-configured-model';
+
+/** What a domain pack contributes (the finance pack is one). */
+export interface AppPack {
+  readonly tools?: readonly ToolEntry[] | undefined;
+  readonly hooks?: readonly ToolHook[] | undefined;
+  readonly skills?: ReadonlyArray<Skill | SkillDefinition> | undefined;
+  readonly scenarios?: ScenarioClassifier | undefined;
+  /** Called once the registry exists (e.g. to hand the pack the emergency-stop handle). */
+  readonly attach?: ((registry: ToolRegistry) => void) | undefined;
+}
+
+/** Options of {@link createApp}. Every part can be replaced; everything else comes from env and defaults. */
+export interface CreateAppOptions {
+  /** The environment to read. @default process.env (after `.env` is loaded) */
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  /** Load `.env` from this directory first (never overriding the shell); `false` to skip. @default process.cwd() */
+  readonly envFileDir?: string | false | undefined;
+  /** Config overrides (dataDir, workspaceDir, model, logLevel, …) over env over defaults. */
+  readonly config?: Partial<MinaraConfigInput> | undefined;
+  /** Storage. @default SQLite at `${dataDir}/minara.db` */
+  readonly storage?: Storage | undefined;
+  /** The model, or a `provider:model` string. @default resolved from MINARA_MODEL and provider keys */
+  readonly model?: LanguageModel | string | undefined;
+  /** A cheaper model for compaction and dreaming. @default the main model */
+  readonly utilityModel?: LanguageModel | undefined;
+  /** Embeddings for hybrid memory search; `false` disables. @default resolved from EMBEDDING_PROVIDER */
+  readonly embedder?: EmbeddingModel | false | undefined;
+  /** Domain packs (tools, hooks, skills, scenarios), e.g. `createFinancePack(...)`. */
+  readonly packs?: ReadonlyArray<AppPack | ((ctx: { storage: Storage; env: Readonly<Record<string, string | undefined>>; dataDir: string }) => AppPack)> | undefined;
+  /** Extra tools and hooks. */
+  readonly tools?: readonly ToolEntry[] | undefined;
+  readonly hooks?: readonly ToolHook[] | undefined;
+  /** Extra skills (TypeScript definitions). */
+  readonly skills?: ReadonlyArray<Skill | SkillDefinition> | undefined;
+  /** SKILL.md directories to load. @default `${workspaceDir}/skills` */
+  readonly skillDirs?: readonly string[] | undefined;
+  /** The workspace, or `false` for none. @default a seeded workspace at `workspaceDir` */
+  readonly workspace?: Workspace | false | undefined;
+  /** Tenant when a run gives none. @default 'default' */
+  readonly userId?: string | undefined;
+  /** Surface for the heartbeat: `repl`, `gateway`, … @default 'sdk' */
+  readonly surface?: string | undefined;
+  /** Extra runtime options (maxSteps, compaction, onTurnEnd, …). */
+  readonly runtime?: Partial<Omit<AgentRuntimeOptions, 'model' | 'tools' | 'storage' | 'skills' | 'memory' | 'workspace'>> | undefined;
+  readonly logger?: Logger | undefined;
+  readonly bus?: MinaraBus | undefined;
+  readonly now?: (() => Date) | undefined;
+}
+
+/** Everything `createApp` assembled. */
+export interface MinaraApp {
+  readonly config: MinaraConfig;
+  /** What `.env` loading did (undefined when skipped). */
+  readonly envLoad: LoadEnvResult | undefined;
+  /** Whether a real model is configured; when not, turns explain how to configure one. */
+  readonly modelStatus: ModelConfigStatus;
+  readonly storage: Storage;
+  readonly tools: ToolRegistry;
+  readonly skills: SkillRegistry;
+  readonly skillLoadIssues: readonly SkillLoadIssue[];
+  readonly externalSkills: ExternalSkillsManager;
+  readonly workspace: Workspace | undefined;
+  /** The memory store of a tenant (cached per user id). */
+  memoryFor(userId: string): MemoryStore;
+  /** The default tenant's memory. */
+  readonly memory: MemoryStore;
+  readonly runtime: AgentRuntime;
+  readonly bus: MinaraBus;
+  readonly logger: Logger;
+  /** Close memory stores, the workspace and storage (if the app opened it). */
+  close(): Promise<void>;
+}
+
+/**
+ * The composition root: load env, open storage under `dataDir`, build the tool registry (built-in
+ * factories; a factory whose env is missing contributes nothing), the skill registry (packs + SKILL.md
+ * directories + external skills), memory, the seeded workspace, and the runtime. Given the same options
+ * and env it builds the same app, so the CLI and the gateway get an identical runtime.
+ *
+ * @example
+ * ```ts
+ * import { createApp } from '@minara/agent';
+ * import { createFinancePack } from '@minara/agent/finance';
+ *
+ * const app = await createApp({ packs: [({ storage }) => createFinancePack({ storage })] });
+ * for await (const e of app.runtime.run({ sessionId: 's1', message: 'BTC price?' })) { … }
+ * await app.close();
+ * ```
+ */
+export async function createApp(options: CreateAppOptions = {}): Promise<MinaraApp> {
+  // A given env is copied (and the .env file fills the copy); otherwise process.env is used and filled.
+  const env: Record<string, string | undefined> = options.env ? { ...options.env } : process.env;
+  const envLoad = options.envFileDir === false ? undefined : loadEnv({ cwd: options.envFileDir ?? process.cwd(), env });
+  const config = loadConfig({ env, overrides: { ...options.config, ...(typeof options.model === 'string' ? { model: options.model } : {}) } });
+  const logger = options.logger ?? createConsoleLogger({ level: config.logLevel });
+  const bus = options.bus ?? createEventBus();
+  const now = options.now ?? (() => new Date());
+  const userId = options.userId ?? 'default';
+
+  const ownsStorage = options.storage === undefined;
+  const storage = options.storage ?? createSqliteStorage({ path: config.dbPath, logger, now });
+  try {
+    // Model and embedder.
+    let model: LanguageModel;
+    let modelStatus: ModelConfigStatus;
+    if (options.model !== undefined && typeof options.model !== 'string') {
+      model = options.model;
+      const modelId = typeof model === 'string' ? model : model.modelId;
+      modelStatus = { configured: true, provider: 'custom', modelId, label: `custom:${modelId}` };
+    } else {
+      modelStatus = modelConfigStatus({ model: config.model, baseUrl: config.baseUrl, env });
+      model = modelStatus.configured ? await resolveModel({ model: config.model, baseUrl: config.baseUrl, env }) : createNotConfiguredModel(modelStatus);
+    }
+    const embedder = options.embedder === false ? undefined : (options.embedder ?? (await resolveEmbedder({ env })));
+
+    // Memory, one store per tenant.
+    const stores = new Map<string, MemoryStore>();
+    const memoryFor = (uid: string): MemoryStore => {
+      if (typeof uid !== 'string' || uid.trim() === '') throw new MinaraError('INVALID_ARGUMENT', 'memoryFor: userId must be a non-empty string.');
+      let store = stores.get(uid);
+      if (!store) {
+        store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, ...(embedder ? { embedder } : {}) });
+        stores.set(uid, store);
+      }
+      return store;
+    };
+
+    // Packs.
+    const packs = (options.packs ?? []).map((p) => (typeof p === 'function' ? p({ storage, env, dataDir: config.dataDir }) : p));
+
+    // Tools: built-in factories, packs, extras.
+    const tools = createToolRegistry({
+      storage,
+      bus,
+      logger,
+      now,
+      audit: config.audit,
+      hooks: [...packs.flatMap((p) => p.hooks ?? []), ...(options.hooks ?? [])],
+      tools: [
+        ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
+        ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
+        ...packs.flatMap((p) => p.tools ?? []),
+        ...(options.tools ?? []),
+      ],
+    });
+    for (const p of packs) p.attach?.(tools);
+
+    // Skills: packs, extras, SKILL.md directories, external skills.
+    const externalSkills = createExternalSkillsManager({ dir: path.join(config.dataDir, 'skills', 'external'), now });
+    const skills = createSkillRegistry({ tools, env, logger, skills: [...packs.flatMap((p) => p.skills ?? []), ...(options.skills ?? [])] });
+    const fromDirs = loadSkillDirectories(options.skillDirs ?? [path.join(config.workspaceDir, 'skills')]);
+    const external = externalSkills.load();
+    const skillLoadIssues: SkillLoadIssue[] = [...fromDirs.issues, ...external.issues];
+    for (const skill of [...fromDirs.skills, ...external.skills]) {
+      try {
+        skills.register(skill);
+      } catch (error) {
+        skillLoadIssues.push({ file: skill.origin.file ?? skill.id, field: 'id', message: error instanceof Error ? error.message : String(error), severity: 'error' });
+      }
+    }
+    for (const issue of skillLoadIssues) logger.warn('skill not loaded', { file: issue.file, field: issue.field, message: issue.message });
+
+    // Workspace, seeded.
+    let workspace: Workspace | undefined;
+    if (options.workspace === false) workspace = undefined;
+    else if (options.workspace) workspace = options.workspace;
+    else {
+      workspace = createWorkspace({ ...workspaceConfigFromEnv(env), dir: config.workspaceDir, logger, now, ...(modelStatus.configured ? { dreaming: { ...workspaceConfigFromEnv(env).dreaming, model: options.utilityModel ?? model } } : {}) });
+      await workspace.seed();
+    }
+
+    const runtime = createAgentRuntime({
+      maxSteps: config.maxSteps,
+      ...options.runtime,
+      model,
+      tools,
+      storage,
+      skills,
+      memory: (scope) => memoryFor(scope.userId),
+      ...(workspace ? { workspace } : {}),
+      ...(packs.find((p) => p.scenarios) ? { scenarios: packs.find((p) => p.scenarios)!.scenarios! } : {}),
+      ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
+      defaultUserId: userId,
+      surface: options.surface ?? 'sdk',
+      bus,
+      logger,
+      now,
+    });
+
+    return {
+      config,
+      envLoad,
+      modelStatus,
+      storage,
+      tools,
+      skills,
+      skillLoadIssues,
+      externalSkills,
+      workspace,
+      memoryFor,
+      memory: memoryFor(userId),
+      runtime,
+      bus,
+      logger,
+      async close() {
+        for (const store of stores.values()) await store.close();
+        workspace?.close();
+        if (ownsStorage) await storage.close();
+      },
+    };
+  } catch (error) {
+    if (ownsStorage) await storage.close().catch(() => {});
+    throw error;
+  }
+}
