@@ -85,6 +85,8 @@ export async function resolveModel(options: { model?: string | undefined; baseUr
       const apiKey = env.OPENAI_COMPATIBLE_API_KEY ?? env.OPENROUTER_API_KEY;
       return createOpenAICompatible({ name: 'openai-compatible', baseURL: status.baseUrl!, ...(apiKey ? { apiKey } : {}) }).chatModel(status.modelId);
     }
+    case 'custom':
+      throw new MinaraError('MODEL_NOT_CONFIGURED', 'A custom model is passed as an object, not resolved from env.');
   }
 }
 
