@@ -8,6 +8,7 @@ export default defineConfig({
     alias: [
       { find: /^@minara\/agent\/sqlite$/, replacement: src('storage/sqlite/index.ts') },
       { find: /^@minara\/agent\/testing$/, replacement: src('testing/index.ts') },
+      { find: /^@minara\/agent\/gateway$/, replacement: src('gateway/index.ts') },
       { find: /^@minara\/agent$/, replacement: src('index.ts') },
     ],
   },

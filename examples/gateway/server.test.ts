@@ -1,0 +1,48 @@
+/**
+ * The gateway example runs offline: the demo model answers, the page is served, and a swap goes through
+ * the approval flow over HTTP.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ServedGateway } from '@minara/agent/gateway';
+import { startServer } from './server';
+
+let served: ServedGateway;
+beforeAll(async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'minara-gw-example-'));
+  served = await startServer({ port: 0, env: { MINARA_DB: path.join(dir, 'minara.db'), MINARA_WORKSPACE: path.join(dir, 'ws') } });
+});
+afterAll(async () => {
+  await served?.close();
+});
+
+const frames = (text: string) => text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
+
+describe('examples/gateway', () => {
+  it('serves the chat page and the healthz route', async () => {
+    const page = await fetch(`${served.url}/`);
+    expect(page.headers.get('content-type')).toContain('text/html');
+    expect(await page.text()).toContain('/v1/chat');
+    expect((await fetch(`${served.url}/healthz`)).status).toBe(200);
+  });
+
+  it('chats with the demo model and approves a swap', async () => {
+    const post = (messages: unknown[]) =>
+      fetch(`${served.url}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ id: 'demo-1', trigger: 'submit-message', messages }) });
+    const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'swap 25 USDC to ETH' }] };
+    const first = frames(await (await post([user])).text());
+    expect(first.at(-1)).toBe('[DONE]');
+    const request = first.slice(0, -1).map((f) => JSON.parse(f)).find((c) => c.type === 'tool-approval-request');
+    expect(request).toBeTruthy();
+    const start = JSON.parse(first[0]!);
+    const assistant = {
+      id: start.messageId, role: 'assistant',
+      parts: [{ type: 'tool-swap_tokens', toolCallId: request.toolCallId, state: 'approval-responded', input: {}, approval: { id: request.approvalId, approved: true } }],
+    };
+    const second = frames(await (await post([user, assistant])).text()).slice(0, -1).map((f) => JSON.parse(f));
+    expect(second.find((c) => c.type === 'tool-output-available')).toMatchObject({ output: { ok: true, data: { filled: true, amountUsd: 25 } } });
+    expect(second.filter((c) => c.type === 'text-delta').map((c) => c.delta).join('')).toContain('Here is what happened');
+  });
+});

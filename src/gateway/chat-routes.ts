@@ -1,0 +1,82 @@
+import { UI_MESSAGE_STREAM_HEADERS } from 'ai';
+import { MinaraError } from '../errors/minara-error';
+import type { ApprovalDecision } from '../runtime/types';
+import { readJsonObject } from './body';
+import { assertChatId, parseChatRequest } from './chat-request';
+import { HttpError, notFound } from './http-error';
+import type { RouteContext, RouteHandler } from './router';
+import { decodeParam } from './router';
+import type { GatewayDeps } from './types';
+
+/** The session is someone else's: answer as if it did not exist. */
+export async function assertSessionVisible(deps: GatewayDeps, sessionId: string, userId: string): Promise<void> {
+  const session = await deps.options.storage.conversations.getSession(sessionId);
+  if (session?.userId !== undefined && session.userId !== userId) throw notFound(`No chat "${sessionId}".`);
+}
+
+/** The UI message stream response of an active turn. */
+export function streamResponse(body: ReadableStream<Uint8Array>): Response {
+  return new Response(body, { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+}
+
+/**
+ * `POST /v1/chat`: run a turn and answer with the AI SDK UI message stream. The turn is started and
+ * consumed server-side; the response is one subscription to it, so a client that disconnects loses
+ * nothing (the runtime persists the turn) and can resume with `GET /v1/chat/:id/stream`.
+ */
+export function postChat(deps: GatewayDeps): RouteHandler {
+  return async ({ request, userId }: RouteContext) => {
+    if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
+    const body = await readJsonObject(request, deps.maxBodyBytes);
+    const parsed = parseChatRequest(body);
+    const { chatId } = parsed;
+    await assertSessionVisible(deps, chatId, userId);
+
+    // Only answers to approvals this chat is still waiting for are passed on; a stale answer (already
+    // decided, replayed with old client history) is dropped rather than re-dispatched.
+    const approvals: ApprovalDecision[] = [];
+    for (const a of parsed.approvals) {
+      const record = await deps.options.tools.approvals.get(a.approvalId);
+      if (record && record.sessionId === chatId && record.status === 'pending') {
+        approvals.push({ approvalId: a.approvalId, approved: a.approved, ...(a.reason !== undefined ? { reason: a.reason } : {}) });
+      }
+    }
+    if (parsed.message === undefined && approvals.length === 0) {
+      throw new HttpError(409, 'HTTP_CONFLICT', `${parsed.approvals[0]?.path ?? 'messages'}: no pending approval of chat "${chatId}" matches; it was already answered or never existed.`);
+    }
+    // No await between this check and `start`: one turn per chat at a time.
+    if (deps.streams.get(chatId)) {
+      throw new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}"; resume it with GET /v1/chat/${chatId}/stream.`);
+    }
+    let events;
+    try {
+      events = deps.options.runtime.run({
+        sessionId: chatId,
+        userId,
+        surface: 'gateway',
+        ...(parsed.message !== undefined ? { message: parsed.message } : {}),
+        ...(approvals.length > 0 ? { approvals } : {}),
+      });
+    } catch (error) {
+      if (MinaraError.isInstance(error) && error.code === 'INVALID_ARGUMENT') throw new HttpError(400, 'HTTP_BAD_REQUEST', error.message);
+      throw error;
+    }
+    const messageId = parsed.continueMessageId || deps.generateId('msg');
+    const turn = deps.streams.start({ chatId, userId, messageId, events });
+    return streamResponse(turn.subscribe());
+  };
+}
+
+/** `GET /v1/chat/:id/stream`: replay the active turn from its start and continue live; 204 when idle. */
+export function resumeChat(deps: GatewayDeps): RouteHandler {
+  return async ({ params, userId }: RouteContext) => {
+    const chatId = assertChatId(decodeParam('id', params['id'] ?? ''), 'id');
+    const turn = deps.streams.get(chatId);
+    if (!turn) {
+      await assertSessionVisible(deps, chatId, userId);
+      return new Response(null, { status: 204 });
+    }
+    if (turn.userId !== userId) throw notFound(`No chat "${chatId}".`);
+    return streamResponse(turn.subscribe());
+  };
+}

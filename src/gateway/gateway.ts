@@ -1,0 +1,121 @@
+import { MinaraError } from '../errors/minara-error';
+import { generateId as defaultGenerateId } from '../util/ids';
+import { createConsoleLogger } from '../util/logger';
+import { createActiveStreams } from './active-streams';
+import { decideApproval, listApprovals } from './approvals-routes';
+import { createBearerCheck } from './auth';
+import { DEFAULT_MAX_BODY_BYTES } from './body';
+import { postChat, resumeChat } from './chat-routes';
+import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
+import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
+import { createRouter, methodNotAllowed } from './router';
+import type { Gateway, GatewayDeps, GatewayOptions } from './types';
+import { getWorkspaceFile, listWorkspaceFiles, putWorkspaceFile } from './workspace-routes';
+
+const USER_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
+
+/**
+ * Create the HTTP gateway as a web-standard fetch handler (`Request` → `Response`), so it mounts in
+ * Node `http` (see `serveGateway`), Hono, a Next.js route handler or Bun unchanged.
+ *
+ * Routes: `GET /healthz` (open), `POST /v1/chat` (AI SDK UI message stream, for `useChat`),
+ * `GET /v1/chat/:id/stream` (resume; 204 when idle), `/v1/memory` (list, create, edit, soft delete,
+ * restore), `/v1/workspace/files` (sha256 optimistic concurrency), `/v1/approvals` (list, decide + resume).
+ * See `docs/gateway.md` for the request and response of each.
+ *
+ * @example
+ * ```ts
+ * import { createGateway, serveGateway } from '@minara/agent/gateway';
+ *
+ * const gateway = createGateway({ runtime, storage, tools, memoryFor, workspace, authToken: process.env.GATEWAY_AUTH_TOKEN });
+ * const { url } = await serveGateway({ gateway, port: 8080 });
+ * // Next.js: export const POST = (req: Request) => gateway.fetch(req);
+ * ```
+ */
+export function createGateway(options: GatewayOptions): Gateway {
+  if (!options || typeof options !== 'object') throw new MinaraError('CONFIG_INVALID', 'createGateway: options are required.');
+  if (!options.runtime || typeof options.runtime.run !== 'function') throw new MinaraError('CONFIG_INVALID', 'createGateway: "runtime" must be an AgentRuntime (createAgentRuntime).');
+  if (!options.storage || typeof options.storage.conversations?.getSession !== 'function') throw new MinaraError('CONFIG_INVALID', 'createGateway: "storage" must be a Storage.');
+  if (!options.tools || typeof options.tools.approvals?.get !== 'function') throw new MinaraError('CONFIG_INVALID', 'createGateway: "tools" must be a ToolRegistry (createToolRegistry).');
+  const {
+    authToken,
+    maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
+    defaultUserId = 'default',
+    userHeader = 'x-minara-user',
+    logger = createConsoleLogger({ level: 'warn' }),
+    now = () => new Date(),
+    generateId = defaultGenerateId,
+  } = options;
+  if (authToken !== undefined && (typeof authToken !== 'string' || authToken.length < 16 || /\s/.test(authToken))) {
+    throw new MinaraError('CONFIG_INVALID', 'createGateway: "authToken" must be a string of at least 16 characters without whitespace (e.g. `openssl rand -hex 32`).');
+  }
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new MinaraError('CONFIG_INVALID', 'createGateway: "maxBodyBytes" must be an integer of at least 1024.');
+  if (!USER_ID.test(defaultUserId)) throw new MinaraError('CONFIG_INVALID', 'createGateway: "defaultUserId" must be 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".');
+
+  let closing = false;
+  const streams = createActiveStreams({ generateId, logger });
+  const deps: GatewayDeps = { options, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing };
+  const checkToken = authToken === undefined ? undefined : createBearerCheck(authToken);
+
+  const router = createRouter();
+  router.add('GET', '/healthz', () => json(200, { ok: true, activeStreams: streams.size() }));
+  router.add('POST', '/v1/chat', postChat(deps));
+  router.add('GET', '/v1/chat/:id/stream', resumeChat(deps));
+  router.add('GET', '/v1/memory', listMemory(deps));
+  router.add('POST', '/v1/memory', createMemory(deps));
+  router.add('PATCH', '/v1/memory/:id', updateMemory(deps));
+  router.add('DELETE', '/v1/memory/:id', deleteMemory(deps));
+  router.add('POST', '/v1/memory/:id/restore', restoreMemory(deps));
+  router.add('GET', '/v1/workspace/files', listWorkspaceFiles(deps));
+  router.add('GET', '/v1/workspace/files/:name', getWorkspaceFile(deps));
+  router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));
+  router.add('GET', '/v1/approvals', listApprovals(deps));
+  router.add('POST', '/v1/approvals/:id', decideApproval(deps));
+
+  const onInternal = (error: unknown) =>
+    logger.error('gateway: request failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });
+
+  async function handle(request: Request): Promise<Response> {
+    let url: URL;
+    try {
+      url = new URL(request.url);
+    } catch {
+      throw badRequest('url: not a valid URL.');
+    }
+    const isHealth = url.pathname === '/healthz' && (request.method === 'GET' || request.method === 'HEAD');
+    // Authentication comes before routing, so an unauthenticated caller cannot map the routes.
+    if (checkToken && !isHealth && !checkToken(request.headers.get('authorization'))) {
+      throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with the gateway token.');
+    }
+    const match = router.match(request.method, url.pathname);
+    if (match.kind === 'not-found') throw new HttpError(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname}.`);
+    if (match.kind === 'method-not-allowed') {
+      const e = methodNotAllowed(request.method, match.allow);
+      return jsonError(405, e.code, e.message, undefined, { allow: match.allow.join(', ') });
+    }
+    const header = request.headers.get(userHeader);
+    if (header !== null && !USER_ID.test(header)) throw badRequest(`${userHeader}: expected 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".`);
+    const userId = header ?? defaultUserId;
+    return match.handler({ request, url, params: match.params, userId });
+  }
+
+  return {
+    async fetch(request) {
+      try {
+        const response = await handle(request);
+        if (response.status === 401) response.headers.set('www-authenticate', 'Bearer');
+        return response;
+      } catch (error) {
+        const response = errorResponse(error, onInternal);
+        if (response.status === 401) response.headers.set('www-authenticate', 'Bearer realm="minara"');
+        return response;
+      }
+    },
+    activeStreams: () => streams.size(),
+    authRequired: checkToken !== undefined,
+    async close() {
+      closing = true;
+      await streams.drain();
+    },
+  };
+}

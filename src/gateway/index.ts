@@ -1,0 +1,22 @@
+/**
+ * `@minara/agent/gateway`: the HTTP gateway as a web-standard fetch handler, and a Node `http` server
+ * for it. `POST /v1/chat` speaks the AI SDK UI message stream protocol, so `useChat` works unchanged.
+ *
+ * @module
+ * @example
+ * ```ts
+ * import { createGateway, gatewayEnv, serveGateway } from '@minara/agent/gateway';
+ *
+ * const env = gatewayEnv();                       // GATEWAY_PORT, GATEWAY_HOST, GATEWAY_AUTH_TOKEN
+ * const gateway = createGateway({ runtime, storage, tools, memoryFor, workspace, authToken: env.authToken });
+ * const served = await serveGateway({ gateway, port: env.port, host: env.host });
+ * ```
+ */
+export { createGateway } from './gateway';
+export type { Gateway, GatewayOptions } from './types';
+export { isLoopbackHost, serveGateway, type ServedGateway, type ServeGatewayOptions } from './serve';
+export { gatewayEnv, type GatewayEnv } from './env';
+export { DEFAULT_MAX_BODY_BYTES } from './body';
+export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from './ui-stream-encoder';
+export { EDITABLE_MEMORY_SOURCE } from './memory-routes';
+export { HttpError } from './http-error';
