@@ -6,6 +6,7 @@ export default defineConfig([
       index: 'src/index.ts',
       sqlite: 'src/storage/sqlite/index.ts',
       testing: 'src/testing/index.ts',
+      finance: 'src/finance/index.ts',
       gateway: 'src/gateway/index.ts',
     },
     format: ['esm'],

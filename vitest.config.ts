@@ -9,6 +9,7 @@ export default defineConfig({
       { find: /^@minara\/agent\/sqlite$/, replacement: src('storage/sqlite/index.ts') },
       { find: /^@minara\/agent\/testing$/, replacement: src('testing/index.ts') },
       { find: /^@minara\/agent\/gateway$/, replacement: src('gateway/index.ts') },
+      { find: /^@minara\/agent\/finance$/, replacement: src('finance/index.ts') },
       { find: /^@minara\/agent$/, replacement: src('index.ts') },
     ],
   },

@@ -427,7 +427,7 @@ export { INJECTION_PATTERNS, type ScanFinding, scanInput } from './safety/input-
 // ── END runtime
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
-export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, type MinaraApp } from './app/index';
+export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
 
 // ── models ───────────────────────────────────────────────────────────────────
 export { DEFAULT_MODELS, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';

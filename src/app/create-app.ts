@@ -4,6 +4,8 @@ import { loadConfig, type MinaraConfig, type MinaraConfigInput } from '../config
 import { loadEnv, type LoadEnvResult } from '../config/load-env';
 import { MinaraError } from '../errors/minara-error';
 import { createEventBus, type MinaraBus } from '../events/bus';
+import { minaraProvidersFromEnv } from '../finance/adapters/factory';
+import { createFinancePack, type FinancePack, type FinancePackOptions } from '../finance/create-finance-pack';
 import { modelConfigStatus, type ModelConfigStatus, resolveEmbedder, resolveModel } from '../llm/resolve-model';
 import { createMemoryStore } from '../memory/store';
 import { createMemoryTools } from '../memory/tools';
@@ -22,6 +24,7 @@ import type { ToolEntry, ToolHook, ToolRegistry } from '../tools/types';
 import { createConsoleLogger, type Logger } from '../util/logger';
 import { createWorkspace, type Workspace } from '../workspace/workspace';
 import { workspaceConfigFromEnv } from '../workspace/config';
+import { readHardConstraints } from './hard-constraints';
 import { createNotConfiguredModel } from './not-configured-model';
 
 /** What a domain pack contributes (the finance pack is one). */
@@ -50,7 +53,14 @@ export interface CreateAppOptions {
   readonly utilityModel?: LanguageModel | undefined;
   /** Embeddings for hybrid memory search; `false` disables. @default resolved from EMBEDDING_PROVIDER */
   readonly embedder?: EmbeddingModel | false | undefined;
-  /** Domain packs (tools, hooks, skills, scenarios), e.g. `createFinancePack(...)`. */
+  /**
+   * The finance pack: options over the defaults, or `false` for none. Paper trading on the simulated feed
+   * by default; with `MINARA_API_KEY` the market data comes from the Minara API, and trading stays on paper
+   * unless `MINARA_TRADING=live` (or a `provider` is given here). `hard_constraint.*` profile entries of the
+   * default user tighten the limits. @default {}
+   */
+  readonly finance?: false | Omit<FinancePackOptions, 'storage'> | undefined;
+  /** More domain packs (tools, hooks, skills, scenarios). */
   readonly packs?: ReadonlyArray<AppPack | ((ctx: { storage: Storage; env: Readonly<Record<string, string | undefined>>; dataDir: string }) => AppPack)> | undefined;
   /** Extra tools and hooks. */
   readonly tools?: readonly ToolEntry[] | undefined;
@@ -90,6 +100,8 @@ export interface MinaraApp {
   /** The default tenant's memory. */
   readonly memory: MemoryStore;
   readonly runtime: AgentRuntime;
+  /** The finance pack, unless disabled. */
+  readonly finance: FinancePack | undefined;
   readonly bus: MinaraBus;
   readonly logger: Logger;
   /** Close memory stores, the workspace and storage (if the app opened it). */
@@ -105,9 +117,8 @@ export interface MinaraApp {
  * @example
  * ```ts
  * import { createApp } from '@minara/agent';
- * import { createFinancePack } from '@minara/agent/finance';
  *
- * const app = await createApp({ packs: [({ storage }) => createFinancePack({ storage })] });
+ * const app = await createApp({ finance: { limits: { maxTradeUsd: 500 } } });
  * for await (const e of app.runtime.run({ sessionId: 's1', message: 'BTC price?' })) { … }
  * await app.close();
  * ```
@@ -150,8 +161,24 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       return store;
     };
 
-    // Packs.
-    const packs = (options.packs ?? []).map((p) => (typeof p === 'function' ? p({ storage, env, dataDir: config.dataDir }) : p));
+    // Packs: finance first (its hooks run first), then the host's.
+    let finance: FinancePack | undefined;
+    if (options.finance !== false) {
+      const minara = minaraProvidersFromEnv(env);
+      finance = createFinancePack({
+        storage,
+        now,
+        logger,
+        ...(minara.market ? { market: minara.market } : {}),
+        ...(minara.provider && env.MINARA_TRADING === 'live' ? { provider: minara.provider } : {}),
+        preferences: () => readHardConstraints(memoryFor(userId)),
+        ...options.finance,
+      });
+    }
+    const packs: AppPack[] = [
+      ...(finance ? [finance] : []),
+      ...(options.packs ?? []).map((p) => (typeof p === 'function' ? p({ storage, env, dataDir: config.dataDir }) : p)),
+    ];
 
     // Tools: built-in factories, packs, extras.
     const tools = createToolRegistry({
@@ -203,7 +230,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       skills,
       memory: (scope) => memoryFor(scope.userId),
       ...(workspace ? { workspace } : {}),
-      ...(packs.find((p) => p.scenarios) ? { scenarios: packs.find((p) => p.scenarios)!.scenarios! } : {}),
+      ...(packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
       ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
       defaultUserId: userId,
       surface: options.surface ?? 'sdk',
@@ -225,6 +252,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       memoryFor,
       memory: memoryFor(userId),
       runtime,
+      finance,
       bus,
       logger,
       async close() {
@@ -237,4 +265,19 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     if (ownsStorage) await storage.close().catch(() => {});
     throw error;
   }
+}
+
+/** One classifier over several packs': the highest score wins; ties go to the earlier pack. Still at most one. */
+function composeScenarios(classifiers: readonly ScenarioClassifier[]): ScenarioClassifier {
+  if (classifiers.length === 1) return classifiers[0]!;
+  return {
+    classify(message, context) {
+      let best: ReturnType<ScenarioClassifier['classify']>;
+      for (const c of classifiers) {
+        const m = c.classify(message, context);
+        if (m && (best === undefined || (m.score ?? 0) > (best.score ?? 0))) best = m;
+      }
+      return best;
+    },
+  };
 }

@@ -37,7 +37,8 @@ export interface GateInput {
  * - ALWAYS_CONFIRM asks every call; autonomous sources need a stored grant.
  * - MANUAL_ONLY needs an explicit approval; autonomous sources are refused.
  * - A fund-moving call in a turn that already ran analysis needs a fresh approval (no grant counts).
- * - While the emergency stop is engaged, nothing above READ_ONLY runs.
+ * - While the emergency stop is engaged, nothing above READ_ONLY runs (except the tool flagged
+ *   `emergencyStopControl`, which still needs its tier's approval).
  */
 export async function evaluateTierGate(input: GateInput, deps: { grants: GrantService; emergencyStop: EmergencyStopApi }): Promise<GateDecision> {
   const { tool, context, tier, mode } = input;
@@ -55,7 +56,8 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
 
   if (tier > PermissionTier.READ_ONLY || input.hookApprovalReasons.length > 0) {
     const stop = await deps.emergencyStop.status();
-    if (stop.engaged && tier > PermissionTier.READ_ONLY) {
+    // The tool that releases the stop is the one exception; it still meets its own tier below.
+    if (stop.engaged && tier > PermissionTier.READ_ONLY && !tool.emergencyStopControl) {
       return { kind: 'block', code: 'EMERGENCY_STOP', reason: `Emergency stop is engaged${stop.reason ? ` (${stop.reason})` : ''}; only read-only tools run.` };
     }
   }

@@ -7,6 +7,7 @@
  * Timestamps are ISO-8601 strings in UTC. Ids are strings unless a domain says otherwise.
  */
 import type { MemoryStorage } from './memory-types';
+import type { TradingStorage } from './trading-types';
 
 /** This instance's identity and secret, created on first open and never changed. */
 export interface InstanceInfo {
@@ -243,6 +244,8 @@ export interface Storage {
   readonly grants: GrantStorage;
   readonly conversations: ConversationStorage;
   readonly memory: MemoryStorage;
+  /** Paper-trading books (accounts, balances, positions, fills, daily P&L), scoped by account id. */
+  readonly trading: TradingStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */

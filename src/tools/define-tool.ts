@@ -62,6 +62,7 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
     permissionTier: d.permissionTier,
     isFundMoving: d.isFundMoving === true,
     isAnalysis: d.isAnalysis === true,
+    emergencyStopControl: d.emergencyStopControl === true,
     checkFn: d.checkFn,
     timeoutMs: d.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     tierFor: d.tierFor as ToolEntry['tierFor'],

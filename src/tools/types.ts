@@ -89,6 +89,12 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType> {
   readonly isFundMoving?: boolean | undefined;
   /** Counts as analysis for the analysis → trade boundary. @default false */
   readonly isAnalysis?: boolean | undefined;
+  /**
+   * This tool controls the emergency stop itself (e.g. its release). While the stop is engaged it is not
+   * blocked by the stop, but every other rule of its tier still applies (a MANUAL_ONLY release still needs
+   * an explicit approval and is refused from autonomous sources). Set it on that one tool only. @default false
+   */
+  readonly emergencyStopControl?: boolean | undefined;
   /** Availability check; when it returns false the tool is hidden and not callable. */
   readonly checkFn?: (() => boolean) | undefined;
   /** Handler timeout. @default 30000 */
@@ -113,6 +119,7 @@ export interface ToolEntry {
   readonly permissionTier: PermissionTier;
   readonly isFundMoving: boolean;
   readonly isAnalysis: boolean;
+  readonly emergencyStopControl: boolean;
   readonly checkFn?: (() => boolean) | undefined;
   readonly timeoutMs: number;
   readonly tierFor?: ((input: unknown) => PermissionTier) | undefined;

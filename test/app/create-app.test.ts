@@ -51,7 +51,7 @@ describe('createApp', () => {
       skillDirs: [path.join(dataDir, 'my-skills')],
     });
     expect(app.modelStatus).toMatchObject({ configured: true, provider: 'custom' });
-    expect(app.skills.list().map((s) => s.id).sort()).toEqual(['demo.echo', 'demo.greeter']);
+    expect(app.skills.list().map((s) => s.id)).toEqual(expect.arrayContaining(['demo.echo', 'demo.greeter', 'minara.core']));
     await app.runtime.generate({ sessionId: 's1', message: 'remember I like short answers', userId: 'alice' });
     expect((await app.memoryFor('alice').read()).map((m) => m.content)).toEqual(['likes short answers']);
     expect(await app.memoryFor('bob').read()).toEqual([]);
@@ -100,5 +100,25 @@ describe('createApp', () => {
     expect(seen).toContain('ping'); // reached through tool_invoke: the tool is not in the baseline list
     const sys = (app.runtime.options.model as ReturnType<typeof createScriptedModel>).calls[0]!.prompt.filter((m) => m.role === 'system').map((m) => String(m.content));
     expect(sys.some((t) => t.includes('SCENARIO_PING') && t.includes('Call ping once.'))).toBe(true);
+  });
+});
+
+describe('createApp with the finance pack', () => {
+  it('includes the finance pack by default (paper trading), and none with finance: false', async () => {
+    const withFinance = await open({ env: { MINARA_DATA_DIR: tmp() }, model: createScriptedModel([]) });
+    expect(withFinance.finance).toBeDefined();
+    expect(withFinance.tools.has('get_price') && withFinance.tools.has('buy_token') && withFinance.tools.has('emergency_stop')).toBe(true);
+    expect(withFinance.skills.has('minara.core')).toBe(true);
+    const without = await open({ env: { MINARA_DATA_DIR: tmp() }, model: createScriptedModel([]), finance: false });
+    expect(without.finance).toBeUndefined();
+    expect(without.tools.has('buy_token')).toBe(false);
+  });
+
+  it("a user's hard_constraint profile entries tighten the limits and never loosen them", async () => {
+    const app = await open({ env: { MINARA_DATA_DIR: tmp() }, model: createScriptedModel([]), finance: { limits: { maxTradeUsd: 1_000 } } });
+    await app.memory.profile.set('hard_constraint.maxTradeUsd', '100');
+    expect((await app.finance!.limits()).maxTradeUsd).toBe(100);
+    await app.memory.profile.set('hard_constraint.maxTradeUsd', '5000');
+    expect((await app.finance!.limits()).maxTradeUsd).toBe(1_000);
   });
 });

@@ -263,3 +263,32 @@ describe('every path that runs a tool meets the same gate', () => {
     expect(log).toEqual([]);
   });
 });
+
+describe('emergencyStopControl', () => {
+  it('lets only the flagged tool run while the stop is engaged, and still at its own tier', async () => {
+    const storage = createInMemoryStorage();
+    let released = 0;
+    const registry = createToolRegistry({
+      storage,
+      tools: [
+        ...sampleTools(),
+        defineTool({
+          name: 'release_stop', toolSet: 'system', description: 'Release the stop', inputSchema: z.object({}), permissionTier: PermissionTier.MANUAL_ONLY,
+          emergencyStopControl: true,
+          execute: async () => { released++; await registry.emergencyStop.release(); return 'released'; },
+        }),
+      ],
+    });
+    await registry.emergencyStop.engage('test');
+    const user = createToolCallContext({ sessionId: 'esc' });
+    expect(parse(await registry.dispatch('open_perps_position', { symbol: 'BTC', sizeUsd: 1 }, { context: user })).code).toBe('EMERGENCY_STOP');
+    expect(parse(await registry.dispatch('release_stop', {}, { context: createToolCallContext({ sessionId: 'c', source: 'cron' }) })).code).toBe('MANUAL_ONLY_AUTONOMOUS');
+    const ask = parse(await registry.dispatch('release_stop', {}, { context: user }));
+    expect(ask.code).toBe('APPROVAL_REQUIRED');
+    expect(released).toBe(0);
+    await registry.approvals.decide(ask.approval!.approvalId, { approved: true });
+    expect(parse(await registry.dispatch('release_stop', {}, { context: user, approvalId: ask.approval!.approvalId })).ok).toBe(true);
+    expect(released).toBe(1);
+    expect((await registry.emergencyStop.status()).engaged).toBe(false);
+  });
+});

@@ -7,6 +7,7 @@ import { createInMemoryGrantStorage } from './grants';
 import { guardClosed } from './guard';
 import { createInMemoryMemoryStorage } from './memory';
 import { createInMemoryMetaStorage } from './meta';
+import { createInMemoryTradingStorage } from './trading';
 
 /** Options of {@link createInMemoryStorage}. */
 export interface InMemoryStorageOptions {
@@ -55,6 +56,7 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
     grants: guardClosed('grants', createInMemoryGrantStorage(), isClosed),
     conversations: guardClosed('conversations', createInMemoryConversationStorage(now), isClosed),
     memory: guardClosed('memory', createInMemoryMemoryStorage({ now }), isClosed),
+    trading: guardClosed('trading', createInMemoryTradingStorage({ now }), isClosed),
     async schemaVersions() {
       if (closed) throw new StorageError('schemaVersions', 'storage is closed');
       return {};

@@ -32,11 +32,12 @@ import { createSqliteMetaStorage } from './meta';
 import { readSchemaVersions, runMigrations } from './migrate';
 import { isInMemoryPath, openDatabase } from './open-database';
 import { createSqliteHandle } from './sqlite-handle';
+import { createSqliteTradingStorage, tradingMigrations } from './trading';
 
 export type { SqliteHandle, SqliteMigration } from './handle';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading'];
 
 /** Options of {@link createSqliteStorage}. */
 export interface SqliteStorageOptions {
@@ -74,8 +75,8 @@ export interface SqliteStorageOptions {
    */
   readonly now?: (() => Date) | undefined;
   /**
-   * Migrations of host-defined domains, applied after the built-in `core` and `memory` ones in the same
-   * transaction. Versions run 1..n per domain; `core` and `memory` are reserved. Reach the tables through
+   * Migrations of host-defined domains, applied after the built-in `core`, `memory` and `trading` ones in the same
+   * transaction. Versions run 1..n per domain; `core`, `memory` and `trading` are reserved. Reach the tables through
    * {@link SqliteStorage.handle}.
    * @default []
    */
@@ -159,7 +160,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {
@@ -184,6 +185,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     grants: createSqliteGrantStorage(handle),
     conversations: createSqliteConversationStorage(handle, now),
     memory: createSqliteMemoryStorage(handle),
+    trading: createSqliteTradingStorage(handle),
     async schemaVersions() {
       return handle.read('schemaVersions', (db) => readSchemaVersions(db, knownDomains));
     },

@@ -1,0 +1,141 @@
+import { ConfigError } from '../errors/subclasses';
+import { createEmergencyStop } from '../safety/emergency-stop';
+import type { Skill } from '../skills/types';
+import type { Storage } from '../storage/types';
+import type { EmergencyStopApi, ToolEntry, ToolHook, ToolRegistry } from '../tools/types';
+import { type Logger, silentLogger } from '../util/logger';
+import type { FinanceDeps } from './context';
+import { createLimitsResolver, type FinanceLimits, type PreferenceReader, resolveFinanceLimits } from './limits';
+import { isStableLike, type PaperCosts } from './paper-accounting';
+import { createPaperTradingProvider } from './paper-provider';
+import { createPerpsTools } from './perps-tools';
+import { createReadTools } from './read-tools';
+import { createAuditedHooks } from './safety/index';
+import { createScenarioClassifier, type ScenarioClassifier } from './scenario-classifier';
+import type { ScenarioDefinition } from './scenarios';
+import { createSimulatedMarket } from './simulated-market';
+import { createFinanceSkills } from './skills';
+import { createTradeTools } from './trade-tools';
+import { createEmergencyStopTool, createTransferTools } from './transfer-tools';
+import type { MarketDataProvider, TradingProvider } from './types';
+
+/** Options of {@link createFinancePack}. */
+export interface FinancePackOptions {
+  /** Holds the paper books (`storage.trading`), the emergency-stop flag and the safety audit rows. */
+  readonly storage: Storage;
+  /** `'paper'` (the embedded paper provider on `storage.trading`) or a real {@link TradingProvider}. @default 'paper' */
+  readonly provider?: 'paper' | TradingProvider | undefined;
+  /** Market data. @default the simulated feed (deterministic for `seed.market`) */
+  readonly market?: MarketDataProvider | undefined;
+  /** Risk limits over the defaults (validated; bad fields throw ConfigError naming them). */
+  readonly limits?: Partial<FinanceLimits> | undefined;
+  /** Reads `hard_constraint` preferences; merged field by field, stricter value wins. */
+  readonly preferences?: PreferenceReader | undefined;
+  /** Paper account and simulated market seeding. */
+  readonly seed?: {
+    /** Simulated market seed. @default 42 */
+    readonly market?: number | undefined;
+    /** Opening balances of a new paper account. @default { USDC: 10000 } */
+    readonly balances?: Readonly<Record<string, number>> | undefined;
+    /** Paper account id. @default 'paper' */
+    readonly accountId?: string | undefined;
+  } | undefined;
+  /** Paper fees. @default 10 bps spot, 5 bps perps, 2 bps spread */
+  readonly paperCosts?: Partial<PaperCosts> | undefined;
+  /** Block fund-moving executions that state no `intent`. @default true */
+  readonly requireIntent?: boolean | undefined;
+  /** Emergency-stop handle; `attach(registry)` replaces it with the registry's. @default one over `storage` */
+  readonly emergencyStop?: EmergencyStopApi | undefined;
+  /** Extra or replacement scenarios. @default FINANCE_SCENARIOS */
+  readonly scenarios?: readonly ScenarioDefinition[] | undefined;
+  readonly now?: (() => Date) | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/** What {@link createFinancePack} returns: everything to register. */
+export interface FinancePack {
+  /** Tools for `createToolRegistry({ tools })`. */
+  readonly tools: readonly ToolEntry[];
+  /** The safety stack, for `createToolRegistry({ hooks })` (before any host hook that may loosen nothing anyway). */
+  readonly hooks: readonly ToolHook[];
+  /** Skills for `createSkillRegistry({ skills })`. */
+  readonly skills: readonly Skill[];
+  /** The L0.5 scenario classifier, for `createAgentRuntime({ scenarios })`. */
+  readonly scenarios: ScenarioClassifier;
+  readonly market: MarketDataProvider;
+  readonly trading: TradingProvider;
+  /** Limits in force now (config tightened by preferences). */
+  limits(): Promise<FinanceLimits>;
+  /** Use the registry's emergency-stop API (same storage flag, plus its bus events). Returns the registry. */
+  attach<R extends ToolRegistry>(registry: R): R;
+}
+
+/**
+ * The finance domain: read, trade, perps, transfer and emergency-stop tools over injectable market and
+ * trading providers (offline paper trading by default), the six-stage safety stack as before-hooks, the
+ * built-in skills and the scenario classifier.
+ *
+ * @example
+ * ```ts
+ * import { createToolRegistry, createSkillRegistry } from '@minara/agent';
+ * import { createFinancePack } from '@minara/agent/finance';
+ * import { createSqliteStorage } from '@minara/agent/sqlite';
+ *
+ * const storage = createSqliteStorage({ path: 'data/minara.db' });
+ * const finance = createFinancePack({ storage, limits: { maxTradeUsd: 1000 } });
+ * const tools = finance.attach(createToolRegistry({ tools: finance.tools, hooks: finance.hooks, storage }));
+ * const skills = createSkillRegistry({ skills: finance.skills, tools });
+ * const preview = await tools.dispatch('buy_token', { symbol: 'ETH', amountUsd: 50, intent: 'buy 50 USD of ETH' });
+ * ```
+ */
+export function createFinancePack(options: FinancePackOptions): FinancePack {
+  if (!options || typeof options !== 'object' || !options.storage) throw new ConfigError('createFinancePack: options.storage is required', ['storage']);
+  const { storage, provider = 'paper', seed = {}, requireIntent = true, now = () => new Date(), logger = silentLogger } = options;
+  const configLimits = resolveFinanceLimits(options.limits);
+  const market = options.market ?? createSimulatedMarket({ seed: seed.market ?? 42, now });
+  let trading: TradingProvider;
+  if (provider === 'paper') {
+    if (!storage.trading) throw new ConfigError('createFinancePack: storage has no trading domain (update the storage engine)', ['storage']);
+    trading = createPaperTradingProvider({
+      trading: storage.trading, market, now, accountId: seed.accountId, seedBalances: seed.balances, costs: options.paperCosts,
+    });
+  } else if (provider && typeof provider === 'object' && typeof provider.executeSpot === 'function') trading = provider;
+  else throw new ConfigError(`createFinancePack: provider must be 'paper' or a TradingProvider`, ['provider']);
+
+  let stop: EmergencyStopApi = options.emergencyStop ?? createEmergencyStop({ storage, now });
+  const deps: FinanceDeps = {
+    market,
+    trading,
+    configLimits,
+    limits: createLimitsResolver(configLimits, options.preferences),
+    emergencyStop: () => stop,
+    isStable: (s) => isStableLike(s),
+    requireIntent,
+    now,
+  };
+
+  const tools: ToolEntry[] = [
+    ...createReadTools(deps),
+    ...createTradeTools(deps),
+    ...createPerpsTools(deps),
+    ...createTransferTools(deps),
+    createEmergencyStopTool(deps),
+  ];
+  const own = new Set<ToolEntry>(tools);
+  const hooks = createAuditedHooks(deps, (t) => own.has(t), storage, now, logger);
+  const skills = createFinanceSkills(new Set(tools.map((t) => t.name)));
+
+  return {
+    tools,
+    hooks,
+    skills,
+    scenarios: createScenarioClassifier({ scenarios: options.scenarios }),
+    market,
+    trading,
+    limits: deps.limits,
+    attach(registry) {
+      stop = registry.emergencyStop;
+      return registry;
+    },
+  };
+}

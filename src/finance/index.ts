@@ -1,0 +1,66 @@
+/**
+ * `@minara/agent/finance`: the finance domain. Tools (prices, portfolio, spot, perps, transfers, emergency
+ * stop) over injectable market and trading providers, an offline paper-trading provider whose books live
+ * in storage, the six-stage safety stack as registry hooks, built-in skills and the L0.5 scenario
+ * classifier.
+ *
+ * @module
+ * @example
+ * ```ts
+ * import { createToolRegistry, createSkillRegistry } from '@minara/agent';
+ * import { createFinancePack } from '@minara/agent/finance';
+ * import { createSqliteStorage } from '@minara/agent/sqlite';
+ *
+ * const storage = createSqliteStorage({ path: 'data/minara.db' });
+ * const finance = createFinancePack({ storage, limits: { maxTradeUsd: 1000 } });
+ * const tools = finance.attach(createToolRegistry({ tools: finance.tools, hooks: finance.hooks, storage }));
+ * const skills = createSkillRegistry({ skills: finance.skills, tools });
+ * console.log(await tools.dispatch('get_price', { symbol: 'ETH' })); // {"ok":true,"data":{…,"simulated":true}}
+ * ```
+ */
+
+// ── the pack ─────────────────────────────────────────────────────────────────
+export { createFinancePack, type FinancePack, type FinancePackOptions } from './create-finance-pack';
+
+// ── provider interfaces ──────────────────────────────────────────────────────
+export type {
+  AccountInfo, Candle, FearGreed, Holding, MarketDataProvider, OhlcvInterval, OhlcvSeries, OrderResult, PerpCloseRequest, PerpOpenRequest,
+  PerpPositionView, PerpQuote, PnlReport, Portfolio, PriceQuote, Provenance, ProviderCallOptions, SpotOrderRequest, SpotQuote, TokenInfo,
+  TradingProvider, TransferQuote, TransferRequest, TrendingToken,
+} from './types';
+
+// ── embedded defaults ────────────────────────────────────────────────────────
+export { createSimulatedMarket, type SimulatedMarket, type SimulatedMarketOptions } from './simulated-market';
+export { SIM_TOKENS, type SimToken } from './token-universe';
+export { createPaperTradingProvider, type PaperTradingOptions, type PaperTradingProvider } from './paper-provider';
+export { DEFAULT_PAPER_COSTS, type PaperCosts } from './paper-accounting';
+
+// ── real adapters ────────────────────────────────────────────────────────────
+export { createProviderFetch, type ProviderFetch, type ProviderFetchOptions } from './adapters/provider-fetch';
+export { createMinaraMarket, createMinaraTradingProvider, type MinaraAdapterOptions } from './adapters/minara';
+export { createCoinGeckoMarket, type CoinGeckoOptions } from './adapters/coingecko';
+export { createHyperliquidMarket, type HyperliquidOptions } from './adapters/hyperliquid';
+export { createMinaraToolFactory, minaraProvidersFromEnv, type MinaraToolFactoryOptions } from './adapters/factory';
+export { COINGECKO_IDS } from './adapters/coingecko';
+export { ProviderError, parseRetryAfter, type ProviderRequest } from './adapters/provider-fetch';
+
+// ── limits ───────────────────────────────────────────────────────────────────
+export {
+  DEFAULT_FINANCE_LIMITS, type FinanceLimits, FinanceLimitsSchema, parseFinanceLimits, type PreferenceReader, resolveFinanceLimits, tightenLimits,
+} from './limits';
+
+// ── tools and safety ─────────────────────────────────────────────────────────
+export { FUND_MOVING_TOOLS, type OrderFacts } from './order-facts';
+export { compareIntent, parseIntent, type ParsedIntent } from './intent';
+export { SAFETY_AUDIT_TOOL, SAFETY_STAGES, type SafetyStage, type StageDecision } from './safety/index';
+
+// ── skills and scenarios ─────────────────────────────────────────────────────
+export { createFinanceSkills, FINANCE_SKILL_DEFINITIONS } from './skills';
+export { FINANCE_SCENARIOS, type ScenarioDefinition } from './scenarios';
+export { createScenarioClassifier, type ScenarioClassifier, type ScenarioClassifierOptions, type ScenarioResult } from './scenario-classifier';
+
+// ── the trading storage domain (implemented by every Storage engine) ─────────
+export type {
+  ApplyFillResult, TradingAccount, TradingAccountState, TradingBalance, TradingBalanceDelta, TradingDailyPnl, TradingFill, TradingFillKind,
+  TradingFillPlan, TradingPlanFn, TradingPosition, TradingPositionInput, TradingStorage, TradingTotals,
+} from '../storage/trading-types';

@@ -1,0 +1,247 @@
+import { MinaraError } from '../errors/minara-error';
+import type { ApplyFillResult, TradingAccountState, TradingPlanFn, TradingStorage } from '../storage/trading-types';
+import {
+  DEFAULT_PAPER_COSTS, impactBps, isStableLike, liquidationPrice, type PaperCosts, perpUnrealized, planPerpClose, planPerpOpen, planSpot, planTransferOut,
+} from './paper-accounting';
+import type {
+  AccountInfo, MarketDataProvider, OrderResult, PerpPositionView, PerpQuote, PnlReport, Portfolio, SpotQuote, TradingProvider, TransferQuote,
+} from './types';
+
+/** Options of {@link createPaperTradingProvider}. */
+export interface PaperTradingOptions {
+  /** Where the books live (`storage.trading`). */
+  readonly trading: TradingStorage;
+  /** Prices every fill and mark. */
+  readonly market: MarketDataProvider;
+  /** Paper account id. @default 'paper' */
+  readonly accountId?: string | undefined;
+  /** Opening balances of a new account. @default { USDC: 10000 } */
+  readonly seedBalances?: Readonly<Record<string, number>> | undefined;
+  /** @default 'USDC' */
+  readonly baseCurrency?: string | undefined;
+  /** Fees and spread. @default DEFAULT_PAPER_COSTS */
+  readonly costs?: Partial<PaperCosts> | undefined;
+  /** Depth used by the impact model for a symbol. @default the simulated universe's, else 5,000,000 */
+  readonly liquidityUsd?: ((symbol: string) => number) | undefined;
+  /** Default slippage cap of an order that gives none. @default 100 */
+  readonly defaultMaxSlippageBps?: number | undefined;
+  readonly now?: (() => Date) | undefined;
+}
+
+/** The paper provider plus accounting access for tests and the exposure hook. */
+export interface PaperTradingProvider extends TradingProvider {
+  readonly simulated: true;
+  readonly accountId: string;
+  /** Create the account with its seed balances if it does not exist. */
+  ensureAccount(): Promise<void>;
+}
+
+/**
+ * The embedded paper-trading provider. Its state (balances, positions, fills, realised P&L) lives in the
+ * `trading` storage domain, so it survives restarts and is shared by processes on one database; prices
+ * come from the market (the simulated feed by default) and every result says `simulated: true`.
+ * Orders are idempotent by client order id.
+ */
+export function createPaperTradingProvider(options: PaperTradingOptions): PaperTradingProvider {
+  const {
+    trading, market, accountId = 'paper', seedBalances = { USDC: 10_000 }, baseCurrency = 'USDC', defaultMaxSlippageBps = 100, now = () => new Date(),
+  } = options;
+  const costs: PaperCosts = { ...DEFAULT_PAPER_COSTS, ...options.costs };
+  const simTokens = (market as { token?: (s: string) => { liquidityUsd: number } | undefined }).token;
+  const liquidity = options.liquidityUsd ?? ((s: string) => simTokens?.(s)?.liquidityUsd ?? 5_000_000);
+  const prov = { source: 'paper', simulated: true } as const;
+  let ensured: Promise<void> | undefined;
+
+  const ensureAccount = () =>
+    (ensured ??= trading.ensureAccount({ accountId, baseCurrency, initialBalances: seedBalances, now: now().toISOString() }).then(
+      () => undefined,
+      (e: unknown) => {
+        ensured = undefined;
+        throw e;
+      },
+    ));
+
+  const up = (s: string) => s.trim().toUpperCase();
+  const priceOf = async (symbol: string, signal?: AbortSignal) => {
+    if (up(symbol) === baseCurrency || isStableLike(symbol)) return 1;
+    const q = await market.getPrice(up(symbol), signal ? { signal } : {});
+    if (!(Number.isFinite(q.priceUsd) && q.priceUsd > 0)) throw new MinaraError('PROVIDER_ERROR', `No valid price for ${symbol}.`);
+    return q.priceUsd;
+  };
+  const perpMark = async (symbol: string) => {
+    const q = market.getPerpMark ? await market.getPerpMark(up(symbol)) : await market.getPrice(up(symbol));
+    if (!(Number.isFinite(q.priceUsd) && q.priceUsd > 0)) throw new MinaraError('PROVIDER_ERROR', `No valid perp mark for ${symbol}.`);
+    return q.priceUsd;
+  };
+  const apply = async (id: string, plan: TradingPlanFn): Promise<ApplyFillResult> => {
+    await ensureAccount();
+    return trading.applyFill(accountId, id, plan);
+  };
+  /** A client order id already filled: answer with the original fill (no re-pricing, no second fill). */
+  const previous = async (id: string): Promise<OrderResult | undefined> => {
+    await ensureAccount();
+    const f = await trading.getFill(accountId, id);
+    return f ? result({ status: 'duplicate', fill: f }) : undefined;
+  };
+  const result = (r: ApplyFillResult): OrderResult => {
+    if (r.status === 'rejected') throw new MinaraError('INVALID_ARGUMENT', `Order rejected: ${r.reason}.`);
+    const f = r.fill;
+    return {
+      ...prov, orderId: f.id, status: r.status === 'applied' ? 'filled' : 'duplicate', at: f.at,
+      fill: { symbol: f.symbol, side: f.side, quantity: f.quantity, price: f.price, notionalUsd: f.notionalUsd, feeUsd: f.feeUsd, realizedPnlUsd: f.realizedPnlUsd },
+    };
+  };
+
+  async function quoteSpot(order: Parameters<TradingProvider['quoteSpot']>[0]): Promise<SpotQuote> {
+    const from = up(order.from);
+    const to = up(order.to);
+    if (from === to) throw new MinaraError('INVALID_ARGUMENT', 'from and to must differ.');
+    const [priceIn, priceOut] = await Promise.all([priceOf(from), priceOf(to)]);
+    const amountIn = order.amount ?? (order.amountUsd !== undefined ? order.amountUsd / priceIn : Number.NaN);
+    if (!(amountIn > 0)) throw new MinaraError('INVALID_ARGUMENT', 'Give a positive amount or amountUsd.');
+    const amountInUsd = amountIn * priceIn;
+    const depth = Math.min(isStableLike(from) ? Infinity : liquidity(from), isStableLike(to) ? Infinity : liquidity(to));
+    const slippageBps = impactBps(amountInUsd, Number.isFinite(depth) ? depth : 500_000_000, costs);
+    const feeUsd = (amountInUsd * costs.spotFeeBps) / 10_000;
+    const net = amountInUsd - feeUsd;
+    const cap = order.maxSlippageBps ?? defaultMaxSlippageBps;
+    return {
+      ...prov, route: `${from} → ${to} (paper)`, from, to, amountIn, amountInUsd, priceIn, priceOut, feeUsd, slippageBps,
+      expectedAmountOut: (net * (1 - slippageBps / 10_000)) / priceOut, minAmountOut: (net * (1 - cap / 10_000)) / priceOut, at: now().toISOString(),
+    };
+  }
+
+  async function quotePerpOpen(req: Parameters<TradingProvider['quotePerpOpen']>[0]): Promise<PerpQuote> {
+    const symbol = up(req.symbol);
+    const mark = await perpMark(symbol);
+    const slippageBps = impactBps(req.sizeUsd, liquidity(symbol), costs);
+    const dir = req.side === 'long' ? 1 : -1;
+    const fill = mark * (1 + (dir * slippageBps) / 10_000);
+    return {
+      ...prov, symbol, side: req.side, action: 'open', sizeUsd: req.sizeUsd, size: req.sizeUsd / fill, markPrice: mark, expectedFillPrice: fill,
+      leverage: req.leverage, marginUsd: req.sizeUsd / req.leverage, feeUsd: (req.sizeUsd * costs.perpFeeBps) / 10_000, slippageBps,
+      liquidationPrice: liquidationPrice(req.side, fill, req.leverage), at: now().toISOString(),
+    };
+  }
+
+  async function state(): Promise<TradingAccountState> {
+    await ensureAccount();
+    const [account, balances, positions] = await Promise.all([trading.getAccount(accountId), trading.listBalances(accountId), trading.listPositions(accountId)]);
+    if (!account) throw new MinaraError('NOT_FOUND', `Paper account "${accountId}" does not exist.`);
+    return { account, balances, positions };
+  }
+
+  async function positionViews(s?: TradingAccountState): Promise<PerpPositionView[]> {
+    const st = s ?? (await state());
+    return Promise.all(
+      st.positions.map(async (p) => {
+        const mark = await perpMark(p.symbol);
+        return {
+          symbol: p.symbol, side: p.side, size: p.size, entryPrice: p.entryPrice, markPrice: mark, notionalUsd: p.size * mark, marginUsd: p.marginUsd,
+          leverage: p.leverage, unrealizedPnlUsd: perpUnrealized(p, mark), liquidationPrice: liquidationPrice(p.side, p.entryPrice, p.leverage),
+        };
+      }),
+    );
+  }
+
+  async function getPortfolio(): Promise<Portfolio> {
+    const s = await state();
+    const holdings = await Promise.all(
+      s.balances.map(async (b) => {
+        const price = await priceOf(b.asset);
+        const valueUsd = b.amount * price;
+        return { asset: b.asset, amount: b.amount, priceUsd: price, valueUsd, costBasisUsd: b.costBasisUsd, unrealizedPnlUsd: valueUsd - b.costBasisUsd, stable: isStableLike(b.asset) || b.asset === baseCurrency };
+      }),
+    );
+    const positions = await positionViews(s);
+    const totalValueUsd = holdings.reduce((a, h) => a + h.valueUsd, 0) + positions.reduce((a, p) => a + p.marginUsd + p.unrealizedPnlUsd, 0);
+    const exposureUsd = holdings.filter((h) => !h.stable).reduce((a, h) => a + h.valueUsd, 0) + positions.reduce((a, p) => a + p.notionalUsd, 0);
+    return { ...prov, accountId, holdings, positions, totalValueUsd, exposureUsd, at: now().toISOString() };
+  }
+
+  return {
+    name: 'paper',
+    simulated: true,
+    accountId,
+    ensureAccount,
+    async getAccount(): Promise<AccountInfo> {
+      const s = await state();
+      return { ...prov, accountId, baseCurrency: s.account.baseCurrency, createdAt: s.account.createdAt };
+    },
+    getPortfolio,
+    async getPnl(): Promise<PnlReport> {
+      const p = await getPortfolio();
+      const [totals, today, byDay] = await Promise.all([
+        trading.totals(accountId), trading.dailyPnl(accountId, now().toISOString().slice(0, 10)), trading.listDailyPnl(accountId, { limit: 30 }),
+      ]);
+      const unrealizedUsd = p.holdings.reduce((a, h) => a + h.unrealizedPnlUsd, 0) + p.positions.reduce((a, x) => a + x.unrealizedPnlUsd, 0);
+      return {
+        ...prov, accountId, realizedUsd: totals.realizedUsd, realizedTodayUsd: today, unrealizedUsd, netContributionsUsd: totals.contributionsUsd,
+        totalValueUsd: p.totalValueUsd, byDay: byDay.map((d) => ({ day: d.day, realizedUsd: d.realizedUsd })), at: now().toISOString(),
+      };
+    },
+    quoteSpot,
+    async executeSpot(order) {
+      const dup = await previous(order.clientOrderId);
+      if (dup) return dup;
+      const q = await quoteSpot(order);
+      const cap = order.maxSlippageBps ?? defaultMaxSlippageBps;
+      if (q.slippageBps > cap) throw new MinaraError('INVALID_ARGUMENT', `Expected slippage ${q.slippageBps} bps exceeds the ${cap} bps cap.`);
+      const at = now().toISOString();
+      return result(await apply(order.clientOrderId, (s) => planSpot(s, { ...q, amountIn: q.amountIn, at, baseCurrency })));
+    },
+    async quoteTransfer(req): Promise<TransferQuote> {
+      const price = await priceOf(req.asset);
+      return { ...prov, asset: up(req.asset), amount: req.amount, valueUsd: req.amount * price, to: req.to, feeUsd: 0, kind: req.kind, at: now().toISOString() };
+    },
+    async executeTransfer(req) {
+      const dup = await previous(req.clientOrderId);
+      if (dup) return dup;
+      const mark = await priceOf(req.asset);
+      const at = now().toISOString();
+      return result(await apply(req.clientOrderId, (s) => planTransferOut(s, { asset: up(req.asset), amount: req.amount, to: req.to, kind: req.kind, at, markUsd: mark })));
+    },
+    getPerpPositions: () => positionViews(),
+    quotePerpOpen,
+    async openPerp(req) {
+      const dup = await previous(req.clientOrderId);
+      if (dup) return dup;
+      const q = await quotePerpOpen(req);
+      const cap = req.maxSlippageBps ?? defaultMaxSlippageBps;
+      if (q.slippageBps > cap) throw new MinaraError('INVALID_ARGUMENT', `Expected slippage ${q.slippageBps} bps exceeds the ${cap} bps cap.`);
+      const at = now().toISOString();
+      return result(await apply(req.clientOrderId, (s) => planPerpOpen(s, { symbol: q.symbol, side: req.side, sizeUsd: req.sizeUsd, leverage: req.leverage, mark: q.markPrice, slippageBps: q.slippageBps, costs, at, baseCurrency })));
+    },
+    async quotePerpClose(req): Promise<PerpQuote> {
+      const symbol = up(req.symbol);
+      const s = await state();
+      const p = s.positions.find((x) => x.symbol === symbol);
+      if (!p) throw new MinaraError('NOT_FOUND', `No open ${symbol} perp position.`);
+      const fraction = req.fraction ?? 1;
+      const mark = await perpMark(symbol);
+      const size = p.size * fraction;
+      const slippageBps = impactBps(size * mark, liquidity(symbol), costs);
+      const dir = p.side === 'long' ? 1 : -1;
+      const fill = mark * (1 - (dir * slippageBps) / 10_000);
+      const feeUsd = (size * fill * costs.perpFeeBps) / 10_000;
+      return {
+        ...prov, symbol, side: p.side, action: 'close', sizeUsd: size * fill, size, markPrice: mark, expectedFillPrice: fill, leverage: p.leverage,
+        marginUsd: p.marginUsd * fraction, feeUsd, slippageBps, expectedPnlUsd: size * (fill - p.entryPrice) * dir - feeUsd, at: now().toISOString(),
+      };
+    },
+    async closePerp(req) {
+      const dup = await previous(req.clientOrderId);
+      if (dup) return dup;
+      const symbol = up(req.symbol);
+      const mark = await perpMark(symbol);
+      const at = now().toISOString();
+      return result(
+        await apply(req.clientOrderId, (s) => {
+          const p = s.positions.find((x) => x.symbol === symbol);
+          const slippageBps = p ? impactBps(p.size * (req.fraction ?? 1) * mark, liquidity(symbol), costs) : 0;
+          return planPerpClose(s, { symbol, fraction: req.fraction ?? 1, mark, slippageBps, costs, at, baseCurrency });
+        }),
+      );
+    },
+  };
+}

@@ -1,0 +1,69 @@
+import { PermissionTier } from '../safety/permission-tier';
+import { defineTool } from '../tools/define-tool';
+import type { ToolEntry } from '../tools/types';
+import { clientOrderId, type FinanceDeps } from './context';
+import { spotOrderFor } from './order-facts';
+import { buildPreview } from './preview';
+import { buyInput, sellInput, swapInput } from './schemas';
+import type { OrderResult } from './types';
+
+/** The tier of a spot trade of `sizeUsd`: CONFIRM_ONCE up to `confirmOnceMaxUsd`, ALWAYS_CONFIRM above. */
+export function spotTierFor(sizeUsd: number | null | undefined, confirmOnceMaxUsd: number): PermissionTier {
+  return sizeUsd != null && sizeUsd > confirmOnceMaxUsd ? PermissionTier.ALWAYS_CONFIRM : PermissionTier.CONFIRM_ONCE;
+}
+
+/** What an executed order returns to the model. */
+export function executed(r: OrderResult): Record<string, unknown> {
+  return { executed: true, orderId: r.orderId, status: r.status, fill: r.fill, source: r.source, simulated: r.simulated, at: r.at };
+}
+
+/**
+ * Spot trading tools (tool set `trade`, fund-moving): `swap_tokens`, `buy_token`, `sell_token`.
+ * CONFIRM_ONCE up to `limits.confirmOnceMaxUsd`, ALWAYS_CONFIRM above it (from `amountUsd` here; the
+ * tier hook raises calls sized in units once they are priced). Without `confirm: true` they preview.
+ */
+export function createTradeTools(deps: FinanceDeps): ToolEntry[] {
+  const cap = deps.configLimits.confirmOnceMaxUsd;
+  const execSpot = async (tool: 'swap_tokens' | 'buy_token' | 'sell_token', input: unknown, ctx: { toolCallId: string; signal: AbortSignal }) => {
+    const order = await spotOrderFor(deps, tool, input);
+    return executed(await deps.trading.executeSpot({ ...order, clientOrderId: clientOrderId(tool, ctx.toolCallId) }, { signal: ctx.signal }));
+  };
+  return [
+    defineTool({
+      name: 'swap_tokens',
+      toolSet: 'trade',
+      description: 'Swap one token for another (preview first; confirm: true executes)',
+      inputSchema: swapInput,
+      permissionTier: PermissionTier.CONFIRM_ONCE,
+      isFundMoving: true,
+      timeoutMs: 30_000,
+      tierFor: (i) => spotTierFor(i.amountUsd, cap),
+      preview: (i, ctx) => buildPreview(deps, 'swap_tokens', i, ctx),
+      execute: (i, ctx) => execSpot('swap_tokens', i, ctx),
+    }),
+    defineTool({
+      name: 'buy_token',
+      toolSet: 'trade',
+      description: 'Buy a token with USDC for a USD amount (preview first; confirm: true executes)',
+      inputSchema: buyInput,
+      permissionTier: PermissionTier.CONFIRM_ONCE,
+      isFundMoving: true,
+      timeoutMs: 30_000,
+      tierFor: (i) => spotTierFor(i.amountUsd, cap),
+      preview: (i, ctx) => buildPreview(deps, 'buy_token', i, ctx),
+      execute: (i, ctx) => execSpot('buy_token', i, ctx),
+    }),
+    defineTool({
+      name: 'sell_token',
+      toolSet: 'trade',
+      description: 'Sell a token for USDC by units, USD amount or fraction (preview first)',
+      inputSchema: sellInput,
+      permissionTier: PermissionTier.CONFIRM_ONCE,
+      isFundMoving: true,
+      timeoutMs: 30_000,
+      tierFor: (i) => spotTierFor(i.amountUsd, cap),
+      preview: (i, ctx) => buildPreview(deps, 'sell_token', i, ctx),
+      execute: (i, ctx) => execSpot('sell_token', i, ctx),
+    }),
+  ];
+}

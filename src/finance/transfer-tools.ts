@@ -1,0 +1,88 @@
+import { isAutonomousSource, PermissionTier } from '../safety/permission-tier';
+import { defineTool } from '../tools/define-tool';
+import { err } from '../tools/envelope';
+import type { ToolEntry } from '../tools/types';
+import { clientOrderId, type FinanceDeps } from './context';
+import { buildPreview } from './preview';
+import { emergencyStopInput, transferInput, withdrawInput } from './schemas';
+import { executed } from './trade-tools';
+
+/**
+ * Funds leaving the account (tool set `transfer`, fund-moving, MANUAL_ONLY): `transfer_token` to an
+ * external address and `withdraw_funds`. The tier gate refuses them from cron, webhook and workflow
+ * sources; the pack's transfer guard refuses those sources even a preview.
+ */
+export function createTransferTools(deps: FinanceDeps): ToolEntry[] {
+  return [
+    defineTool({
+      name: 'transfer_token',
+      toolSet: 'transfer',
+      description: 'Send a token to an external address (MANUAL_ONLY; preview first)',
+      inputSchema: transferInput,
+      permissionTier: PermissionTier.MANUAL_ONLY,
+      isFundMoving: true,
+      timeoutMs: 30_000,
+      preview: (i, ctx) => buildPreview(deps, 'transfer_token', i, ctx),
+      execute: async (i, ctx) =>
+        executed(
+          await deps.trading.executeTransfer(
+            { asset: i.asset.toUpperCase(), amount: i.amount, to: i.to, kind: 'transfer', ...(i.chain ? { chain: i.chain } : {}), clientOrderId: clientOrderId('transfer_token', ctx.toolCallId) },
+            { signal: ctx.signal },
+          ),
+        ),
+    }),
+    defineTool({
+      name: 'withdraw_funds',
+      toolSet: 'transfer',
+      description: 'Withdraw funds to a registered destination (MANUAL_ONLY; preview first)',
+      inputSchema: withdrawInput,
+      permissionTier: PermissionTier.MANUAL_ONLY,
+      isFundMoving: true,
+      timeoutMs: 30_000,
+      preview: (i, ctx) => buildPreview(deps, 'withdraw_funds', i, ctx),
+      execute: async (i, ctx) =>
+        executed(
+          await deps.trading.executeTransfer(
+            { asset: i.asset.toUpperCase(), amount: i.amount, to: i.destination, kind: 'withdraw', clientOrderId: clientOrderId('withdraw_funds', ctx.toolCallId) },
+            { signal: ctx.signal },
+          ),
+        ),
+    }),
+  ];
+}
+
+/**
+ * `emergency_stop` (tool set `system`): `engage` and `status` are READ_ONLY and run for anyone, even while
+ * the stop is engaged; `release` is MANUAL_ONLY (computed by `tierFor`): it needs an explicit approval on
+ * every call and is refused from autonomous sources. The tool is flagged `emergencyStopControl`, so the
+ * engaged stop does not block its own release; the tier still does. The handler also refuses a release
+ * without a consumed approval, so it fails closed even without the pack's hooks.
+ */
+export function createEmergencyStopTool(deps: FinanceDeps): ToolEntry {
+  return defineTool({
+    name: 'emergency_stop',
+    toolSet: 'system',
+    description: 'Engage the emergency stop (halts all trading), check it, or request its release',
+    inputSchema: emergencyStopInput,
+    permissionTier: PermissionTier.READ_ONLY,
+    tierFor: (i) => (i.action === 'release' ? PermissionTier.MANUAL_ONLY : PermissionTier.READ_ONLY),
+    emergencyStopControl: true,
+    timeoutMs: 10_000,
+    execute: async (i, ctx) => {
+      const stop = deps.emergencyStop();
+      if (i.action === 'status') return stop.status();
+      if (i.action === 'engage') {
+        await stop.engage(i.reason ?? `engaged by the emergency_stop tool (${ctx.call.source} source)`);
+        return { ...(await stop.status()), action: 'engaged' };
+      }
+      if (isAutonomousSource(ctx.call.source)) {
+        return err(`Releasing the emergency stop is MANUAL_ONLY and cannot run from a ${ctx.call.source} source.`, { code: 'MANUAL_ONLY_AUTONOMOUS' });
+      }
+      if (ctx.approvalId === undefined) {
+        return err('Releasing the emergency stop needs an explicit approval.', { code: 'APPROVAL_REQUIRED' });
+      }
+      await stop.release();
+      return { ...(await stop.status()), action: 'released', approvalId: ctx.approvalId };
+    },
+  });
+}
