@@ -1,17 +1,114 @@
 /**
- * The `minara` command. It imports only the public API (`@minara/agent` and its subpaths).
+ * The `minara` command: argument parsing and dispatch. It imports only the public API (`@minara/agent`
+ * and its subpaths), and only lazily, so `minara --help` and `minara --version` start fast.
  */
 import { readFileSync } from 'node:fs';
-import { loadEnv } from '@minara/agent';
-import { runDemo } from './demo';
+import module from 'node:module';
+import type { CliOptions } from './app';
+
+// Cache V8 bytecode of the SDK and its dependencies on disk: about a quarter off every later cold start.
+module.enableCompileCache?.();
 
 const HELP = `minara — the reference CLI of @minara/agent
 
 Usage:
-  minara demo          Run an offline demo (no model key needed): tools, tiers, approvals, audit
-  minara --version     Print the version
-  minara --help        Show this help
+  minara [options]                      Start the interactive REPL (type /help inside)
+  minara --dump-prompt [options]        Print the system prompt a new session would send, then exit
+  minara demo                           Run a scripted session offline (no model key needed)
+  minara serve [--port N] [--host H]    Start the HTTP gateway (Ctrl-C stops it)
+  minara skills add <path|git-url> [--force]
+  minara skills list
+  minara skills upgrade <id>
+  minara skills remove <id>
+  minara --version                      Print the version
+  minara --help                         Show this help
+
+Options:
+  --workspace <dir>          Workspace directory (default: <data-dir>/workspace, or MINARA_WORKSPACE_DIR)
+  --data-dir <dir>           Data directory: database, sandbox, skills, history (default: ~/.minara, or MINARA_DATA_DIR)
+  --model <provider:model>   The model, e.g. anthropic:claude-sonnet-4-5 (default: MINARA_MODEL and provider keys)
+
+Without a model the REPL still starts and every slash command works; a message explains how to configure one.
 `;
+
+/** A bad command line: printed with a hint, exit code 2. */
+class UsageError extends Error {}
+
+interface Parsed {
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills';
+  readonly options: CliOptions;
+  readonly positionals: readonly string[];
+  readonly port?: number | undefined;
+  readonly host?: string | undefined;
+  readonly force: boolean;
+}
+
+const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--port', '--host']);
+const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'help']);
+/** Flags only some commands accept. */
+const ONLY_FOR: Readonly<Record<string, string>> = { '--port': 'serve', '--host': 'serve', '--force': 'skills' };
+
+export function parseArgs(argv: readonly string[]): Parsed {
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  const positionals: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const arg = argv[i]!;
+    if (arg === '--') {
+      positionals.push(...argv.slice(i + 1));
+      break;
+    }
+    if (arg.startsWith('-') && arg !== '-') {
+      const eq = arg.indexOf('=');
+      const name = eq > 0 ? arg.slice(0, eq) : arg;
+      if (VALUE_FLAGS.has(name)) {
+        const value = eq > 0 ? arg.slice(eq + 1) : argv[++i];
+        if (value === undefined || value === '' || (eq < 0 && value.startsWith('--'))) throw new UsageError(`option ${name} needs a value`);
+        values.set(name, value);
+      } else if (BOOLEAN_FLAGS.has(name) && eq < 0) flags.add(name);
+      else throw new UsageError(`unknown option ${name}`);
+      continue;
+    }
+    positionals.push(arg);
+  }
+
+  let command: Parsed['command'] = 'repl';
+  const first = positionals[0];
+  if (first !== undefined) {
+    if (!COMMANDS.has(first)) throw new UsageError(`unknown command "${first}"`);
+    command = first === 'help' ? 'help' : (first as Parsed['command']);
+    positionals.shift();
+  }
+  if (flags.has('--help') || flags.has('-h')) command = 'help';
+  else if (flags.has('--version') || flags.has('-v')) command = 'version';
+  else if (flags.has('--dump-prompt')) {
+    if (first !== undefined) throw new UsageError(`--dump-prompt cannot be combined with "${first}"`);
+    command = 'dump-prompt';
+  }
+  for (const flag of [...values.keys(), ...flags]) {
+    const only = ONLY_FOR[flag];
+    if (only && only !== command && command !== 'help') throw new UsageError(`option ${flag} only applies to "minara ${only}"`);
+  }
+  if (command === 'repl' || command === 'dump-prompt' || command === 'demo' || command === 'serve') {
+    if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
+  }
+
+  const model = values.get('--model');
+  if (model !== undefined && !/^[a-z][a-z0-9-]*:.+$/.test(model)) throw new UsageError(`--model expects "provider:model", e.g. anthropic:claude-sonnet-4-5, got "${model}"`);
+  let port: number | undefined;
+  const rawPort = values.get('--port');
+  if (rawPort !== undefined) {
+    if (!/^\d{1,5}$/.test(rawPort) || Number(rawPort) > 65535) throw new UsageError(`--port expects a number from 0 to 65535, got "${rawPort}"`);
+    port = Number(rawPort);
+  }
+  const options: CliOptions = {
+    ...(values.has('--workspace') ? { workspace: values.get('--workspace') } : {}),
+    ...(values.has('--data-dir') ? { dataDir: values.get('--data-dir') } : {}),
+    ...(values.has('--model') ? { model: values.get('--model') } : {}),
+  };
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force') };
+}
 
 function version(): string {
   const pkg = JSON.parse(readFileSync(new URL('../package.json', import.meta.url), 'utf8')) as { version: string };
@@ -19,33 +116,67 @@ function version(): string {
 }
 
 async function main(argv: readonly string[]): Promise<number> {
-  loadEnv();
-  const [command] = argv;
-  switch (command) {
-    case undefined:
-    case '--help':
-    case '-h':
+  let parsed: Parsed;
+  try {
+    parsed = parseArgs(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    process.stderr.write(`minara: ${error.message}\nRun "minara --help" for usage.\n`);
+    return 2;
+  }
+  const { options } = parsed;
+  switch (parsed.command) {
     case 'help':
       process.stdout.write(HELP);
       return 0;
-    case '--version':
-    case '-v':
+    case 'version':
       process.stdout.write(`${version()}\n`);
       return 0;
-    case 'demo':
+    case 'demo': {
+      const { runDemo } = await import('./demo');
       return runDemo({ write: (s) => process.stdout.write(s) });
-    default:
-      process.stderr.write(`minara: unknown command "${command}"\n\n${HELP}`);
-      return 2;
+    }
+    case 'dump-prompt': {
+      const { buildApp } = await import('./app');
+      const app = await buildApp(options);
+      try {
+        process.stdout.write(`${await app.runtime.buildSystemPrompt({ sessionId: `dump-${Date.now()}` })}\n`);
+      } finally {
+        await app.close();
+      }
+      return 0;
+    }
+    case 'serve': {
+      const { runServe } = await import('./serve');
+      return runServe(options, { port: parsed.port, host: parsed.host });
+    }
+    case 'skills': {
+      const { runSkillsCommand } = await import('./skills-command');
+      return runSkillsCommand(options, parsed.positionals, { force: parsed.force });
+    }
+    case 'repl': {
+      const [{ buildApp }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);
+      const app = await buildApp(options);
+      const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
+      try {
+        await runRepl({ app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}` });
+      } finally {
+        await app.close();
+      }
+      return 0;
+    }
   }
 }
 
 main(process.argv.slice(2)).then(
   (code) => {
     process.exitCode = code;
+    // Serve keeps its own lifetime; everything else is done: don't wait on idle handles (stdin, timers).
+    process.exit(code);
   },
   (error: unknown) => {
-    process.stderr.write(`minara: ${error instanceof Error ? error.message : String(error)}\n`);
-    process.exitCode = 1;
+    const e = error as { code?: unknown; message?: unknown };
+    process.stderr.write(`minara: ${typeof e?.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+    process.exit(1);
   },
 );

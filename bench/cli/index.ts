@@ -1,0 +1,107 @@
+/**
+ * Cold start of the `minara` bin (the built `dist/cli.js`, as `npx minara` runs it):
+ *   - `minara --help` from spawn to exit;
+ *   - the REPL from spawn until the prompt `› ` is on stdout (app built: SQLite opened and migrated,
+ *     workspace seeded, tools and skills registered), then `/exit`;
+ *   - the REPL until the answer of a first command (`/tools`) is on screen.
+ * Target: ≤ 400 ms to the prompt on the reference machine. Run: `npm run bench -- cli` (builds first if
+ * `dist/cli.js` is missing). `BENCH_CLI_RUNS` sets the number of runs (default 15).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { fmt, machine, summarize, table } from '../lib/stats';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cli = path.join(root, 'dist', 'cli.js');
+const runs = Number(process.env['BENCH_CLI_RUNS'] ?? 15);
+
+if (!existsSync(cli)) {
+  console.log('dist/cli.js is missing: building…');
+  const r = spawnSync(process.execPath, [path.join(root, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { cwd: root, stdio: 'inherit' });
+  if (r.status !== 0 || !existsSync(cli)) {
+    console.error('build failed; run `npm run build`');
+    process.exit(1);
+  }
+}
+
+const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
+for (const k of Object.keys(env)) if (/^(MINARA_|ANTHROPIC_|OPENAI_)/.test(k)) delete env[k];
+
+function timeHelp(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [cli, '--help'], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+    child.stdout.resume();
+    child.on('error', reject);
+    child.on('exit', (code) => (code === 0 ? resolve(performance.now() - t0) : reject(new Error(`--help exited ${code}`))));
+  });
+}
+
+/** Spawn the REPL; time until the prompt, and until the answer to `/tools`; then `/exit`. */
+function timeRepl(dataDir: string): Promise<{ prompt: number; firstAnswer: number }> {
+  return new Promise((resolve, reject) => {
+    const t0 = performance.now();
+    const child = spawn(process.execPath, [cli, '--data-dir', dataDir], { env, stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    let prompt: number | undefined;
+    let firstAnswer: number | undefined;
+    child.stdout.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      if (prompt === undefined && out.includes('› ')) {
+        prompt = performance.now() - t0;
+        child.stdin.write('/tools\n');
+      }
+      if (prompt !== undefined && firstAnswer === undefined && out.includes('get_price')) {
+        firstAnswer = performance.now() - t0;
+        child.stdin.end('/exit\n');
+      }
+    });
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      if (code !== 0 || prompt === undefined || firstAnswer === undefined) reject(new Error(`REPL exited ${code}:\n${out}`));
+      else resolve({ prompt, firstAnswer });
+    });
+  });
+}
+
+const dir = mkdtempSync(path.join(tmpdir(), 'minara-bench-cli-'));
+try {
+  // Warm the OS file cache and Node's compile cache once (what every run after the first install sees).
+  await timeHelp();
+  await timeRepl(path.join(dir, 'warm'));
+
+  const help: number[] = [];
+  const prompt: number[] = [];
+  const firstAnswer: number[] = [];
+  const promptExisting: number[] = [];
+  for (let i = 0; i < runs; i++) {
+    help.push(await timeHelp());
+    const fresh = await timeRepl(path.join(dir, `fresh-${i}`)); // a new data dir: database created and migrated, workspace seeded
+    prompt.push(fresh.prompt);
+    firstAnswer.push(fresh.firstAnswer);
+    promptExisting.push((await timeRepl(path.join(dir, 'warm'))).prompt); // an existing data dir
+  }
+  const row = (label: string, samples: number[]) => {
+    const s = summarize(samples);
+    return [label, s.n, fmt(s.p50, 0), fmt(s.p95, 0), fmt(s.mean, 0)];
+  };
+  console.log(`\nbench/cli — cold start of node dist/cli.js (${machine()})\n`);
+  console.log(
+    table(
+      ['measure', 'runs', 'p50 ms', 'p95 ms', 'mean ms'],
+      [
+        row('minara --help (spawn → exit)', help),
+        row('REPL prompt ready, new data dir', prompt),
+        row('REPL prompt ready, existing data dir', promptExisting),
+        row('REPL first answer (/tools), new data dir', firstAnswer),
+      ],
+    ),
+  );
+  const p50 = summarize(promptExisting).p50;
+  console.log(`\ntarget: prompt ready ≤ 400 ms (p50, existing data dir: ${fmt(p50, 0)} ms ${p50 <= 400 ? 'met' : 'NOT met'})`);
+} finally {
+  rmSync(dir, { recursive: true, force: true });
+}

@@ -1,0 +1,282 @@
+/**
+ * The interactive REPL: a `node:readline` loop over any input/output streams (a terminal, a pipe, or
+ * PassThrough streams in tests). Messages run turns on the app's runtime; `/commands` run locally.
+ */
+import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import readline from 'node:readline';
+import type { ApprovalDecision, MinaraApp, PendingApproval } from '@minara/agent';
+import { createEventRenderer, createStyle } from './render';
+import { type ReplContext, runSlashCommand } from './slash-commands';
+import { createSpinner } from './spinner';
+
+/** The prompt shown when the REPL is ready for input. */
+export const PROMPT = '› ';
+/** A second Ctrl-C within this window exits. */
+const DOUBLE_CTRL_C_MS = 2000;
+const HISTORY_SIZE = 500;
+
+export interface RunReplOptions {
+  readonly app: MinaraApp;
+  readonly input: NodeJS.ReadableStream;
+  readonly output: NodeJS.WritableStream;
+  /** A terminal: line editing, history keys, raw-mode Ctrl-C, spinner, colours. @default output.isTTY */
+  readonly isTTY?: boolean | undefined;
+  /** File the history is loaded from and appended to; `false` for none. @default `${dataDir}/repl_history` */
+  readonly historyFile?: string | false | undefined;
+  /** ANSI colours. @default isTTY && !NO_COLOR */
+  readonly color?: boolean | undefined;
+  /** Also treat the process's SIGINT as Ctrl-C (for a piped stdin). @default false */
+  readonly handleProcessSignals?: boolean | undefined;
+  /** Printed first (e.g. the version). */
+  readonly banner?: string | undefined;
+  /** Session ids. @default () => `repl-${Date.now()}` */
+  readonly newSessionId?: (() => string) | undefined;
+}
+
+/** What a finished REPL reports. */
+export interface ReplResult {
+  /** Every session id the REPL used, in order. */
+  readonly sessions: readonly string[];
+}
+
+function loadHistory(file: string | false): string[] {
+  if (!file) return [];
+  try {
+    const lines = readFileSync(file, 'utf8').split('\n').filter((l) => l.trim() !== '');
+    return lines.slice(-HISTORY_SIZE).reverse();
+  } catch {
+    return [];
+  }
+}
+
+function saveHistoryLine(file: string | false, line: string): void {
+  if (!file) return;
+  try {
+    mkdirSync(path.dirname(file), { recursive: true });
+    appendFileSync(file, `${line.replace(/\n/g, ' ')}\n`, { mode: 0o600 });
+  } catch {
+    // History is a convenience; never fail the REPL over it.
+  }
+}
+
+/**
+ * Run the REPL until `/exit`, end of input, or Ctrl-C at an empty prompt.
+ *
+ * @example
+ * ```ts
+ * const app = await buildApp({ dataDir: './data' });
+ * await runRepl({ app, input: process.stdin, output: process.stdout, isTTY: process.stdout.isTTY });
+ * await app.close();
+ * ```
+ */
+export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
+  const { app, input, output } = options;
+  const isTTY = options.isTTY ?? Boolean((output as NodeJS.WriteStream).isTTY);
+  const color = options.color ?? (isTTY && !process.env['NO_COLOR']);
+  const historyFile = options.historyFile ?? path.join(app.config.dataDir, 'repl_history');
+  const write = (s: string) => {
+    output.write(s);
+  };
+  const style = createStyle(color);
+  const renderer = createEventRenderer({ write, style });
+  const spinner = createSpinner({ write, enabled: isTTY });
+
+  let lastId = '';
+  const newSessionId =
+    options.newSessionId ??
+    (() => {
+      let id = `repl-${Date.now()}`;
+      if (id <= lastId) id = `${lastId}-1`;
+      lastId = id;
+      return id;
+    });
+  const sessions: string[] = [newSessionId()];
+  let sessionId = sessions[0]!;
+
+  const rl = readline.createInterface({ input, output, terminal: isTTY, historySize: HISTORY_SIZE, history: loadHistory(isTTY ? historyFile : false), prompt: PROMPT });
+
+  // A line queue: lines typed (or piped) while a turn runs wait here instead of being lost.
+  const queued: string[] = [];
+  let waiter: ((line: string | undefined) => void) | undefined;
+  let closed = false;
+  rl.on('line', (line) => {
+    if (waiter) {
+      const w = waiter;
+      waiter = undefined;
+      w(line);
+    } else queued.push(line);
+  });
+  rl.on('close', () => {
+    closed = true;
+    const w = waiter;
+    waiter = undefined;
+    w?.(undefined);
+  });
+
+  const nextLine = (prompt: string): Promise<string | undefined> => {
+    const line = queued.shift();
+    if (!isTTY || closed) write(prompt);
+    if (line !== undefined) {
+      if (!isTTY) write(`${line}\n`);
+      return Promise.resolve(line);
+    }
+    if (closed) {
+      if (!isTTY) write('\n');
+      return Promise.resolve(undefined);
+    }
+    if (isTTY) {
+      rl.setPrompt(prompt);
+      rl.prompt();
+    }
+    return new Promise((resolve) => {
+      waiter = (l) => {
+        if (!isTTY && l !== undefined) write(`${l}\n`);
+        if (l === undefined && !isTTY) write('\n');
+        resolve(l);
+      };
+    });
+  };
+
+  let exiting = false;
+  let current: AbortController | undefined;
+  let answering = false;
+  let lastSigint = 0;
+
+  const exit = () => {
+    exiting = true;
+    current?.abort(new Error('exit'));
+    if (!closed) rl.close();
+  };
+
+  const onSigint = () => {
+    const now = Date.now();
+    const twice = now - lastSigint < DOUBLE_CTRL_C_MS;
+    lastSigint = now;
+    if (current) {
+      if (twice) return exit();
+      current.abort(new Error('cancelled'));
+      return;
+    }
+    if (answering) {
+      // Ctrl-C at a y/N question answers No.
+      write('\n');
+      const w = waiter;
+      waiter = undefined;
+      w?.('');
+      return;
+    }
+    if (twice || rl.line === '' || !isTTY) {
+      write('\n');
+      return exit();
+    }
+    // Ctrl-C with text typed: clear the line, keep going.
+    rl.write(null, { ctrl: true, name: 'u' });
+    write(`\n${style.dim('(Ctrl-C again to exit)')}\n`);
+    rl.prompt();
+  };
+  rl.on('SIGINT', onSigint);
+  if (options.handleProcessSignals) process.on('SIGINT', onSigint);
+
+  const confirm = async (question: string): Promise<boolean> => {
+    answering = true;
+    try {
+      const answer = await nextLine(style.bold(question));
+      return /^(y|yes)$/i.test((answer ?? '').trim());
+    } finally {
+      answering = false;
+    }
+  };
+
+  /** Run a turn (a message and/or approval decisions), asking for approvals until it settles. */
+  const runTurn = async (turn: { sessionId: string; message?: string; approvals?: readonly ApprovalDecision[] }): Promise<void> => {
+    let message = turn.message;
+    let approvals = turn.approvals;
+    renderer.reset();
+    for (let round = 0; round < 20 && !exiting; round++) {
+      const controller = new AbortController();
+      current = controller;
+      const pending: PendingApproval[] = [];
+      spinner.start();
+      try {
+        const events = app.runtime.run({
+          sessionId: turn.sessionId,
+          ...(message !== undefined ? { message } : {}),
+          ...(approvals !== undefined ? { approvals } : {}),
+          abortSignal: controller.signal,
+        });
+        for await (const event of events) {
+          if (event.type !== 'turn-start') spinner.stop();
+          renderer.render(event);
+          if (event.type === 'approval-request') pending.push(event);
+          if (event.type === 'step-end' && event.finishReason === 'tool-calls') spinner.start();
+        }
+      } catch (error) {
+        spinner.stop();
+        if (!controller.signal.aborted) renderer.line(style.red(`  ! ${error instanceof Error ? error.message : String(error)}`));
+      } finally {
+        spinner.stop();
+        renderer.finish();
+        current = undefined;
+      }
+      if (controller.signal.aborted) {
+        renderer.line(style.dim('(cancelled)'));
+        return;
+      }
+      if (pending.length === 0) return;
+      const decisions: ApprovalDecision[] = [];
+      for (const p of pending) {
+        if (pending.length > 1) renderer.line(`  ${p.toolName} (${p.approvalId})`);
+        const approved = await confirm('Approve? [y/N] ');
+        decisions.push({ approvalId: p.approvalId, approved, reason: approved ? 'approved in the REPL' : 'denied in the REPL' });
+        if (exiting) return;
+      }
+      message = undefined;
+      approvals = decisions;
+    }
+  };
+
+  const ctx: ReplContext = {
+    app,
+    get sessionId() {
+      return sessionId;
+    },
+    newSession() {
+      sessionId = newSessionId();
+      sessions.push(sessionId);
+      return sessionId;
+    },
+    print(text) {
+      renderer.line(text);
+    },
+    confirm,
+    resume: (sid, approvals) => runTurn({ sessionId: sid, approvals }),
+    exit,
+  };
+
+  if (options.banner) write(`${options.banner}\n`);
+  const status = app.modelStatus;
+  const model = status.configured ? status.label : style.yellow(`not configured: ${status.reason.replace(/\.$/, '')} (slash commands work; a message explains how to set one)`);
+  write(`${style.dim(`model: ${model} · session ${sessionId}`)}\n${style.dim('Type /help for commands, /exit to leave.')}\n`);
+
+  try {
+    while (!exiting) {
+      const line = await nextLine(PROMPT);
+      if (line === undefined) break;
+      const text = line.trim();
+      if (text === '') continue;
+      if (isTTY) saveHistoryLine(historyFile, text);
+      if (text.startsWith('/')) {
+        await runSlashCommand(ctx, text);
+        continue;
+      }
+      await runTurn({ sessionId, message: text });
+    }
+  } finally {
+    if (options.handleProcessSignals) process.off('SIGINT', onSigint);
+    spinner.stop();
+    if (!closed) rl.close();
+  }
+  return { sessions };
+}
+

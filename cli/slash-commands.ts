@@ -1,0 +1,281 @@
+/**
+ * The REPL's slash commands. Every one works without a model: they talk to the tool registry, memory,
+ * the workspace and the runtime's prompt builder directly.
+ */
+import { type ApprovalDecision, createToolCallContext, type MinaraApp, permissionTierName } from '@minara/agent';
+import { compactJson, formatApproval, formatBlocked, formatToolCall, formatToolResult, truncate } from './render';
+
+/** What a slash command can use. The REPL provides it. */
+export interface ReplContext {
+  readonly app: MinaraApp;
+  /** The current session id. */
+  readonly sessionId: string;
+  /** Start a new session (the memory snapshot reloads); returns its id. */
+  newSession(): string;
+  /** Print one or more lines. */
+  print(text: string): void;
+  /** Ask a yes/no question; anything but y/yes is No. */
+  confirm(question: string): Promise<boolean>;
+  /** Resume a session's turn with approval decisions, rendering it like any turn. */
+  resume(sessionId: string, approvals: readonly ApprovalDecision[]): Promise<void>;
+  /** Leave the REPL. */
+  exit(): void;
+}
+
+export interface SlashCommand {
+  readonly name: string;
+  readonly usage: string;
+  readonly description: string;
+  readonly aliases?: readonly string[];
+  run(ctx: ReplContext, args: string): Promise<void> | void;
+}
+
+/** `/workspace <name>` names and the files they print. */
+export const WORKSPACE_VIEWS: Readonly<Record<string, string>> = {
+  soul: 'SOUL.md',
+  agents: 'AGENTS.md',
+  identity: 'IDENTITY.md',
+  user: 'USER.md',
+  memory: 'MEMORY.md',
+  heartbeat: 'HEARTBEAT.md',
+  bootstrap: 'BOOTSTRAP.md',
+  tools: 'TOOLS.md',
+};
+
+const errorText = (e: unknown) => (e instanceof Error ? e.message : String(e));
+
+/** Split `word rest…` once. */
+function head(args: string): [string, string] {
+  const t = args.trim();
+  const i = t.search(/\s/);
+  return i < 0 ? [t, ''] : [t.slice(0, i), t.slice(i).trim()];
+}
+
+async function printWorkspaceFile(ctx: ReplContext, view: string): Promise<void> {
+  const workspace = ctx.app.workspace;
+  if (!workspace) return ctx.print('No workspace is configured.');
+  const file = WORKSPACE_VIEWS[view.toLowerCase()];
+  if (!file) return ctx.print(`Unknown workspace file "${view}". Expected one of: ${Object.keys(WORKSPACE_VIEWS).join(', ')}.`);
+  const read = await workspace.readFile(file);
+  if (!read.exists) return ctx.print(`${file} does not exist yet (${workspace.dir}).`);
+  ctx.print(`── ${file} (${workspace.dir}) ──\n${read.content.replace(/\n$/, '')}`);
+}
+
+async function callTool(ctx: ReplContext, args: string): Promise<void> {
+  const [name, json] = head(args);
+  if (!name) return ctx.print('Usage: /call <tool> <json>   e.g. /call get_price {"symbol":"BTC"}');
+  let input: unknown = {};
+  if (json) {
+    try {
+      input = JSON.parse(json);
+    } catch (e) {
+      return ctx.print(`Arguments must be JSON: ${errorText(e)}`);
+    }
+  }
+  const { tools } = ctx.app;
+  if (!tools.has(name)) {
+    const near = suggest(name, tools.list().map((t) => t.name));
+    return ctx.print(`No tool named "${name}".${near.length ? ` Did you mean ${near.join(', ')}?` : ' See /tools.'}`);
+  }
+  const context = createToolCallContext({ sessionId: ctx.sessionId, source: 'user' });
+  ctx.print(formatToolCall(name, input));
+  let outcome = await tools.dispatchDetailed(name, input, { context });
+  // A call can need approval more than once (e.g. a tier raised by a hook); ask each time.
+  for (let round = 0; outcome.decision === 'approval_required' && outcome.approval && round < 3; round++) {
+    const approval = outcome.approval;
+    ctx.print(formatApproval({ toolName: approval.toolName, input: JSON.parse(approval.inputJson) as unknown, reason: approval.reason, approvalId: approval.id }));
+    const approved = await ctx.confirm('Approve? [y/N] ');
+    await tools.approvals.decide(approval.id, { approved, reason: 'REPL /call' });
+    if (!approved) return ctx.print(`  ✗ ${name} → denied`);
+    outcome = await tools.dispatchDetailed(name, input, { context, approvalId: approval.id });
+  }
+  const env = outcome.envelope;
+  if (!env.ok && outcome.decision === 'blocked') {
+    return ctx.print(formatBlocked(name, String(env.code), env.error));
+  }
+  ctx.print(formatToolResult(name, env));
+}
+
+async function approvalsCommand(ctx: ReplContext, args: string): Promise<void> {
+  const [verb, id] = head(args);
+  const { approvals } = ctx.app.tools;
+  if (verb === '' || verb === 'list') {
+    const pending = await approvals.list({ status: 'pending' });
+    if (pending.length === 0) return ctx.print('No pending approvals.');
+    for (const a of pending) {
+      ctx.print(`${a.id}  ${a.toolName} ${compactJson(JSON.parse(a.inputJson) as unknown, 80)}  session ${a.sessionId ?? '-'}  expires ${a.expiresAt}\n    ${truncate(a.reason, 120)}`);
+    }
+    return ctx.print('Decide with /approvals approve <id> or /approvals deny <id>.');
+  }
+  if (verb !== 'approve' && verb !== 'deny') return ctx.print('Usage: /approvals [list] | /approvals approve <id> | /approvals deny <id>');
+  if (!id) return ctx.print(`Usage: /approvals ${verb} <id>`);
+  const record = await approvals.get(id);
+  if (!record) return ctx.print(`No approval "${id}".`);
+  if (record.status !== 'pending') return ctx.print(`Approval ${id} is ${record.status}.`);
+  const approved = verb === 'approve';
+  if (record.sessionId) {
+    ctx.print(`${approved ? 'Approving' : 'Denying'} ${record.toolName} (${id}) and resuming session ${record.sessionId}…`);
+    await ctx.resume(record.sessionId, [{ approvalId: id, approved, reason: 'REPL /approvals' }]);
+  } else {
+    await approvals.decide(id, { approved, reason: 'REPL /approvals' });
+    ctx.print(`${approved ? 'Approved' : 'Denied'} ${id}.`);
+  }
+}
+
+async function memoryCommand(ctx: ReplContext, args: string): Promise<void> {
+  const [verb, rest] = head(args);
+  const memory = ctx.app.memory;
+  const show = (h: { id: number; category: string; content: string; source?: string | undefined }) =>
+    ctx.print(`#${h.id} [${h.category}] ${truncate(h.content, 200)}${h.source ? `  (${h.source})` : ''}`);
+  switch (verb) {
+    case '':
+    case 'list': {
+      const hits = await memory.read({ limit: 20, ...(rest ? { category: rest } : {}) });
+      if (hits.length === 0) return ctx.print('No memories yet. Add one with /memory add <category> <content>.');
+      for (const h of hits) show(h);
+      return;
+    }
+    case 'search': {
+      if (!rest) return ctx.print('Usage: /memory search <query>');
+      const hits = await memory.search(rest, { limit: 10 });
+      if (hits.length === 0) return ctx.print(`No memories match "${rest}".`);
+      for (const h of hits) show(h);
+      return;
+    }
+    case 'add': {
+      const [category, content] = head(rest);
+      if (!category || !content) return ctx.print('Usage: /memory add <category> <content>   e.g. /memory add preference I prefer 0.5% slippage');
+      const { id } = await memory.write({ category, content, source: 'user_manual' });
+      return ctx.print(`Saved memory #${id} [${category}]. It is in the snapshot of the next session (/new).`);
+    }
+    case 'delete':
+    case 'rm': {
+      const id = Number(rest);
+      if (!Number.isInteger(id) || id <= 0) return ctx.print('Usage: /memory delete <id>');
+      return ctx.print((await memory.softDelete(id)) ? `Deleted memory #${id}.` : `No memory #${id}.`);
+    }
+    default:
+      return ctx.print('Usage: /memory list [category] | search <query> | add <category> <content> | delete <id>');
+  }
+}
+
+/** All slash commands, in the order /help lists them. */
+export const SLASH_COMMANDS: readonly SlashCommand[] = [
+  { name: 'help', usage: '/help', description: 'Show this list', run: (ctx) => ctx.print(helpText()) },
+  {
+    name: 'new',
+    usage: '/new',
+    description: 'Start a new session (reloads the memory snapshot)',
+    run: (ctx) => ctx.print(`New session ${ctx.newSession()}.`),
+  },
+  {
+    name: 'prompt',
+    usage: '/prompt',
+    description: 'Print the system prompt of this session',
+    run: async (ctx) => ctx.print(await ctx.app.runtime.buildSystemPrompt({ sessionId: ctx.sessionId })),
+  },
+  {
+    name: 'profile',
+    usage: '/profile',
+    description: 'Profile entries and the memory snapshot',
+    run: async (ctx) => {
+      const entries = await ctx.app.memory.profile.list();
+      ctx.print(entries.length === 0 ? 'Profile: (empty)' : `Profile:\n${entries.map((e) => `  ${e.key}: ${e.value}`).join('\n')}`);
+      const snapshot = await ctx.app.memory.loadSnapshot();
+      ctx.print(snapshot.text ? `Memory snapshot (what a new session loads):\n${snapshot.text}` : 'Memory snapshot: (empty)');
+    },
+  },
+  { name: 'memory', usage: '/memory list|search|add|delete', description: 'List, search, add or delete memories', run: memoryCommand },
+  {
+    name: 'skills',
+    usage: '/skills',
+    description: 'Registered skills',
+    run: (ctx) => {
+      const list = ctx.app.skills.list();
+      if (list.length === 0) ctx.print('No skills registered.');
+      for (const s of list) ctx.print(`${s.id.padEnd(24)} ${s.activation.padEnd(7)} ${truncate(s.description, 90)}`);
+      for (const h of ctx.app.skills.hidden()) ctx.print(`${h.id.padEnd(24)} hidden  ${h.reason}`);
+      for (const i of ctx.app.skillLoadIssues) ctx.print(`! ${i.file}: ${i.field}: ${i.message}`);
+    },
+  },
+  {
+    name: 'tools',
+    usage: '/tools',
+    description: 'Registered tools with their tool set and permission tier',
+    run: (ctx) => {
+      for (const t of ctx.app.tools.list()) {
+        ctx.print(`${t.name.padEnd(24)} ${t.toolSet.padEnd(10)} ${permissionTierName(t.permissionTier).padEnd(14)} ${truncate(t.description, 70)}`);
+      }
+    },
+  },
+  { name: 'call', usage: '/call <tool> <json>', description: 'Run a tool through the same gate (confirmation included)', run: callTool },
+  { name: 'approvals', usage: '/approvals [approve|deny <id>]', description: 'Pending approvals; approve or deny one and resume its turn', run: approvalsCommand },
+  { name: 'soul', usage: '/soul', description: 'Print SOUL.md', run: (ctx) => printWorkspaceFile(ctx, 'soul') },
+  { name: 'identity', usage: '/identity', description: 'Print IDENTITY.md', run: (ctx) => printWorkspaceFile(ctx, 'identity') },
+  { name: 'heartbeat', usage: '/heartbeat', description: 'Print HEARTBEAT.md', run: (ctx) => printWorkspaceFile(ctx, 'heartbeat') },
+  {
+    name: 'workspace',
+    usage: `/workspace [${Object.keys(WORKSPACE_VIEWS).join('|')}]`,
+    description: 'Print a live workspace file (no name: list them)',
+    run: async (ctx, args) => {
+      if (args.trim()) return printWorkspaceFile(ctx, args.trim());
+      const ws = ctx.app.workspace;
+      if (!ws) return ctx.print('No workspace is configured.');
+      ctx.print(`Workspace: ${ws.dir}`);
+      for (const [view, file] of Object.entries(WORKSPACE_VIEWS)) {
+        const f = await ws.readFile(file);
+        ctx.print(`  ${view.padEnd(10)} ${file.padEnd(13)} ${f.exists ? `${Buffer.byteLength(f.content)} bytes` : '(missing)'}`);
+      }
+    },
+  },
+  { name: 'exit', usage: '/exit', description: 'Leave the REPL', aliases: ['quit'], run: (ctx) => ctx.exit() },
+];
+
+export function helpText(): string {
+  const rows = SLASH_COMMANDS.map((c) => `  ${c.usage.padEnd(34)} ${c.description}`);
+  return ['Type a message to talk to the agent, or a command:', ...rows, '', 'Ctrl-C cancels a running turn; Ctrl-C twice (or at an empty prompt) exits.'].join('\n');
+}
+
+/** Levenshtein distance, for "did you mean". */
+function distance(a: string, b: string): number {
+  const row = Array.from({ length: b.length + 1 }, (_, i) => i);
+  for (let i = 1; i <= a.length; i++) {
+    let prev = row[0]!;
+    row[0] = i;
+    for (let j = 1; j <= b.length; j++) {
+      const tmp = row[j]!;
+      row[j] = Math.min(row[j]! + 1, row[j - 1]! + 1, prev + (a[i - 1] === b[j - 1] ? 0 : 1));
+      prev = tmp;
+    }
+  }
+  return row[b.length]!;
+}
+
+/** Close matches of `word` among `candidates` (prefix matches first, then edit distance ≤ 2). */
+export function suggest(word: string, candidates: readonly string[], max = 3): string[] {
+  const w = word.toLowerCase();
+  const scored = candidates
+    .map((c) => ({ c, d: c.startsWith(w) && w.length > 0 ? 0 : distance(w, c.toLowerCase()) }))
+    .filter((x) => x.d <= Math.max(2, Math.floor(w.length / 3)))
+    .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c));
+  return scored.slice(0, max).map((x) => x.c);
+}
+
+/** Run one `/command args` line. Returns false when the command is unknown. */
+export async function runSlashCommand(ctx: ReplContext, line: string): Promise<boolean> {
+  const [word, args] = head(line.slice(1));
+  const name = word.toLowerCase();
+  const command = SLASH_COMMANDS.find((c) => c.name === name || c.aliases?.includes(name));
+  if (!command) {
+    const names = SLASH_COMMANDS.flatMap((c) => [c.name, ...(c.aliases ?? [])]);
+    const near = suggest(name, names);
+    ctx.print(`Unknown command /${word}.${near.length ? ` Did you mean ${near.map((n) => `/${n}`).join(', ')}?` : ''} Type /help for the list.`);
+    return false;
+  }
+  try {
+    await command.run(ctx, args);
+  } catch (e) {
+    ctx.print(`/${command.name} failed: ${errorText(e)}`);
+  }
+  return true;
+}

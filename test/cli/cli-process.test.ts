@@ -1,0 +1,179 @@
+/**
+ * The real `minara` command, spawned from source (`node --import tsx cli/index.ts`), as a person runs it.
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+function tempDir(): string {
+  const d = mkdtempSync(path.join(tmpdir(), 'minara-cli-proc-'));
+  dirs.push(d);
+  return d;
+}
+
+/** An environment with no model configured and no stray settings from the host. */
+function cleanEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) {
+    if (/^(MINARA_|ANTHROPIC_|OPENAI_|GATEWAY_|EMBEDDING_|WORKSPACE_)/.test(k)) continue;
+    env[k] = v;
+  }
+  return { ...env, NO_COLOR: '1', ...extra };
+}
+
+function minara(args: string[], options: { input?: string; env?: Record<string, string> } = {}) {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args], {
+    cwd: root,
+    env: cleanEnv(options.env),
+    input: options.input ?? '',
+    encoding: 'utf8',
+    timeout: 30_000,
+  });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('minara (process)', () => {
+  it('--help and --version', () => {
+    const help = minara(['--help']);
+    expect(help.code).toBe(0);
+    for (const s of ['minara demo', 'minara serve', 'minara skills add', '--dump-prompt', '--workspace', '--data-dir', '--model']) expect(help.stdout).toContain(s);
+    const version = minara(['--version']);
+    expect(version.code).toBe(0);
+    expect(version.stdout.trim()).toMatch(/^\d+\.\d+\.\d+/);
+  });
+
+  it('rejects unknown flags and commands with exit code 2', () => {
+    const flag = minara(['--frobnicate']);
+    expect(flag.code).toBe(2);
+    expect(flag.stderr).toContain('unknown option --frobnicate');
+    expect(flag.stderr).toContain('minara --help');
+    expect(minara(['frobnicate']).code).toBe(2);
+    expect(minara(['--data-dir']).stderr).toContain('--data-dir needs a value');
+    expect(minara(['--port', '80']).stderr).toContain('only applies to "minara serve"');
+    expect(minara(['--model', 'gpt4']).stderr).toContain('--model expects "provider:model"');
+    expect(minara(['skills', 'bogus', '--data-dir', tempDir()]).code).toBe(2);
+  });
+
+  it('--dump-prompt prints the system prompt of a new session', () => {
+    const dir = tempDir();
+    const r = minara(['--dump-prompt', '--data-dir', dir, '--workspace', path.join(dir, 'ws')]);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout.length).toBeGreaterThan(500);
+    expect(r.stdout).toMatch(/memory_write|memory/i);
+  });
+
+  it('demo runs the scripted story offline and exits 0', () => {
+    const r = minara(['demo']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    const out = r.stdout;
+    const order = ["› What's BTC trading at?", '↳ get_price {"symbol":"BTC"}', 'BTC is trading at $', '› Remember that I prefer 0.5% slippage', '↳ memory_write', '› Buy $50 of ETH', '⏸ buy_token needs your approval', 'Approve? [y/N] y', '✓ buy_token → {"executed":true', 'Done: bought', '› /new', '› What slippage do I like?', 'You like 0.5% slippage', 'Demo passed'];
+    let at = 0;
+    for (const s of order) {
+      const i = out.indexOf(s, at);
+      expect(i, `"${s}" after position ${at} in:\n${out}`).toBeGreaterThanOrEqual(0);
+      at = i;
+    }
+    expect(out).not.toContain('✗');
+  });
+
+  it('the REPL reads piped stdin: /tools then /exit, with no model configured', () => {
+    const dir = tempDir();
+    const r = minara(['--data-dir', dir], { input: '/tools\n/exit\n' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('model: not configured');
+    expect(r.stdout).toContain('› /tools');
+    expect(r.stdout).toMatch(/get_price\s+read\s+READ_ONLY/);
+    expect(r.stdout).toMatch(/buy_token\s+trade\s+CONFIRM_ONCE/);
+    expect(r.stderr).toBe('');
+  });
+
+  it('a message without a model explains how to configure one; the REPL keeps going until end of input', () => {
+    const dir = tempDir();
+    const r = minara(['--data-dir', dir], { input: 'hello\n/memory add preference tight stops\n/memory list\n' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('No language model is configured');
+    expect(r.stdout).toContain('#1 [preference] tight stops');
+    expect(r.stderr).toBe('');
+  });
+
+  it('skills add | list | remove, printing the licence', () => {
+    const dir = tempDir();
+    expect(minara(['skills', 'list', '--data-dir', dir]).stdout).toContain('No external skills installed');
+    const pkg = path.join(tempDir(), 'dca-planner');
+    cpSync(path.join(root, 'examples', 'custom-skill', 'skills', 'dca-planner'), pkg, { recursive: true });
+    writeFileSync(path.join(pkg, 'LICENSE'), 'MIT License\n\nCopyright (c) 2026 Example\n\nPermission is hereby granted, free of charge, to any person obtaining a copy of this software.\nThe above copyright notice and this permission notice shall be included in all copies.\n');
+    const add = minara(['skills', 'add', pkg, '--data-dir', dir]);
+    expect(add.stderr).toBe('');
+    expect(add.code).toBe(0);
+    expect(add.stdout).toContain('Installed dca.planner');
+    expect(add.stdout).toContain('licence: MIT (permissive)');
+    expect(minara(['skills', 'list', '--data-dir', dir]).stdout).toContain('dca.planner');
+    // The installed skill is in the REPL's catalog.
+    expect(minara(['--data-dir', dir], { input: '/skills\n' }).stdout).toContain('dca.planner');
+    expect(minara(['skills', 'remove', 'dca.planner', '--data-dir', dir]).stdout).toContain('Removed dca.planner');
+    expect(minara(['skills', 'remove', 'dca.planner', '--data-dir', dir]).code).toBe(1);
+    expect(minara(['skills', 'upgrade', '--data-dir', dir]).code).toBe(2);
+  });
+
+  it('serve starts the gateway, answers /healthz, and stops on SIGINT; a public host needs a token', async () => {
+    const dir = tempDir();
+    const refused = minara(['serve', '--host', '0.0.0.0', '--port', '0', '--data-dir', dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('GATEWAY_AUTH_TOKEN');
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'serve', '--port', '0', '--data-dir', dir], { cwd: root, env: cleanEnv() });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => {
+      out += c.toString();
+    });
+    const start = Date.now();
+    while (!/listening on (http:\/\/\S+)/.test(out)) {
+      if (Date.now() - start > 20_000) throw new Error(`serve did not start: ${out}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const url = /listening on (http:\/\/\S+)/.exec(out)![1]!;
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+    child.kill('SIGINT');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    expect(out).toContain('Stopping');
+  });
+
+  it.skipIf(spawnSync('script', ['--version']).status !== 0)('works in a real pseudo-terminal: line editing prompt, Ctrl-C at an empty prompt exits', async () => {
+    const dir = tempDir();
+    const cmd = `${JSON.stringify(process.execPath)} --import tsx cli/index.ts --data-dir ${JSON.stringify(dir)}`;
+    const child = spawn('script', ['-qec', cmd, '/dev/null'], { cwd: root, env: cleanEnv({ TERM: 'dumb' }) });
+    let screen = '';
+    child.stdout.on('data', (c: Buffer) => {
+      screen += c.toString();
+    });
+    const waitFor = async (s: string, from = 0) => {
+      const start = Date.now();
+      while (screen.indexOf(s, from) < 0) {
+        if (Date.now() - start > 20_000) throw new Error(`timed out waiting for ${s}; screen:\n${screen}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    await waitFor('› ');
+    let mark = screen.length;
+    child.stdin.write('/tools\r');
+    await waitFor('get_price', mark);
+    await waitFor('› ', screen.indexOf('get_price', mark));
+    mark = screen.length;
+    child.stdin.write('\x03');
+    const code = await new Promise<number | null>((resolve) => child.on('exit', resolve));
+    expect(code).toBe(0);
+    // Typed lines are kept in the history file for the next session's ↑.
+    expect(existsSync(path.join(dir, 'repl_history')) && readFileSync(path.join(dir, 'repl_history'), 'utf8')).toContain('/tools');
+  });
+});

@@ -1,0 +1,155 @@
+/**
+ * The REPL driven as a person would: typed lines in, the screen out (PassThrough streams, in-process).
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { MODEL_HELP } from '@minara/agent';
+import { createScriptedModel } from '@minara/agent/testing';
+import { startTestRepl, type TestRepl } from './helpers';
+
+let repl: TestRepl | undefined;
+afterEach(async () => {
+  await repl?.close();
+  repl = undefined;
+});
+
+/** Type a line and wait for the REPL to ask for the next one (the prompt or a y/N question). */
+async function send(r: TestRepl, line: string): Promise<string> {
+  const from = r.screen().length;
+  r.type(line);
+  await r.waitFor(/\n(› |Approve\? \[y\/N\] )$/, from);
+  return r.screen().slice(from);
+}
+
+describe('REPL', () => {
+  it('runs slash commands, a turn with tools, approvals answered n then y, /new and /exit', async () => {
+    const model = createScriptedModel([
+      // "What's BTC at?"
+      { toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] },
+      { text: 'BTC is $97,250.' },
+      // "Buy $50 of ETH" → approval → n
+      { toolCalls: [{ toolName: 'buy_token', input: { symbol: 'ETH', amountUsd: 50, confirm: true } }] },
+      { text: 'OK, I did not buy anything.' },
+      // "Buy it after all" → approval → y
+      { toolCalls: [{ toolName: 'buy_token', input: { symbol: 'ETH', amountUsd: 50, confirm: true } }] },
+      { text: 'Bought $50 of ETH.' },
+    ]);
+    const r = (repl = await startTestRepl({ model }));
+    await r.waitFor(/› $/);
+    expect(r.screen()).toContain('model: custom:scripted-model · session repl-test-1');
+
+    const help = await send(r, '/help');
+    for (const cmd of ['/new', '/prompt', '/profile', '/memory', '/skills', '/tools', '/call <tool> <json>', '/approvals', '/soul', '/identity', '/heartbeat', '/workspace', '/exit']) {
+      expect(help).toContain(cmd);
+    }
+
+    const tools = await send(r, '/tools');
+    expect(tools).toMatch(/get_price\s+read\s+READ_ONLY/);
+    expect(tools).toMatch(/buy_token\s+read\s+CONFIRM_ONCE/);
+    expect(tools).toContain('memory_write');
+
+    expect(await send(r, '/memory add preference I prefer 0.5% slippage')).toContain('Saved memory #1 [preference]');
+    expect(await send(r, '/memory list')).toContain('#1 [preference] I prefer 0.5% slippage  (user_manual)');
+    expect(await send(r, '/memory search slippage')).toContain('#1 [preference] I prefer 0.5% slippage');
+
+    const call = await send(r, '/call get_price {"symbol":"BTC"}');
+    expect(call).toContain('↳ get_price {"symbol":"BTC"}');
+    expect(call).toContain('✓ get_price → {"symbol":"BTC","priceUsd":97250}');
+
+    const turn = await send(r, "What's BTC at?");
+    expect(turn).toContain('  ↳ get_price {"symbol":"BTC"}\n  ✓ get_price → {"symbol":"BTC","priceUsd":97250}\nBTC is $97,250.\n');
+
+    const ask1 = await send(r, 'Buy $50 of ETH');
+    expect(ask1).toContain('⏸ buy_token needs your approval');
+    expect(ask1).toContain('input:  {"amountUsd":50,"confirm":true,"symbol":"ETH"}');
+    expect(ask1.endsWith('Approve? [y/N] ')).toBe(true);
+    const denied = await send(r, 'n');
+    expect(denied).toContain('⛔ buy_token blocked (APPROVAL_DENIED)');
+    expect(denied).toContain('OK, I did not buy anything.');
+    expect(r.fills).toEqual([]);
+
+    const ask2 = await send(r, 'Buy it after all');
+    expect(ask2.endsWith('Approve? [y/N] ')).toBe(true);
+    const approved = await send(r, 'y');
+    expect(approved).toContain('✓ buy_token → {"filled":true,"symbol":"ETH","amountUsd":50}');
+    expect(approved).toContain('Bought $50 of ETH.');
+    expect(r.fills).toEqual(['ETH:50']);
+
+    expect(await send(r, '/approvals')).toContain('No pending approvals.');
+    expect(await send(r, '/new')).toContain('New session repl-test-2.');
+    // /call asks inline in the new session (CONFIRM_ONCE is per session), through the same gate.
+    const callBuy = await send(r, '/call buy_token {"symbol":"SOL","amountUsd":5,"confirm":true}');
+    expect(callBuy).toContain('⏸ buy_token needs your approval');
+    expect(await send(r, 'y')).toContain('✓ buy_token → {"filled":true,"symbol":"SOL","amountUsd":5}');
+    expect(r.fills).toEqual(['ETH:50', 'SOL:5']);
+
+    r.type('/exit');
+    const result = await r.done();
+    expect(result.sessions).toEqual(['repl-test-1', 'repl-test-2']);
+    model.assertConsumed();
+    const audit = await r.app.tools.queryAudit({ toolName: 'buy_token', limit: 20 });
+    expect(audit.map((a) => a.source)).toContain('user');
+  });
+
+  it('shows workspace files, the prompt, the profile, and suggests close matches for typos', async () => {
+    const r = (repl = await startTestRepl());
+    await r.waitFor(/› $/);
+    expect(await send(r, '/soul')).toMatch(/── SOUL\.md \(.*\) ──\n/);
+    expect(await send(r, '/workspace identity')).toContain('── IDENTITY.md');
+    expect(await send(r, '/workspace nope')).toContain('Unknown workspace file "nope"');
+    const list = await send(r, '/workspace');
+    expect(list).toMatch(/soul\s+SOUL\.md\s+\d+ bytes/);
+    expect(await send(r, '/heartbeat')).toMatch(/HEARTBEAT\.md (does not exist yet|\()/);
+    expect((await send(r, '/prompt')).length).toBeGreaterThan(200);
+    expect(await send(r, '/profile')).toContain('Profile: (empty)');
+    expect(await send(r, '/tool')).toContain('Unknown command /tool. Did you mean /tools');
+    expect(await send(r, '/memroy list')).toContain('Did you mean /memory');
+    expect(await send(r, '/call nope {}')).toContain('No tool named "nope"');
+    expect(await send(r, '/call get_price {bad json')).toContain('Arguments must be JSON');
+    expect(await send(r, '/skills')).toBeTypeOf('string');
+    r.type('/exit');
+    await r.done();
+  });
+
+  it('without a model: slash commands work, a message explains how to configure one, and the REPL keeps going', async () => {
+    const r = (repl = await startTestRepl({ env: {} }));
+    await r.waitFor(/› $/);
+    expect(r.screen()).toContain('model: not configured');
+    const first = await send(r, 'hello there');
+    expect(first).toContain(MODEL_HELP.split('\n')[0]!);
+    expect(first).toContain('MINARA_MODEL=anthropic:claude-sonnet-4-5');
+    expect(first.split('No language model is configured').length - 1).toBe(1);
+    expect(await send(r, '/tools')).toContain('get_price');
+    expect(await send(r, '/memory add lesson cut losers early')).toContain('Saved memory #1 [lesson]');
+    const second = await send(r, 'still there?');
+    expect(second).toContain('No language model is configured');
+    expect(await send(r, '/call get_price {"symbol":"ETH"}')).toContain('✓ get_price → {"symbol":"ETH","priceUsd":3410}');
+    await r.done(); // end of input (Ctrl-D) leaves cleanly too
+  });
+
+  it('Ctrl-C cancels the running turn and the REPL keeps going', async () => {
+    const model = createScriptedModel([{ text: 'A very long answer that streams slowly, piece by piece, so there is time to cancel it before it ends.' }, { text: 'next' }], { chunkDelayMs: 150 });
+    const r = (repl = await startTestRepl({ model, handleProcessSignals: true }));
+    await r.waitFor(/› $/);
+    const from = r.screen().length;
+    r.type('tell me a long story');
+    await r.waitFor('A very long', from);
+    process.emit('SIGINT');
+    await r.waitFor('(cancelled)', from);
+    await r.waitFor(/\n› $/, from);
+    expect(r.screen().slice(from)).not.toContain('before it ends.');
+    expect(await send(r, 'again')).toContain('next');
+    r.type('/exit');
+    await r.done();
+  });
+
+  it('lines typed while a turn runs are kept and run in order', async () => {
+    const model = createScriptedModel([{ text: 'one' }, { text: 'two' }]);
+    const r = (repl = await startTestRepl({ model }));
+    r.type('first');
+    r.type('second');
+    r.type('/exit');
+    await r.done();
+    expect(r.screen()).toMatch(/› first\none\n[\s\S]*› second\ntwo\n/);
+    model.assertConsumed();
+  });
+});
