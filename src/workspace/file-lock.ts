@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants } from 'node:fs';
-import { link, lstat, open, readFile, rename, unlink } from 'node:fs/promises';
+import { link, lstat, open, readFile, unlink } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
 import { MinaraError } from '../errors/index';
 import type { Logger } from '../util/logger';
@@ -97,55 +97,97 @@ export function staleReason(
   return undefined;
 }
 
+/**
+ * Create the lock file with its full record, atomically: the record is written to a temp file first and
+ * then hard-linked into place (link fails with EEXIST instead of replacing). A process killed at any point
+ * leaves either no lock or a complete one, never an empty file that could only go stale by age.
+ */
 async function createExclusive(path: string, record: LockRecord): Promise<boolean> {
-  let handle;
+  return createComplete(path, `${JSON.stringify(record, null, 2)}\n`, record.token);
+}
+
+/** Create `path` with `content` only if it does not exist; it appears complete or not at all. */
+async function createComplete(path: string, content: string, token: string): Promise<boolean> {
+  const tmp = `${path}.${token}.tmp`;
+  const handle = await open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0), 0o644);
   try {
-    handle = await open(path, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0), 0o644);
+    await handle.writeFile(content);
+    await handle.sync();
+  } finally {
+    await handle.close();
+  }
+  try {
+    await link(tmp, path);
+    return true;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === 'EEXIST') return false;
     throw error;
+  } finally {
+    await unlink(tmp).catch(() => {});
   }
-  try {
-    await handle.writeFile(`${JSON.stringify(record, null, 2)}\n`);
-    await handle.sync();
-  } catch (error) {
-    await handle.close().catch(() => {});
-    await unlink(path).catch(() => {});
-    throw error;
-  }
-  await handle.close();
-  return true;
 }
 
+/** A mutex older than this belonged to a process that died inside the (millisecond-long) critical section. */
+const MUTEX_STALE_MS = 10_000;
+const MUTEX_WAIT_MS = 3_000;
+
 /**
- * Move `path` aside only if it still holds exactly `expected`. Rename is atomic, so whatever we moved is
- * what we verify; a fresh lock moved by mistake is linked back (link fails rather than clobbers).
+ * Run `fn` while holding `${path}.mutex` (O_EXCL). Every deletion of the lock file — a release or a stale
+ * takeover — happens inside it, after re-reading the file. Creation is O_EXCL and needs no mutex: while the
+ * lock file exists nobody can create it, and nobody can delete it without the mutex, so the content checked
+ * inside the mutex is the content deleted. (Moving the file aside and linking it back, the earlier design,
+ * left a window where a third process could create a lock in between and two processes held it.)
  */
-async function removeIfUnchanged(path: string, expected: Snapshot, token: string): Promise<'removed' | 'changed' | 'gone'> {
-  const again = await snapshot(path);
-  if (again === undefined) return 'gone';
-  if (again.raw !== expected.raw || again.ino !== expected.ino) return 'changed';
-  const aside = `${path}.${token}.stale`;
+async function withMutex<T>(path: string, fn: () => Promise<T>): Promise<T> {
+  const mutex = `${path}.mutex`;
+  const deadline = Date.now() + MUTEX_WAIT_MS;
+  for (;;) {
+    if (!(await createComplete(mutex, `${process.pid} ${osHostname()}\n`, randomBytes(12).toString('hex')))) {
+      // A mutex left by a dead process on this host, or an old one, is reclaimed.
+      const st = await lstat(mutex).catch(() => undefined);
+      const [pid, host] = (await readFile(mutex, 'utf8').catch(() => '')).trim().split(' ');
+      const deadHere = host === osHostname() && pid !== undefined && !defaultIsPidAlive(Number(pid));
+      if (st && (deadHere || Date.now() - st.mtimeMs > MUTEX_STALE_MS)) {
+        // Only the same file we judged (a peer may have reclaimed it and made a new one meanwhile).
+        const now = await lstat(mutex).catch(() => undefined);
+        if (now?.ino === st.ino) await unlink(mutex).catch(() => {});
+        continue;
+      }
+      if (Date.now() > deadline) {
+        throw new MinaraError('WORKSPACE_LOCK_HELD', `The lock mutex ${mutex} stayed held for ${MUTEX_WAIT_MS} ms.`, { retryable: true });
+      }
+      await new Promise((r) => setTimeout(r, 1 + Math.floor(Math.random() * 4)));
+      continue;
+    }
+    break;
+  }
   try {
-    await rename(path, aside);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
-    throw error;
+    return await fn();
+  } finally {
+    await unlink(mutex).catch(() => {});
   }
-  const moved = await snapshot(aside);
-  if (moved !== undefined && (moved.raw !== expected.raw || moved.ino !== expected.ino)) {
-    await link(aside, path).catch(() => {});
-    await unlink(aside).catch(() => {});
-    return 'changed';
-  }
-  await unlink(aside).catch(() => {});
-  return 'removed';
+}
+
+/** Delete `path` only if it still holds exactly `expected` (same bytes, same inode), under the mutex. */
+async function removeIfUnchanged(path: string, expected: Snapshot): Promise<'removed' | 'changed' | 'gone'> {
+  return withMutex(path, async () => {
+    const again = await snapshot(path);
+    if (again === undefined) return 'gone';
+    if (again.raw !== expected.raw || again.ino !== expected.ino) return 'changed';
+    try {
+      await unlink(path);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return 'gone';
+      throw error;
+    }
+    return 'removed';
+  });
 }
 
 /**
  * One non-blocking attempt at an `O_EXCL` lock file. A live holder wins; a stale one (age past `ttlMs`,
- * or a dead pid on this host) is taken over after re-reading it, so a lock written by a peer between
- * "decide stale" and "remove" is detected and yielded to.
+ * or a dead pid on this host) is removed under the lock's mutex after re-reading it, so a lock written by
+ * a peer between "decide stale" and "remove" is detected and yielded to; then creation is tried again.
  */
 export async function tryAcquireFileLock(path: string, options: FileLockOptions): Promise<LockAttempt> {
   const { now, logger, module = 'workspace/lock', hostname = osHostname() } = options;
@@ -160,7 +202,7 @@ export async function tryAcquireFileLock(path: string, options: FileLockOptions)
     if (held === undefined) continue; // released between our attempt and the read: retry
     const reason = staleReason(held, now().getTime(), { ...options, hostname });
     if (reason === undefined) return { acquired: false, holder: held.record };
-    const outcome = await removeIfUnchanged(path, held, token);
+    const outcome = await removeIfUnchanged(path, held);
     if (outcome === 'changed') {
       const current = await snapshot(path);
       return { acquired: false, holder: current?.record };
@@ -188,7 +230,7 @@ function makeHeld(path: string, record: LockRecord, logger: Logger | undefined, 
           logger?.warn('lock_lost_before_release', { module, path, holder: current?.record });
           return false;
         }
-        return (await removeIfUnchanged(path, current, record.token)) === 'removed';
+        return (await removeIfUnchanged(path, current)) === 'removed';
       } catch (error) {
         logger?.error('lock_release_failed', { module, path, error: String(error) });
         return false;

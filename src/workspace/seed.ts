@@ -18,8 +18,8 @@ export interface SeedResult {
   readonly sweptOrphans: number;
 }
 
-/** Temp files of atomic writes and moved-aside stale locks. */
-const ORPHAN_RE = /^\.(?:[0-9a-f]{12}\.\d+\.tmp|.+\.[0-9a-f]{24}\.stale)$/;
+/** Temp files of atomic writes, lock records being written, and moved-aside stale locks (older releases). */
+const ORPHAN_RE = /^\.(?:[0-9a-f]{12}\.\d+\.tmp|.+\.[0-9a-f]{24}\.(?:stale|tmp))$/;
 const ORPHAN_AGE_MS = 10 * 60 * 1000;
 
 /** Remove temp files a crashed writer left behind (older than 10 minutes; live writers hold them for ms). */
