@@ -1,7 +1,8 @@
 /**
  * Runtime overhead per turn and per step, with the scripted model (zero model latency): our runtime vs a
- * plain `streamText` with the same model script and the same tool handlers, in the same process.
- * The turn is 3 steps (two tool calls, then text), with SQLite storage, the audit log and memory on.
+ * plain `streamText` with the same model script, the same tools and the same system blocks, in the same
+ * process. The turn is 3 steps (two tool calls, then text) with the audit log and memory on, measured on
+ * SQLite (the default) and on the in-memory storage (to separate storage round trips from the pipeline).
  * Run: npm run bench -- runtime
  */
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -9,13 +10,25 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { isStepCount, jsonSchema, streamText, type SystemModelMessage, tool, type ToolSet } from 'ai';
 import { z } from 'zod';
-import { createAgentRuntime, createMemoryStore, createSkillRegistry, createToolRegistry, defineSkill, defineTool, PermissionTier, silentLogger, toInstructions } from '../../src/index';
+import {
+  createAgentRuntime,
+  createMemoryStore,
+  createSkillRegistry,
+  createToolRegistry,
+  defineSkill,
+  defineTool,
+  PermissionTier,
+  silentLogger,
+  type Storage,
+  toInstructions,
+} from '../../src/index';
 import { createSqliteStorage } from '../../src/storage/sqlite/index';
-import { createScriptedModel, type ScriptEntry } from '../../src/testing/index';
-import { fmt, machine, summarize, table } from '../lib/stats';
+import { createInMemoryStorage, createScriptedModel, type ScriptEntry } from '../../src/testing/index';
+import { fmt, machine, type Summary, summarize, table } from '../lib/stats';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
 const WARMUP = 30;
+const MESSAGE = 'prices of BTC and ETH?';
 const turnScript = (): ScriptEntry[] => [
   { toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }], usage: { inputTokens: 1200, outputTokens: 20 } },
   { toolCalls: [{ toolName: 'get_price', input: { symbol: 'ETH' } }], usage: { inputTokens: 1300, outputTokens: 20 } },
@@ -23,88 +36,92 @@ const turnScript = (): ScriptEntry[] => [
 ];
 const handler = ({ symbol }: { symbol: string }) => ({ symbol, priceUsd: symbol === 'BTC' ? 97_000 : 3_400 });
 
-/** Plain AI SDK: the same model script, the same tool list and schemas, the same system blocks, handlers called directly. */
-async function plainTurn(model: ReturnType<typeof createScriptedModel>, aiTools: ToolSet, instructions: SystemModelMessage[], toolOrder: string[]) {
-  const result = streamText({ model, instructions, prompt: 'prices of BTC and ETH?', tools: aiTools, toolOrder, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
-  for await (const _ of result.stream) {
-    // drain
+async function measure(storage: Storage): Promise<{ plain: Summary; ours: Summary; session: Summary; steps: number }> {
+  const tools = createToolRegistry({
+    storage,
+    tools: [defineTool({ name: 'get_price', toolSet: 'read', description: 'Spot price', inputSchema: z.object({ symbol: z.string() }), permissionTier: PermissionTier.READ_ONLY, execute: handler })],
+  });
+  const skills = createSkillRegistry({
+    tools,
+    skills: [defineSkill({ id: 'minara.core', description: 'Markets and prices', prompt: 'Quote prices with get_price.', toolNames: ['get_price'], priority: 10, activation: 'auto', routing: { keywords: ['price', 'prices'] } })],
+  });
+  const memory = createMemoryStore({ storage, scope: { userId: 'bench' } });
+  for (let i = 0; i < 200; i++) await memory.write({ category: 'observation', content: `user watched BTC and ETH closely in week ${i}` });
+  const plainModel = createScriptedModel([]);
+  const ourModel = createScriptedModel([]);
+  const runtime = createAgentRuntime({ model: ourModel, tools, skills, memory, storage, logger: silentLogger, defaultUserId: 'bench' });
+
+  // The plain side gets exactly what the runtime sends: the same system blocks, tools and tool order.
+  const probe = await runtime.buildSystemPromptBlocks({ sessionId: 'bench-probe', message: MESSAGE });
+  const plainTools: ToolSet = Object.fromEntries(
+    probe.toolNames.map((name) => {
+      const entry = tools.get(name)!;
+      return [name, tool({ description: entry.description, inputSchema: jsonSchema(z.toJSONSchema(entry.inputSchema, { io: 'input' }) as never), execute: async (input: unknown) => entry.execute(input, {} as never) })];
+    }),
+  );
+  const instructions: SystemModelMessage[] = toInstructions(probe.blocks);
+
+  const runPlain = async () => {
+    plainModel.push(...turnScript());
+    const t0 = performance.now();
+    const result = streamText({ model: plainModel, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
+    for await (const _ of result.stream) {
+      // drain
+    }
+    return performance.now() - t0;
+  };
+  // Each turn is the first turn of its own session, so histories do not grow and both sides send the same
+  // messages. The once-per-session work (session row, frozen memory snapshot) is timed separately.
+  const sessionStart: number[] = [];
+  let steps = 0;
+  const runOurs = async (i: number) => {
+    ourModel.push(...turnScript());
+    const s0 = performance.now();
+    await runtime.buildSystemPromptBlocks({ sessionId: `bench-${i}` });
+    sessionStart.push(performance.now() - s0);
+    const t0 = performance.now();
+    const r = await runtime.generate({ sessionId: `bench-${i}`, message: MESSAGE });
+    steps = r.steps;
+    return performance.now() - t0;
+  };
+  const plain: number[] = [];
+  const ours: number[] = [];
+  for (let i = 0; i < TURNS + WARMUP; i++) {
+    // Alternate the order so neither side always runs second.
+    let a: number;
+    let b: number;
+    if (i % 2 === 0) {
+      a = await runPlain();
+      b = await runOurs(i);
+    } else {
+      b = await runOurs(i);
+      a = await runPlain();
+    }
+    if (i >= WARMUP) {
+      plain.push(a);
+      ours.push(b);
+    }
   }
+  await memory.close();
+  return { plain: summarize(plain), ours: summarize(ours), session: summarize(sessionStart.slice(WARMUP)), steps };
 }
 
 const dir = mkdtempSync(path.join(tmpdir(), 'minara-bench-runtime-'));
-const storage = createSqliteStorage({ path: path.join(dir, 'bench.db'), logger: silentLogger });
-const tools = createToolRegistry({
-  storage,
-  tools: [defineTool({ name: 'get_price', toolSet: 'read', description: 'Spot price', inputSchema: z.object({ symbol: z.string() }), permissionTier: PermissionTier.READ_ONLY, execute: handler })],
-});
-const skills = createSkillRegistry({
-  tools,
-  skills: [defineSkill({ id: 'minara.core', description: 'Markets and prices', prompt: 'Quote prices with get_price.', toolNames: ['get_price'], priority: 10, activation: 'auto', routing: { keywords: ['price', 'prices'] } })],
-});
-const memory = createMemoryStore({ storage, scope: { userId: 'bench' } });
-for (let i = 0; i < 200; i++) await memory.write({ category: 'observation', content: `user watched BTC and ETH closely in week ${i}` });
-
-const plainModel = createScriptedModel([]);
-const ourModel = createScriptedModel([]);
-const runtime = createAgentRuntime({ model: ourModel, tools, skills, memory, storage, logger: silentLogger, defaultUserId: 'bench' });
-
-// The plain side gets exactly what the runtime sends: the same system blocks, tools and tool order.
-const probe = await runtime.buildSystemPromptBlocks({ sessionId: 'bench-probe', message: 'prices of BTC and ETH?' });
-const plainTools: ToolSet = Object.fromEntries(
-  probe.toolNames.map((name) => {
-    const entry = tools.get(name)!;
-    return [name, tool({ description: entry.description, inputSchema: jsonSchema(z.toJSONSchema(entry.inputSchema, { io: 'input' }) as never), execute: async (input: unknown) => entry.execute(input, {} as never) })];
-  }),
-);
-const plainInstructions = toInstructions(probe.blocks);
-const plain: number[] = [];
-const ours: number[] = [];
-let stepsSeen = 0;
-const runPlain = async () => {
-  plainModel.push(...turnScript());
-  const t0 = performance.now();
-  await plainTurn(plainModel, plainTools, plainInstructions, probe.toolNames);
-  return performance.now() - t0;
-};
-// Each turn is the first turn of its own session (so histories do not grow and both sides send the same
-// messages). The once-per-session work (session row, frozen memory snapshot) is timed separately.
-const sessionStart: number[] = [];
-const runOurs = async (i: number) => {
-  ourModel.push(...turnScript());
-  const s0 = performance.now();
-  await runtime.buildSystemPromptBlocks({ sessionId: `bench-${i}` });
-  sessionStart.push(performance.now() - s0);
-  const t0 = performance.now();
-  const r = await runtime.generate({ sessionId: `bench-${i}`, message: 'prices of BTC and ETH?' });
-  stepsSeen = r.steps;
-  return performance.now() - t0;
-};
-for (let i = 0; i < TURNS + WARMUP; i++) {
-  // Alternate the order so neither side always runs second.
-  const [a, b] = i % 2 === 0 ? [await runPlain(), await runOurs(i)] : ([await runOurs(i), await runPlain()].reverse() as [number, number]);
-  if (i >= WARMUP) {
-    plain.push(a);
-    ours.push(b);
-  }
-}
-await storage.close();
+const sqlite = createSqliteStorage({ path: path.join(dir, 'bench.db'), logger: silentLogger });
+const onSqlite = await measure(sqlite);
+await sqlite.close();
 rmSync(dir, { recursive: true, force: true });
+const inMemory = await measure(createInMemoryStorage());
 
-const p = summarize(plain);
-const o = summarize(ours);
-console.log(`\nbench/runtime — ${TURNS} turns of ${stepsSeen} steps (2 tool calls + text), scripted model, SQLite + audit + memory on; ${machine()}\n`);
-console.log(
-  table(
-    ['path', 'turn p50 ms', 'turn p95 ms', 'per step p50 ms'],
-    [
-      ['plain streamText (same model, tools, system blocks)', fmt(p.p50), fmt(p.p95), fmt(p.p50 / 3)],
-      ['createAgentRuntime().generate', fmt(o.p50), fmt(o.p95), fmt(o.p50 / 3)],
-    ],
-  ),
-);
-const ss = summarize(sessionStart.slice(WARMUP));
-console.log(`\nOnce per session (not in the turn times): session row + frozen memory snapshot of 200 memories, p50 ${fmt(ss.p50)} ms, p95 ${fmt(ss.p95)} ms.`);
-const addedPerStep = (o.p50 - p.p50) / 3;
-console.log(`\nAdded by the runtime: ${fmt(o.p50 - p.p50)} ms per turn (p50), ${fmt(addedPerStep)} ms per step; ratio ${(o.p50 / p.p50).toFixed(2)}×.`);
-console.log('The added time includes per turn: session and state reads, routing, prompt blocks, the input scanner, persistence of the messages and state,');
-console.log('and per tool call: validation, the gate, one SQLite audit row. Targets: ≤ 1 ms added per step (p50); turn ≤ 1.25× plain streamText.');
+console.log(`\nbench/runtime — ${TURNS} turns of ${onSqlite.steps} steps (2 tool calls + text), scripted model, audit + memory on; ${machine()}\n`);
+const rows: Array<Array<string | number>> = [];
+for (const [label, r] of [['SQLite', onSqlite], ['in-memory', inMemory]] as const) {
+  const added = r.ours.p50 - r.plain.p50;
+  rows.push([`plain streamText (same model, tools, system blocks)`, label, fmt(r.plain.p50), fmt(r.plain.p95), '', '']);
+  rows.push([`createAgentRuntime().generate`, label, fmt(r.ours.p50), fmt(r.ours.p95), fmt(added / 3), `${(r.ours.p50 / r.plain.p50).toFixed(2)}×`]);
+}
+console.log(table(['path', 'storage', 'turn p50 ms', 'turn p95 ms', 'added per step p50 ms', 'turn ratio p50'], rows));
+console.log(`\nOnce per session (not in the turn times): session row + frozen memory snapshot of 200 memories — SQLite p50 ${fmt(onSqlite.session.p50)} ms, in-memory p50 ${fmt(inMemory.session.p50)} ms.`);
+console.log('The added time is, per turn: session and state reads, routing, prompt blocks, the input scanner, persisting the user');
+console.log('message, the response and the session state; per tool call: validation, the gate and one audit row.');
+console.log('Targets: ≤ 1 ms added per step (p50); turn ≤ 1.25× plain streamText.');
