@@ -1,5 +1,5 @@
 import { MinaraError } from '../errors/minara-error';
-import { hash32, unitHash } from './prng';
+import { hash32, unitHash } from '../util/prng';
 import { findSimToken, SIM_TOKENS, type SimToken } from './token-universe';
 import type { Candle, FearGreed, MarketDataProvider, OhlcvInterval, OhlcvSeries, PriceQuote, TokenInfo, TrendingToken } from './types';
 

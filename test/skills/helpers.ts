@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { mulberry32 } from '../../src/util/prng';
 import { createToolRegistry, defineTool, PermissionTier, type ToolEntry, type ToolRegistry } from '@minara/agent';
 import { createInMemoryStorage } from '@minara/agent/testing';
 
@@ -72,16 +73,7 @@ export function toolRegistry(tools: readonly ToolEntry[] = financeTools()): Tool
 }
 
 /** Deterministic PRNG (mulberry32) for property tests. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+export const rng = mulberry32;
 
 export function shuffle<T>(list: readonly T[], next: () => number): T[] {
   const out = [...list];

@@ -1,4 +1,4 @@
-/** Deterministic pseudo-random helpers for the simulated market (no `Math.random` anywhere). */
+/** Deterministic pseudo-random helpers (the simulated market, property tests, benchmark corpora): no `Math.random`. */
 
 /** 32-bit FNV-1a hash of a string. */
 export function hash32(text: string): number {
