@@ -6,7 +6,7 @@
  *
  * Data: one measured tenant with N memories in a SQLite file shared by 10 tenants (the other nine hold N more
  * memories between them, near-duplicates of the same generator). Embeddings for hybrid: 384-dim vectors from
- * the fake embedder.
+ * the fake embedder. `writeMany` throughput is measured on a separate fresh file with the single writer's rows.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
@@ -25,6 +25,7 @@ const withMem0 = !args.has('no-mem0');
 const DIM = 384;
 const TENANTS = 10;
 const CONCURRENT_WRITERS = 16;
+const BATCH = 100;
 const dir = join(process.cwd(), '.tmp', 'bench-memory');
 rmSync(dir, { recursive: true, force: true });
 mkdirSync(dir, { recursive: true });
@@ -33,6 +34,7 @@ interface Row {
   size: number;
   writesPerSec: number;
   concurrentWritesPerSec: number;
+  batchWritesPerSec: number;
   writeP50: number;
   writeP95: number;
   ftsP50: number;
@@ -111,6 +113,7 @@ for (const size of sizes) {
     size,
     writesPerSec: size / writeSecs,
     concurrentWritesPerSec,
+    batchWritesPerSec: Number.NaN,
     writeP50: percentile(writeTimes, 0.5),
     writeP95: percentile(writeTimes, 0.95),
     ftsP50: percentile(fts, 0.5),
@@ -124,14 +127,26 @@ for (const size of sizes) {
   await hybridStore.close();
   await target.close();
   await storage.close();
+
+  // writeMany (one transaction per call of BATCH rows) into a fresh file, same rows as the single writer.
+  const batchPath = join(dir, `memory-${size}-batch.db`);
+  const batchStorage = createSqliteStorage({ path: batchPath, logger: silentLogger });
+  const batchStore = createMemoryStore({ storage: batchStorage, scope: { userId: 'tenant-0' }, logger: silentLogger });
+  const t2 = performance.now();
+  for (let i = 0; i < rows.length; i += BATCH) await batchStore.writeMany(rows.slice(i, i + BATCH));
+  const batchWritesPerSec = rows.length / ((performance.now() - t2) / 1000);
+  await batchStore.close();
+  await batchStorage.close();
+  rmSync(batchPath, { force: true });
+  results[results.length - 1] = { ...(results[results.length - 1] as Row), batchWritesPerSec };
   console.error(`done ${size}`);
 }
 
 console.log(`\nNode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, ${nQueries} queries per size (mem0: ${nMem0Queries}), ${TENANTS} tenants per file, ${DIM}-dim fake vectors`);
 printTable(
-  'Writes (FTS + edges, embeddings off, one transaction each)',
-  ['memories', 'writes/s (1 writer)', `writes/s (${CONCURRENT_WRITERS} writers, group commit)`, 'single write p50 ms', 'single write p95 ms'],
-  results.map((r) => [r.size, r.writesPerSec, r.concurrentWritesPerSec, r.writeP50, r.writeP95]),
+  'Writes (FTS + edges, embeddings off; write(): one transaction each)',
+  ['memories', 'writes/s (1 writer)', `writes/s (${CONCURRENT_WRITERS} writers, group commit)`, `writes/s (writeMany × ${BATCH})`, 'single write p50 ms', 'single write p95 ms'],
+  results.map((r) => [r.size, r.writesPerSec, r.concurrentWritesPerSec, r.batchWritesPerSec, r.writeP50, r.writeP95]),
 );
 printTable(
   'Search latency, ms (tenant of N in a file of 10 tenants)',

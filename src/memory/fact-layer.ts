@@ -37,6 +37,8 @@ export interface FactLayerOptions {
 /** The fact layer of one store. */
 export interface FactLayer {
   recordFact(content: string, metadata?: Readonly<Record<string, unknown>>): Promise<{ id: number }>;
+  /** Announce a pending fact stored by another path (`writeMany`) and schedule the sweep. */
+  recorded(id: number): void;
   consolidatePending(): Promise<ConsolidationResult>;
   events(options?: { factId?: number; limit?: number }): Promise<ConsolidationEvent[]>;
   /** Run a scheduled sweep now and stop scheduling. */
@@ -112,13 +114,18 @@ export function createFactLayer(options: FactLayerOptions): FactLayer {
     timer.unref?.();
   };
 
+  const recorded = (id: number): void => {
+    bus?.emit('fact:recorded', { id, userId: scope.userId, ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }) });
+    schedule();
+  };
+
   return {
     async recordFact(content, metadata) {
       const { id } = await options.insertPending(content, metadata);
-      bus?.emit('fact:recorded', { id, userId: scope.userId, ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }) });
-      schedule();
+      recorded(id);
       return { id };
     },
+    recorded,
     consolidatePending,
     async events(query = {}) {
       const limit = validateLimit(query.limit, 100);

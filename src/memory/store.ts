@@ -4,18 +4,18 @@
  * the embedding queue (`embedding-queue.ts`) and the fact layer (`fact-layer.ts`).
  */
 import { MinaraError } from '../errors/minara-error';
-import type { EmbeddingState, MemoryRecord, MemoryStatus } from '../storage/memory-types';
+import type { MemoryRecord } from '../storage/memory-types';
 import { createConsoleLogger } from '../util/logger';
 import { extractMemoryEdges } from './edges';
 import { createEmbeddingQueue, type EmbeddingQueue } from './embedding-queue';
 import { entityNeighborhood, topEntities } from './entity-graph';
 import { FACT_CATEGORY, createFactLayer } from './fact-layer';
 import { runSearch, toHit } from './search';
+import { type RowInput, checkObject, createRowPreparer, initialEmbeddingState, toItem } from './write-rows';
 import { SNAPSHOT_LIMIT, renderMemorySnapshot, snapshotHash } from './snapshot';
-import { buildSearchText, contentHash, normalizeContent } from './text';
-import type { MemoryItem, MemorySnapshot, MemoryStore, MemoryStoreOptions, MemoryWriteInput } from './types';
+import { buildSearchText, contentHash } from './text';
+import type { MemorySnapshot, MemoryStore, MemoryStoreOptions, MemoryWriteInput } from './types';
 import {
-  CATEGORY_PATTERN,
   DEFAULT_MAX_CONTENT_BYTES,
   validateContent,
   validateId,
@@ -28,22 +28,6 @@ import {
 
 const DAY_MS = 86_400_000;
 const SNAPSHOT_CACHE_SIZE = 256;
-
-function toItem(r: MemoryRecord): MemoryItem {
-  const { score: _s, ...hit } = toHit(r, 0);
-  return {
-    ...hit,
-    status: r.status,
-    embeddingState: r.embeddingState,
-    ...(r.deletedAt === undefined ? {} : { deletedAt: r.deletedAt }),
-    ...(r.retiredAt === undefined ? {} : { retiredAt: r.retiredAt }),
-    ...(r.supersededBy === undefined ? {} : { supersededBy: r.supersededBy }),
-  };
-}
-
-function checkObject(name: string, value: unknown): void {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new MinaraError('MEMORY_INVALID', `\`${name}\` must be an object`);
-}
 
 /**
  * Create a memory store confined to one tenant (`scope`). Writes persist at once (row, full-text index and
@@ -104,39 +88,18 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
   const agentField = scope.agentId === undefined ? {} : { agentId: scope.agentId };
   const snapshots = new Map<string, MemorySnapshot>();
 
-  const initialEmbeddingState = (content: string): EmbeddingState => (normalizeContent(content).length < 3 ? 'skipped' : 'pending');
   const enqueue = async (r: MemoryRecord): Promise<void> => {
     if (queue !== undefined && r.embeddingState === 'pending' && (await isVectorAvailable())) {
       queue.enqueue({ id: r.id, content: r.content, contentHash: r.contentHash });
     }
   };
-  const resolveSource = (explicit: unknown, metadata: Record<string, unknown> | undefined): string | undefined => {
-    if (explicit !== undefined) return validateName('source', explicit);
-    const fromMeta = metadata?.['source'];
-    return typeof fromMeta === 'string' && CATEGORY_PATTERN.test(fromMeta) ? fromMeta : undefined;
-  };
-
-  const insertRow = async (input: { category: string; content: unknown; metadata: unknown; source: unknown; status: MemoryStatus; forceSource?: string }) => {
-    const content = validateContent(input.content, maxContentBytes);
-    const metadata = validateMetadata(input.metadata);
-    const source = input.forceSource ?? resolveSource(input.source, metadata);
-    const record = await storage.insert(scope, {
-      category: input.category,
-      content,
-      searchText: buildSearchText(content),
-      ...(metadata === undefined ? {} : { metadata }),
-      ...(source === undefined ? {} : { source }),
-      status: input.status,
-      contentHash: contentHash(content),
-      embeddingState: initialEmbeddingState(content),
-      edges: extractMemoryEdges(content, metadata),
-      now: now(),
-    });
+  const { prepareRow, writeInput } = createRowPreparer({ maxContentBytes, now });
+  const afterInsert = async (record: MemoryRecord): Promise<{ id: number }> => {
     await enqueue(record);
     bus?.emit('memory:written', { id: record.id, userId: scope.userId, ...agentField, category: record.category });
     return { id: record.id };
   };
-
+  const insertRow = async (input: RowInput) => afterInsert(await storage.insert(scope, prepareRow(input)));
   const facts = createFactLayer({
     storage,
     scope,
@@ -159,6 +122,26 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
         return facts.recordFact(input.content, validateMetadata(input.metadata));
       }
       return insertRow({ category, content: input.content, metadata: input.metadata, source: input.source, status: 'active' });
+    },
+
+    async writeMany(inputs) {
+      if (!Array.isArray(inputs)) throw new MinaraError('MEMORY_INVALID', '`inputs` must be an array of write inputs');
+      validateLimit(inputs.length, 1, 'inputs.length');
+      const rows = (inputs as readonly MemoryWriteInput[]).map((input, i) => {
+        try {
+          return prepareRow(writeInput(input));
+        } catch (error) {
+          if (MinaraError.isInstance(error)) throw new MinaraError(error.code, `inputs[${i}]: ${error.message}`, { cause: error });
+          throw error;
+        }
+      });
+      const records = await storage.insertMany(scope, rows);
+      const out: Array<{ id: number }> = [];
+      for (const r of records) {
+        out.push(await afterInsert(r));
+        if (r.category === FACT_CATEGORY) facts.recorded(r.id);
+      }
+      return out;
     },
 
     async get(id, opts) {

@@ -191,6 +191,12 @@ export interface MemoryStore {
   readonly scope: MemoryScope;
   /** Write a memory; returns before its embedding is computed. `category: 'fact'` routes to {@link MemoryStore.recordFact}. */
   write(input: MemoryWriteInput): Promise<{ id: number }>;
+  /**
+   * Write 1–1000 memories in one transaction: every input is validated first (a bad one throws naming its
+   * index and nothing is stored), then all rows, their index entries and edges commit together. Returns the
+   * ids in input order. `fact` inputs are stored as pending facts, like {@link MemoryStore.recordFact}.
+   */
+  writeMany(inputs: readonly MemoryWriteInput[]): Promise<Array<{ id: number }>>;
   /** One visible memory (soft-deleted only with `includeDeleted`). */
   get(id: number, options?: { includeDeleted?: boolean }): Promise<MemoryItem | undefined>;
   /** Change a memory; bumps `updatedAt`. Throws NOT_FOUND when absent in this scope. */

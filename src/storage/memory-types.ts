@@ -214,6 +214,8 @@ export interface MemoryVectorInfo {
 export interface MemoryStorage {
   /** Insert a row, index it and write its edges atomically. */
   insert(scope: MemoryScope, row: NewMemoryRow): Promise<MemoryRecord>;
+  /** Insert several rows in one transaction: all of them (in order, ids ascending) or none. */
+  insertMany(scope: MemoryScope, rows: readonly NewMemoryRow[]): Promise<MemoryRecord[]>;
   /** One row of the scope (soft-deleted rows only with `includeDeleted`). */
   get(scope: MemoryScope, id: number, options?: { includeDeleted?: boolean | undefined }): Promise<MemoryRecord | undefined>;
   /** Rows of the scope by id, in no particular order; ids outside the scope are silently absent. */

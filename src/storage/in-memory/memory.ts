@@ -14,6 +14,7 @@ import type {
   MemoryScope,
   MemoryScoredId,
   MemoryStorage,
+  NewMemoryRow,
   ProfileEntry,
 } from '../memory-types';
 import { type Bm25Doc, bm25Score, bm25Stats, matches } from './memory-bm25';
@@ -104,26 +105,33 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
     return p;
   };
 
+  const insertOne = (scope: MemoryScope, row: NewMemoryRow): MemoryRecord => {
+    const id = nextId++;
+    const record: MemoryRecord = {
+      id,
+      userId: scope.userId,
+      ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }),
+      category: row.category,
+      content: row.content,
+      ...(row.metadata === undefined ? {} : { metadata: structuredClone(row.metadata) }),
+      ...(row.source === undefined ? {} : { source: row.source }),
+      status: row.status,
+      contentHash: row.contentHash,
+      embeddingState: row.embeddingState,
+      createdAt: row.now,
+      updatedAt: row.now,
+    };
+    rows.set(id, { record, doc: makeDoc(row.searchText, row.category) });
+    addEdges(scope, id, row.edges, row.now);
+    return record;
+  };
+
   return {
     async insert(scope, row) {
-      const id = nextId++;
-      const record: MemoryRecord = {
-        id,
-        userId: scope.userId,
-        ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }),
-        category: row.category,
-        content: row.content,
-        ...(row.metadata === undefined ? {} : { metadata: structuredClone(row.metadata) }),
-        ...(row.source === undefined ? {} : { source: row.source }),
-        status: row.status,
-        contentHash: row.contentHash,
-        embeddingState: row.embeddingState,
-        createdAt: row.now,
-        updatedAt: row.now,
-      };
-      rows.set(id, { record, doc: makeDoc(row.searchText, row.category) });
-      addEdges(scope, id, row.edges, row.now);
-      return record;
+      return insertOne(scope, row);
+    },
+    async insertMany(scope, list) {
+      return list.map((row) => insertOne(scope, row));
     },
     async get(scope, id, options) {
       return owned(scope, id, options?.includeDeleted === true)?.record;

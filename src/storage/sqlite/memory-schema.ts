@@ -1,4 +1,5 @@
 import type { SqliteMigration } from './handle';
+import { signBits } from './memory-vector-cache';
 
 /**
  * Migrations of the `memory` domain. Append new versions; never edit one that has shipped.
@@ -10,6 +11,12 @@ import type { SqliteMigration } from './handle';
  * The sqlite-vec `vec0` table `memories_vec` is created on first use, once the embedding dimension is known.
  *
  * v2 — back-fills `source` from `metadata.source` (rows written by older code or imported).
+ *
+ * v3 — `memory_vectors.bits` (the sign bits, also kept in `vec0`) with the covering index the in-process
+ * bit cache loads a scope from, and `memory_vector_generations`, bumped by every transaction that changes a
+ * scope's vectors so a cache sees other connections' writes. Existing vectors are back-filled. Drops
+ * `memory_edges_src`: the UNIQUE index starts with `(src_table, src_id)` and serves the same lookups, so the
+ * extra index only cost one more page written per edge-bearing insert.
  */
 export const memoryMigrations: readonly SqliteMigration[] = [
   {
@@ -139,6 +146,36 @@ export const memoryMigrations: readonly SqliteMigration[] = [
         WHERE source IS NULL AND metadata IS NOT NULL AND json_valid(metadata)
           AND json_type(metadata, '$.source') = 'text';
       `);
+    },
+  },
+  {
+    domain: 'memory',
+    version: 3,
+    name: 'memory_vectors.bits + per-scope vector generations (in-process bit cache)',
+    up(db) {
+      db.exec(`
+        ALTER TABLE memory_vectors ADD COLUMN bits BLOB;
+        CREATE INDEX memory_vectors_scope_bits ON memory_vectors (user_id, agent_id, memory_id, bits);
+        CREATE TABLE memory_vector_generations (
+          user_id   TEXT NOT NULL,
+          agent_key TEXT NOT NULL DEFAULT '',
+          gen       INTEGER NOT NULL,
+          PRIMARY KEY (user_id, agent_key)
+        ) WITHOUT ROWID;
+        DROP INDEX IF EXISTS memory_edges_src;
+      `);
+      const page = db.prepare('SELECT memory_id, embedding FROM memory_vectors WHERE memory_id > ? ORDER BY memory_id LIMIT 1000');
+      const set = db.prepare('UPDATE memory_vectors SET bits = ? WHERE memory_id = ?');
+      for (let after = 0; ; ) {
+        const rows = page.all(after) as Array<{ memory_id: number; embedding: Buffer }>;
+        if (rows.length === 0) break;
+        for (const r of rows) {
+          const copy = new Uint8Array(r.embedding.byteLength);
+          copy.set(r.embedding);
+          set.run(signBits(new Float32Array(copy.buffer, 0, copy.byteLength >> 2)), r.memory_id);
+          after = r.memory_id;
+        }
+      }
     },
   },
 ];

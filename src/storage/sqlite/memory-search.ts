@@ -12,6 +12,7 @@
  */
 import type { MemoryLookupFilter, MemoryQueryNode, MemoryScope, MemoryScoredId } from '../memory-types';
 import type { SqliteHandle } from './handle';
+import { createFtsStats, scoreRows } from './memory-fts-rank';
 import { jsonList, scopeKey, scopeParams } from './memory-rows';
 
 /** Render a query tree as an FTS5 expression. Tokens are letters/digits only; quotes are doubled anyway. */
@@ -60,7 +61,11 @@ function escapeLike(s: string): string {
 
 /** The text lookups of the SQLite memory domain. */
 export function createSqliteMemorySearch(handle: SqliteHandle) {
+  const stats = createFtsStats(handle);
   return {
+    /** Call after this connection changed the full-text index. */
+    indexChanged: stats.bump,
+
     text(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): MemoryScoredId[] {
       return handle.read('memory.searchText', () => {
         const match = scopedMatch(scope, query, filter.categories);
@@ -74,18 +79,23 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
                    ORDER BY rank ASC, m.id DESC LIMIT ?`,
                 )
                 .all(match, ...filterParams(scope, filter), filter.limit)
-            : handle
-                .prepare(
-                  `SELECT m.id AS id, w.rank AS rank
-                   FROM (SELECT rowid AS id, bm25(memories_fts, 1.0, 0.0, 0.0) AS rank FROM memories_fts
-                         WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) w
-                   CROSS JOIN memories m ON m.id = w.id
-                   WHERE ${FILTER_SQL}
-                   ORDER BY w.rank ASC, m.id DESC LIMIT ?`,
-                )
-                .all(match, filter.window, ...filterParams(scope, filter), filter.limit)
-        ) as Array<{ id: number; rank: number }>;
-        return rows.map((r) => ({ id: r.id, score: -r.rank }));
+            : undefined
+        ) as Array<{ id: number; rank: number }> | undefined;
+        if (rows !== undefined) return rows.map((r) => ({ id: r.id, score: -r.rank }));
+        // Windowed: FTS5 returns the newest `window` matching rowids of the scope without ranking them; BM25
+        // is computed here for the rows that pass the filter (see memory-fts-rank.ts for why and how).
+        const window = handle
+          .prepare(
+            `SELECT m.id AS id, m.search_text AS text, m.category AS category
+             FROM (SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) w
+             CROSS JOIN memories m ON m.id = w.id
+             WHERE ${FILTER_SQL}`,
+          )
+          .all(match, filter.window, ...filterParams(scope, filter)) as Array<{ id: number; text: string; category: string }>;
+        if (window.length === 0) return [];
+        return scoreRows(query, window, stats.stats(query))
+          .sort((a, b) => b.score - a.score || b.id - a.id)
+          .slice(0, filter.limit);
       });
     },
 

@@ -5,26 +5,24 @@
  * - `memories_vec` (sqlite-vec `vec0`, created on first use): the sign bits of the vector, partitioned by
  *   scope, searched by Hamming distance to pick candidates quickly.
  *
- * A KNN query takes the `k` nearest by Hamming distance within the scope's partition (k ≥ 256, so a scope
- * of up to 256 rows is searched exhaustively), then re-scores them by exact cosine similarity. On this
- * hardware a float `vec0` scan of 100k × 384 costs ~80 ms; the bit scan plus re-scoring costs a fraction.
+ * A KNN query takes the `k` nearest by Hamming distance within the scope (k ≥ 256, so a scope of up to 256
+ * rows is searched exhaustively), then re-scores them by exact cosine similarity. The Hamming stage runs on
+ * the connection's in-process bit cache (`memory-vector-cache.ts`, loaded from `memory_vectors.bits`) and
+ * falls back to the `vec0` partition when a scope does not fit the cache budget. On this hardware a float
+ * `vec0` scan of 100k × 384 costs ~80 ms, the `vec0` bit scan ~90 ms, the cached scan a few ms.
  */
 import { MinaraError } from '../../errors/minara-error';
 import type { MemoryLookupFilter, MemoryScope, MemoryScoredId, MemoryVectorInfo, MemoryVectorInput } from '../memory-types';
 import type { SqliteHandle } from './handle';
 import { SCOPE_WHERE, jsonList, scopeKey, scopeParams } from './memory-rows';
+import { createVectorBitsCache, signBits } from './memory-vector-cache';
 
 /** Smallest candidate pool of the bit-vector stage. */
 const MIN_CANDIDATES = 256;
 /** vec0's largest `k`. */
 const MAX_CANDIDATES = 4096;
 
-/** Sign bits of a vector, packed LSB-first and padded to whole bytes. */
-export function signBits(v: Float32Array): Buffer {
-  const out = Buffer.alloc(Math.ceil(v.length / 8));
-  for (let i = 0; i < v.length; i++) if ((v[i] as number) > 0) out[i >> 3] = (out[i >> 3] as number) | (1 << (i & 7));
-  return out;
-}
+export { signBits };
 
 /** Cosine similarity (0 when either vector is zero). */
 export function cosine(a: Float32Array, b: Float32Array): number {
@@ -50,6 +48,16 @@ function toFloat32(blob: Buffer): Float32Array {
 /** The vector operations of the SQLite memory domain. */
 export function createSqliteMemoryVectors(handle: SqliteHandle) {
   const prepare = (sql: string) => handle.prepare(sql);
+  const cache = createVectorBitsCache(handle);
+  /** Run a write that patches the cache; a failed transaction leaves the cache to reload. */
+  const writeVectors = <T>(operation: string, fn: () => T): T => {
+    try {
+      return handle.write(operation, fn);
+    } catch (error) {
+      cache.clear();
+      throw error;
+    }
+  };
 
   const readDimension = (): number | undefined => {
     const row = prepare("SELECT value FROM memory_settings WHERE key = 'vector_dim'").get() as { value: string } | undefined;
@@ -92,22 +100,26 @@ export function createSqliteMemoryVectors(handle: SqliteHandle) {
       for (const v of vectors) {
         if (v.vector.length !== dim || dim === 0) throw new MinaraError('MEMORY_INVALID', `memory.upsertVectors: every vector must have ${dim} (> 0) dimensions`);
       }
-      handle.write('memory.upsertVectors', () => {
+      writeVectors('memory.upsertVectors', () => {
         ensureDimension(dim);
         const key = scopeKey(scope);
         const [userId, agentId] = scopeParams(scope);
         const owned = prepare(`SELECT id FROM memories WHERE id = ? AND ${SCOPE_WHERE} AND content_hash = ?`);
-        const putFloat = prepare('INSERT OR REPLACE INTO memory_vectors (memory_id, user_id, agent_id, content_hash, embedding) VALUES (?, ?, ?, ?, ?)');
+        const putFloat = prepare('INSERT OR REPLACE INTO memory_vectors (memory_id, user_id, agent_id, content_hash, embedding, bits) VALUES (?, ?, ?, ?, ?, ?)');
+        const put: Array<{ id: number; bits: Uint8Array }> = [];
         const delBits = prepare('DELETE FROM memories_vec WHERE rowid = ?');
         const putBits = prepare('INSERT INTO memories_vec (rowid, scope_key, user_id, embedding) VALUES (?, ?, ?, vec_bit(?))');
         const mark = prepare(`UPDATE memories SET embedding_state = 'embedded' WHERE id = ? AND ${SCOPE_WHERE}`);
         for (const v of vectors) {
           if (owned.get(v.id, userId, agentId, v.contentHash) === undefined) continue;
-          putFloat.run(v.id, userId, agentId, v.contentHash, Buffer.from(v.vector.buffer, v.vector.byteOffset, v.vector.byteLength));
+          const bits = signBits(v.vector);
+          putFloat.run(v.id, userId, agentId, v.contentHash, Buffer.from(v.vector.buffer, v.vector.byteOffset, v.vector.byteLength), bits);
           delBits.run(BigInt(v.id));
-          putBits.run(BigInt(v.id), key, userId, signBits(v.vector));
+          putBits.run(BigInt(v.id), key, userId, bits);
           mark.run(v.id, userId, agentId);
+          put.push({ id: v.id, bits });
         }
+        if (put.length > 0) cache.changed(scope, put, []);
       });
     },
 
@@ -128,12 +140,17 @@ export function createSqliteMemoryVectors(handle: SqliteHandle) {
         }
         const k = Math.min(MAX_CANDIDATES, Math.max(MIN_CANDIDATES, filter.limit * 8));
         const [userId, agentId] = scopeParams(scope);
-        const candidates = prepare('SELECT rowid AS id FROM memories_vec WHERE embedding MATCH vec_bit(?) AND k = ? AND scope_key = ? AND user_id = ?').all(
-          signBits(query),
-          k,
-          scopeKey(scope),
-          userId,
-        ) as Array<{ id: number | bigint }>;
+        const queryBits = signBits(query);
+        const candidates =
+          cache.nearest(scope, queryBits, k) ??
+          (
+            prepare('SELECT rowid AS id FROM memories_vec WHERE embedding MATCH vec_bit(?) AND k = ? AND scope_key = ? AND user_id = ?').all(
+              queryBits,
+              k,
+              scopeKey(scope),
+              userId,
+            ) as Array<{ id: number | bigint }>
+          ).map((c) => Number(c.id));
         if (candidates.length === 0) return [];
         const rows = prepare(
           `SELECT v.memory_id AS id, v.embedding AS embedding FROM memory_vectors v CROSS JOIN memories m ON m.id = v.memory_id
@@ -143,7 +160,7 @@ export function createSqliteMemoryVectors(handle: SqliteHandle) {
              AND (? IS NULL OR m.category IN (SELECT value FROM json_each(?)))
              AND m.id NOT IN (SELECT value FROM json_each(?))`,
         ).all(
-          jsonList(candidates.map((c) => Number(c.id))),
+          jsonList(candidates),
           userId,
           agentId,
           userId,
@@ -160,11 +177,21 @@ export function createSqliteMemoryVectors(handle: SqliteHandle) {
       });
     },
 
-    /** Remove the bit vectors of rows this scope owns (called inside the delete transaction). */
-    deleteBits(ids: readonly number[]): void {
-      if (!handle.vectorAvailable || ids.length === 0 || !vecTableExists()) return;
+    /**
+     * Record that the vectors of these rows of the scope are gone (called inside the transaction that deleted
+     * their `memory_vectors` rows): removes their `vec0` bits and bumps the scope's generation.
+     */
+    removed(scope: MemoryScope, ids: readonly number[]): void {
+      if (ids.length === 0) return;
+      cache.changed(scope, [], ids);
+      if (!handle.vectorAvailable || !vecTableExists()) return;
       const del = prepare('DELETE FROM memories_vec WHERE rowid = ?');
       for (const id of ids) del.run(BigInt(id));
+    },
+
+    /** Forget the cache (after a failed transaction that may have patched it). */
+    resetCache(): void {
+      cache.clear();
     },
   };
 }

@@ -5,8 +5,6 @@
  */
 import type {
   ConsolidationEvent,
-  MemoryEdgeRecord,
-  MemoryEntityCount,
   MemoryListQuery,
   MemoryRecord,
   MemoryScope,
@@ -16,6 +14,7 @@ import type {
 } from '../memory-types';
 import type { SqliteHandle } from './handle';
 import { MEMORY_COLUMNS, type MemoryRow, SCOPE_WHERE, SCOPE_WHERE_BY_ID, insertEdges, jsonList, scopeKey, scopeParams, toRecord } from './memory-rows';
+import { createSqliteMemoryEdges } from './memory-edges';
 import { createSqliteMemorySearch } from './memory-search';
 import { createSqliteMemoryVectors } from './memory-vectors';
 
@@ -28,6 +27,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
   const prepare = (sql: string) => handle.prepare(sql);
   const search = createSqliteMemorySearch(handle);
   const vectors = createSqliteMemoryVectors(handle);
+  const edges = createSqliteMemoryEdges(handle);
   const agentKey = (scope: MemoryScope) => scope.agentId ?? '';
 
   const getRow = (scope: MemoryScope, id: number, includeDeleted: boolean): MemoryRow | undefined =>
@@ -35,15 +35,6 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
       id,
       ...scopeParams(scope),
     ) as MemoryRow | undefined;
-
-  const edgeRecord = (r: { src_id: number; dst_entity_kind: string; dst_entity_key: string; edge_type: string; weight: number; created_at: string }): MemoryEdgeRecord => ({
-    memoryId: r.src_id,
-    entityKind: r.dst_entity_kind,
-    entityKey: r.dst_entity_key,
-    edgeType: r.edge_type,
-    weight: r.weight,
-    createdAt: r.created_at,
-  });
 
   const eventRecord = (r: Record<string, unknown>): ConsolidationEvent => ({
     id: r['id'] as number,
@@ -65,6 +56,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(userId, agentId, scopeKey(scope), row.category, row.content, row.searchText, metadata, row.source ?? null, row.status, row.contentHash, row.embeddingState, row.now, row.now);
     const id = Number(info.lastInsertRowid);
+    search.indexChanged();
     insertEdges(prepare, scope, id, row.edges, row.now);
     return {
       id,
@@ -116,10 +108,23 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
     }
   };
 
+  /** A write that may patch the vector cache: a failed transaction makes the cache reload. */
+  const vectorWrite = <T>(operation: string, fn: () => T): T => {
+    try {
+      return handle.write(operation, fn);
+    } catch (error) {
+      vectors.resetCache();
+      throw error;
+    }
+  };
+
   const deleteIds = (scope: MemoryScope, ids: readonly number[]): number => {
-    if (ids.length === 0) return 0;
-    const info = prepare(`DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).run(jsonList(ids), ...scopeParams(scope));
-    vectors.deleteBits(ids);
+    // Only ids the scope owns: the vec0 bits and the vector cache are keyed by id alone.
+    const owned = (prepare(`SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).all(jsonList(ids), ...scopeParams(scope)) as Array<{ id: number }>).map((r) => r.id);
+    if (owned.length === 0) return 0;
+    search.indexChanged();
+    const info = prepare(`DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).run(jsonList(owned), ...scopeParams(scope));
+    vectors.removed(scope, owned);
     return info.changes;
   };
 
@@ -132,6 +137,11 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
           queueMicrotask(flushInserts);
         }
       });
+    },
+
+    async insertMany(scope, list) {
+      if (list.length === 0) return [];
+      return handle.write('memory.insertMany', () => list.map((row) => insertOne(scope, row)));
     },
 
     async get(scope, id, options) {
@@ -148,7 +158,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
     },
 
     async update(scope, id, patch) {
-      return handle.write('memory.update', () => {
+      return vectorWrite('memory.update', () => {
         const current = getRow(scope, id, false);
         if (current === undefined) return undefined;
         const next: MemoryRow = {
@@ -161,13 +171,14 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
           embedding_state: patch.embeddingState ?? current.embedding_state,
           updated_at: patch.now,
         };
+        search.indexChanged();
         prepare(
           `UPDATE memories SET category = ?, content = ?, search_text = COALESCE(?, search_text), metadata = ?, source = ?, content_hash = ?, embedding_state = ?, updated_at = ?
            WHERE id = ? AND ${SCOPE_WHERE}`,
         ).run(next.category, next.content, patch.searchText ?? null, next.metadata, next.source, next.content_hash, next.embedding_state, next.updated_at, id, ...scopeParams(scope));
         if (next.content_hash !== current.content_hash) {
           prepare(`DELETE FROM memory_vectors WHERE memory_id = ? AND ${SCOPE_WHERE}`).run(id, ...scopeParams(scope));
-          vectors.deleteBits([id]);
+          vectors.removed(scope, [id]);
         }
         if (patch.edges !== undefined) {
           prepare(`DELETE FROM memory_edges WHERE src_table = 'memories' AND src_id = ? AND ${SCOPE_WHERE}`).run(id, ...scopeParams(scope));
@@ -230,11 +241,11 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
     },
 
     async hardDelete(scope, id) {
-      return handle.write('memory.hardDelete', () => deleteIds(scope, [id]) > 0);
+      return vectorWrite('memory.hardDelete', () => deleteIds(scope, [id]) > 0);
     },
 
     async purgeSoftDeleted(scope, cutoff) {
-      return handle.write('memory.purgeSoftDeleted', () => {
+      return vectorWrite('memory.purgeSoftDeleted', () => {
         const ids = (
           prepare(`SELECT id FROM memories WHERE ${SCOPE_WHERE} AND deleted_at IS NOT NULL AND deleted_at < ?`).all(...scopeParams(scope), cutoff) as Array<{ id: number }>
         ).map((r) => r.id);
@@ -300,52 +311,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
       return rows.map(toRecord);
     },
 
-    async edgesForEntity(scope, entityKey, options) {
-      const rows = handle.read('memory.edgesForEntity', () =>
-        prepare(
-          `SELECT e.src_id, e.dst_entity_kind, e.dst_entity_key, e.edge_type, e.weight, e.created_at
-           FROM memory_edges e JOIN memories m ON m.id = e.src_id
-           WHERE e.user_id = ? AND e.agent_id IS ? AND e.src_table = 'memories' AND e.dst_entity_key = ?
-             AND (? IS NULL OR e.dst_entity_kind = ?)
-             AND m.user_id = ? AND m.agent_id IS ? AND m.deleted_at IS NULL AND m.status != 'retired'
-           ORDER BY m.updated_at DESC, m.id DESC, e.id ASC LIMIT ?`,
-        ).all(...scopeParams(scope), entityKey, options.entityKind ?? null, options.entityKind ?? null, ...scopeParams(scope), options.limit),
-      ) as Array<Parameters<typeof edgeRecord>[0]>;
-      return rows.map(edgeRecord);
-    },
-
-    async edgesForMemories(scope, ids) {
-      if (ids.length === 0) return [];
-      const rows = handle.read('memory.edgesForMemories', () =>
-        prepare(
-          `SELECT e.src_id, e.dst_entity_kind, e.dst_entity_key, e.edge_type, e.weight, e.created_at
-           FROM memory_edges e JOIN memories m ON m.id = e.src_id
-           WHERE +e.user_id = ? AND +e.agent_id IS ? AND e.src_table = 'memories' AND e.src_id IN (SELECT value FROM json_each(?))
-             AND +m.user_id = ? AND +m.agent_id IS ? AND m.deleted_at IS NULL AND m.status != 'retired'
-           ORDER BY e.src_id ASC, e.id ASC`,
-        ).all(...scopeParams(scope), jsonList(ids), ...scopeParams(scope)),
-      ) as Array<Parameters<typeof edgeRecord>[0]>;
-      return rows.map(edgeRecord);
-    },
-
-    async topEntities(scope, options) {
-      const rows = handle.read('memory.topEntities', () =>
-        prepare(
-          `SELECT e.dst_entity_kind AS kind, e.dst_entity_key AS key, COUNT(DISTINCT e.src_id) AS n, json_group_array(e.edge_type) AS types
-           FROM memory_edges e JOIN memories m ON m.id = e.src_id
-           WHERE e.user_id = ? AND e.agent_id IS ? AND e.src_table = 'memories'
-             AND (CASE WHEN ? IS NULL THEN e.dst_entity_kind != 'ticker_pair' ELSE e.dst_entity_kind = ? END)
-             AND m.user_id = ? AND m.agent_id IS ? AND m.deleted_at IS NULL AND m.status != 'retired'
-           GROUP BY e.dst_entity_kind, e.dst_entity_key
-           ORDER BY n DESC, e.dst_entity_key ASC, e.dst_entity_kind ASC LIMIT ?`,
-        ).all(...scopeParams(scope), options.entityKind ?? null, options.entityKind ?? null, ...scopeParams(scope), options.limit),
-      ) as Array<{ kind: string; key: string; n: number; types: string }>;
-      return rows.map((r): MemoryEntityCount => {
-        const edgeTypes: Record<string, number> = {};
-        for (const t of JSON.parse(r.types) as string[]) edgeTypes[t] = (edgeTypes[t] ?? 0) + 1;
-        return { entityKind: r.kind, entityKey: r.key, memoryCount: r.n, edgeTypes };
-      });
-    },
+    ...edges,
 
     async appendConsolidationEvent(scope, event) {
       return handle.write('memory.appendConsolidationEvent', () => {

@@ -1,0 +1,137 @@
+/**
+ * BM25 for the windowed full-text lookup, computed in JavaScript over the window FTS5 returns.
+ *
+ * Why: `bm25(memories_fts, 1, 0, 0)` costs ~10 ms per query at 100k rows per tenant on the 2-core reference
+ * machine, although the window itself (the newest 1,000 matching rowids of the scope) costs < 1 ms. FTS5
+ * pays for (a) the IDF of *every* phrase of the MATCH, including the scope token, whose doclist holds one
+ * entry per row of the tenant (100k), and (b) per row, decoding the position lists of every phrase (the scope
+ * token's too) plus a `docsize` lookup. Only the text column has weight, so the scope and category phrases
+ * contribute exactly 0 to the score; computing the same formula here skips their cost.
+ *
+ * The formula is FTS5's (`fts5_aux.c`, the same one the in-memory engine implements in `memory-bm25.ts`):
+ * k1 = 1.2, b = 0.75, IDF = ln((N − n + 0.5) / (n + 0.5)) floored at 1e-6 with `n` the rows of the whole
+ * index whose text column holds the leaf (every tenant, soft-deleted rows included, as FTS5 counts it), N
+ * and the average row size read from the index's own totals record, and a row size that counts the tokens
+ * of all three indexed columns. `n` comes from `COUNT(*)` of the leaf alone, which is what FTS5's
+ * `xQueryPhrase` walks; it is cached until the index changes (this connection's writes bump a generation,
+ * another connection's commits change `PRAGMA data_version`).
+ */
+import type { MemoryQueryNode } from '../memory-types';
+import { compileBm25, leaves, type Bm25Doc, type Bm25Stats } from '../in-memory/memory-bm25';
+import type { SqliteHandle } from './handle';
+
+type Leaf = ReturnType<typeof leaves>[number];
+
+/** Decode SQLite's big-endian varint (as FTS5 writes its totals record) at `offset`. */
+export function readVarint(buf: Uint8Array, offset: number): { value: number; next: number } {
+  let value = 0;
+  for (let i = 0; i < 9; i++) {
+    const byte = buf[offset + i];
+    if (byte === undefined) return { value, next: offset + i };
+    if (i === 8) return { value: value * 256 + byte, next: offset + 9 };
+    value = value * 128 + (byte & 0x7f);
+    if ((byte & 0x80) === 0) return { value, next: offset + i + 1 };
+  }
+  return { value, next: offset + 9 };
+}
+
+/** A row's tokens and its size over the three indexed columns (text, category, scope token). */
+export function ftsDoc(searchText: string, category: string): Bm25Doc {
+  const tokens = searchText.split(' ').filter((t) => t.length > 0);
+  const categoryTokens = category.split(/[^a-z0-9]+/u).filter((t) => t.length > 0).length;
+  return { tokens, size: tokens.length + categoryTokens + 1 };
+}
+
+/** The FTS5 rendering of one leaf restricted to the text column (how FTS5's IDF pass sees it). */
+function leafMatch(leaf: Leaf): string {
+  return leaf.kind === 'term'
+    ? `search_text:"${leaf.text.replaceAll('"', '""')}"${leaf.prefix === true ? '*' : ''}`
+    : `search_text:"${leaf.tokens.map((t) => t.replaceAll('"', '""')).join(' ')}"`;
+}
+
+const DF_CACHE_LIMIT = 4096;
+
+/** Index statistics with a per-leaf document-frequency cache, valid while the index is unchanged. */
+export function createFtsStats(handle: SqliteHandle) {
+  const df = new Map<string, number>();
+  let localGeneration = 0;
+  let cachedAt: string | undefined;
+
+  const generation = (): string => {
+    const dataVersion = handle.prepare('PRAGMA data_version').pluck().get() as number;
+    return `${dataVersion}:${localGeneration}`;
+  };
+
+  return {
+    /** Call after this connection changed the index (insert, update, delete). */
+    bump(): void {
+      localGeneration++;
+    },
+
+    /** N, average size and per-leaf hits for `query`. Runs inside the caller's read. */
+    stats(query: MemoryQueryNode): Bm25Stats {
+      const gen = generation();
+      if (gen !== cachedAt) {
+        df.clear();
+        cachedAt = gen;
+      }
+      const block = handle.prepare('SELECT block FROM memories_fts_data WHERE id = 1').pluck().get() as Uint8Array | undefined;
+      let rowCount = 0;
+      let total = 0;
+      if (block !== undefined) {
+        const n = readVarint(block, 0);
+        rowCount = n.value;
+        for (let off = n.next, col = 0; off < block.length && col < 3; col++) {
+          const c = readVarint(block, off);
+          total += c.value;
+          off = c.next;
+        }
+      }
+      const count = handle.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck();
+      const hits = leaves(query).map((leaf) => {
+        const key = leafMatch(leaf);
+        let n = df.get(key);
+        if (n === undefined) {
+          n = count.get(key) as number;
+          if (df.size >= DF_CACHE_LIMIT) df.clear();
+          df.set(key, n);
+        }
+        return n;
+      });
+      return { rowCount, avgSize: rowCount === 0 ? 1 : total / rowCount, hits };
+    },
+  };
+}
+
+function countOccurrences(haystack: string, needle: string): number {
+  if (needle.length === 0) return 0;
+  let n = 0;
+  for (let i = haystack.indexOf(needle); i !== -1; i = haystack.indexOf(needle, i + 1)) n++;
+  return n;
+}
+
+function tokenCount(text: string): number {
+  if (text.length === 0) return 0;
+  let n = 1;
+  for (let i = text.indexOf(' '); i !== -1; i = text.indexOf(' ', i + 1)) n++;
+  return n;
+}
+
+/** Score window rows (higher is better, i.e. `-bm25()`). */
+export function scoreRows(query: MemoryQueryNode, rows: ReadonlyArray<{ id: number; text: string; category: string }>, stats: Bm25Stats): Array<{ id: number; score: number }> {
+  const bm25 = compileBm25(query);
+  const needles = bm25.leaves.map((l) => (l.kind === 'term' ? ` ${l.text}${l.prefix === true ? '' : ' '}` : l.tokens.length === 0 ? '' : ` ${l.tokens.join(' ')} `));
+  const categorySize = new Map<string, number>();
+  return rows.map((r) => {
+    let cat = categorySize.get(r.category);
+    if (cat === undefined) {
+      cat = ftsDoc('', r.category).size - 1;
+      categorySize.set(r.category, cat);
+    }
+    // `search_text` is tokens joined by single spaces: count whole-token matches in the padded string
+    // (overlapping phrase matches included, as a token-by-token scan counts them) without splitting it.
+    const padded = ` ${r.text} `;
+    const freqs = needles.map((n) => countOccurrences(padded, n));
+    return { id: r.id, score: bm25.scoreFrequencies(freqs, tokenCount(r.text) + cat + 1, stats) };
+  });
+}

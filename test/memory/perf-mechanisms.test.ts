@@ -1,0 +1,176 @@
+/**
+ * The mechanisms behind the latency targets: BM25 computed outside FTS5 for the rank window (must equal
+ * FTS5's `bm25()` and the in-memory engine), the per-connection document-frequency cache and the in-process
+ * vector bit cache (both must see another connection's writes), and `writeMany`.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createMemoryStore, parseSearchQuery, silentLogger } from '@minara/agent';
+import { createSqliteStorage } from '@minara/agent/sqlite';
+import { createInMemoryStorage } from '@minara/agent/testing';
+import { afterAll, describe, expect, it } from 'vitest';
+import { scopedMatch } from '../../src/storage/sqlite/memory-search';
+import { createVectorBitsCache, signBits } from '../../src/storage/sqlite/memory-vector-cache';
+import { engines, fakeClock, makeStore } from './helpers';
+
+const dir = mkdtempSync(join(tmpdir(), 'minara-mem-perf-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+const WORDS = ['slippage', 'base', 'funding', 'btc', 'eth', 'review', 'breakout', 'exit', 'weekly', 'charts', 'stop', 'loss'];
+function corpus(n: number, seed: number): string[] {
+  let s = seed;
+  const next = () => (s = (s * 1103515245 + 12345) % 2147483648) / 2147483648;
+  return Array.from({ length: n }, (_, i) => `${Array.from({ length: 3 + Math.floor(next() * 9) }, () => WORDS[Math.floor(next() * WORDS.length)]).join(' ')} 止损 n${i}`);
+}
+const QUERIES = ['slippage', 'btc eth', '"weekly charts"', 'slip*', 'btc OR exit', 'review AND breakout OR exit', '(btc OR eth) AND stop', '止损', 'category:preference base', 'base base'];
+
+function vec(seed: number, dim = 16): Float32Array {
+  return Float32Array.from({ length: dim }, (_, i) => Math.sin(seed * 12.9898 + i * 78.233));
+}
+
+describe('windowed BM25 computed outside FTS5', () => {
+  it('equals FTS5 bm25(memories_fts, 1, 0, 0) and the in-memory engine, AND/OR/phrase/prefix/category/CJK', async () => {
+    const sqlite = createSqliteStorage({ path: ':memory:', logger: silentLogger });
+    const mem = createInMemoryStorage();
+    for (const storage of [sqlite, mem]) {
+      const now = fakeClock();
+      const a = createMemoryStore({ storage, scope: { userId: 'a' }, now, logger: silentLogger });
+      const b = createMemoryStore({ storage, scope: { userId: 'b' }, now, logger: silentLogger });
+      const cats = ['lesson', 'preference', 'trade_outcome'];
+      for (const [i, content] of corpus(120, 7).entries()) await (i % 3 === 0 ? b : a).write({ category: cats[i % 3] as string, content });
+    }
+    const scope = { userId: 'a' };
+    for (const q of QUERIES) {
+      const parsed = parseSearchQuery(q);
+      for (const node of [parsed.root, parsed.relaxed]) {
+        if (node === undefined) continue;
+        const filter = { categories: parsed.categories, limit: 40, window: 1000 };
+        const ours = await sqlite.memory.searchText(scope, node, filter);
+        const fts5 = sqlite.handle.db
+          .prepare(
+            `SELECT m.id AS id, -w.rank AS score FROM (SELECT rowid AS id, bm25(memories_fts, 1.0, 0.0, 0.0) AS rank FROM memories_fts
+               WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT 1000) w CROSS JOIN memories m ON m.id = w.id
+             WHERE m.user_id = 'a' AND m.agent_id IS NULL ORDER BY w.rank ASC, m.id DESC LIMIT 40`,
+          )
+          .all(scopedMatch(scope, node, parsed.categories)) as Array<{ id: number; score: number }>;
+        expect(ours.length, q).toBeGreaterThan(0);
+        expect(ours.map((h) => h.id), q).toEqual(fts5.map((h) => h.id));
+        ours.forEach((h, i) => expect(h.score, q).toBeCloseTo((fts5[i] as { score: number }).score, 9));
+        const inMemory = await mem.memory.searchText(scope, node, filter);
+        expect(inMemory.map((h) => h.id), q).toEqual(ours.map((h) => h.id));
+        inMemory.forEach((h, i) => expect(h.score, q).toBeCloseTo((ours[i] as { score: number }).score, 9));
+      }
+    }
+    await sqlite.close();
+  });
+
+  it('sees document frequencies changed by another connection (the IDF cache is invalidated)', async () => {
+    const path = join(dir, 'df.db');
+    const one = createSqliteStorage({ path, logger: silentLogger });
+    const two = createSqliteStorage({ path, logger: silentLogger });
+    const a = createMemoryStore({ storage: one, scope: { userId: 'u' }, logger: silentLogger });
+    const other = createMemoryStore({ storage: two, scope: { userId: 'someone-else' }, logger: silentLogger });
+    for (const c of ['zebra crossing', 'zebra stripes', 'plain text one', 'plain text two', 'plain text three']) await a.write({ category: 'observation', content: c });
+    const before = await a.search('zebra', { mode: 'bm25' });
+    for (let i = 0; i < 5; i++) await other.write({ category: 'observation', content: `zebra herd ${i}` });
+    const after = await a.search('zebra', { mode: 'bm25' });
+    expect(after.map((h) => h.id)).toEqual(before.map((h) => h.id));
+    expect((after[0] as { score: number }).score).toBeLessThan((before[0] as { score: number }).score);
+    const fresh = createSqliteStorage({ path, logger: silentLogger });
+    const viaFresh = await createMemoryStore({ storage: fresh, scope: { userId: 'u' }, logger: silentLogger }).search('zebra', { mode: 'bm25' });
+    expect(after.map((h) => h.score)).toEqual(viaFresh.map((h) => h.score));
+    for (const s of [one, two, fresh]) await s.close();
+  });
+});
+
+describe('in-process vector bit cache (sqlite)', () => {
+  it("a second connection's vector writes, re-embeddings and deletes are seen by the first connection's search", async () => {
+    const path = join(dir, 'vectors.db');
+    const one = createSqliteStorage({ path, logger: silentLogger });
+    const two = createSqliteStorage({ path, logger: silentLogger });
+    const scope = { userId: 'u' };
+    const storeOne = createMemoryStore({ storage: one, scope, logger: silentLogger });
+    const storeTwo = createMemoryStore({ storage: two, scope, logger: silentLogger });
+    const embed = async (storage: typeof one, id: number, seed: number) => {
+      const r = await storage.memory.get(scope, id);
+      await storage.memory.upsertVectors(scope, [{ id, contentHash: (r as { contentHash: string }).contentHash, vector: vec(seed) }]);
+    };
+    const ids: number[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { id } = await storeOne.write({ category: 'observation', content: `row number ${i}` });
+      await embed(one, id, i + 1);
+      ids.push(id);
+    }
+    const top = async (seed: number) => (await one.memory.searchVector(scope, vec(seed), { limit: 1 }))[0]?.id;
+    expect(await top(3)).toBe(ids[2]); // loads the cache
+
+    const { id: added } = await storeTwo.write({ category: 'observation', content: 'written by connection two' });
+    await embed(two, added, 99);
+    expect(await top(99)).toBe(added);
+
+    await storeTwo.update(ids[0] as number, { content: 'changed by connection two' }); // drops the old vector
+    await embed(two, ids[0] as number, 42);
+    expect(await top(42)).toBe(ids[0]);
+
+    await storeTwo.hardDelete(added);
+    expect(await top(99)).not.toBe(added);
+
+    const { id: own } = await storeOne.write({ category: 'observation', content: 'own connection write' });
+    await embed(one, own, 77);
+    expect(await top(77)).toBe(own);
+    // The other tenant's vectors never enter this scope's cache.
+    const { id: foreign } = await createMemoryStore({ storage: two, scope: { userId: 'v' }, logger: silentLogger }).write({ category: 'observation', content: 'other tenant' });
+    await two.memory.upsertVectors({ userId: 'v' }, [{ id: foreign, contentHash: (await two.memory.get({ userId: 'v' }, foreign))?.contentHash as string, vector: vec(55) }]);
+    expect((await one.memory.searchVector(scope, vec(55), { limit: 10 })).map((h) => h.id)).not.toContain(foreign);
+    await one.close();
+    await two.close();
+  });
+});
+
+describe('vector bit cache budget', () => {
+  it('declines a scope larger than its budget (sqlite-vec answers) and ranks by Hamming distance otherwise', async () => {
+    const storage = createSqliteStorage({ path: ':memory:', logger: silentLogger });
+    const scope = { userId: 'u' };
+    const store = createMemoryStore({ storage, scope, logger: silentLogger });
+    const ids: number[] = [];
+    for (let i = 0; i < 20; i++) {
+      const { id } = await store.write({ category: 'observation', content: `row ${i}` });
+      await storage.memory.upsertVectors(scope, [{ id, contentHash: (await storage.memory.get(scope, id))?.contentHash as string, vector: vec(i + 1) }]);
+      ids.push(id);
+    }
+    const query = signBits(vec(5));
+    expect(createVectorBitsCache(storage.handle, 64).nearest(scope, query, 3)).toBeUndefined();
+    const nearest = createVectorBitsCache(storage.handle).nearest(scope, query, 3) as number[];
+    expect(nearest).toHaveLength(3);
+    expect(nearest[0]).toBe(ids[4]);
+    // Through the store, a declined scope still searches (vec0 path) and finds the same best row.
+    expect((await storage.memory.searchVector(scope, vec(5), { limit: 1 }))[0]?.id).toBe(ids[4]);
+    await storage.close();
+  });
+});
+
+describe.each(engines)('writeMany ($name)', ({ make }) => {
+  it('stores all rows in order or none, and routes facts like recordFact', async () => {
+    const { store } = makeStore(make);
+    const ids = await store.writeMany([
+      { category: 'preference', content: 'always use 0.5% slippage on swaps' },
+      { category: 'fact', content: 'the user lives in Lisbon' },
+      { category: 'lesson', content: 'trail BTC stops by 8%' },
+    ]);
+    expect(ids).toHaveLength(3);
+    expect(ids.map((r) => r.id)).toEqual([...ids.map((r) => r.id)].sort((x, y) => x - y));
+    expect((await store.get((ids[1] as { id: number }).id))?.status).toBe('pending');
+    expect((await store.search('slippage')).map((h) => h.id)).toEqual([(ids[0] as { id: number }).id]);
+    const before = (await store.read({ limit: 100 })).length;
+    await expect(
+      store.writeMany([
+        { category: 'preference', content: 'fine' },
+        { category: 'preference', content: 'bad \u0001 control' },
+      ]),
+    ).rejects.toMatchObject({ code: 'MEMORY_INVALID', message: expect.stringContaining('inputs[1]') });
+    await expect(store.writeMany([])).rejects.toMatchObject({ code: 'MEMORY_INVALID' });
+    expect((await store.read({ limit: 100 })).length).toBe(before);
+    await store.close();
+  });
+});
