@@ -267,6 +267,7 @@ export {
   type MemoryScope,
   type MemorySearchInfo,
   type MemorySearchMode,
+  type MemoryEdgeInput,
   type MemorySearchOptions,
   type MemorySnapshot,
   type MemorySource,

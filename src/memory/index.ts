@@ -34,6 +34,7 @@ export type {
   ConsolidationDecision,
   ConsolidationEvent,
   EmbeddingState,
+  MemoryEdgeInput,
   MemoryQueryNode,
   MemoryRecord,
   MemoryScope,
