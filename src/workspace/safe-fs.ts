@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { constants as fsConstants, type Stats } from 'node:fs';
-import { link, lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, link, lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { MinaraError, SandboxEscapeError } from '../errors/index';
 
@@ -81,22 +81,28 @@ export async function statConfined(root: string, rel: string): Promise<ConfinedS
   }
 }
 
+/** Resolve and open a confined file for reading with `O_NOFOLLOW`; undefined when it is missing. */
+async function openConfined(root: string, rel: string): Promise<{ real: string; handle: FileHandle } | undefined> {
+  const real = await resolveConfined(root, rel);
+  if (real === undefined) return undefined;
+  try {
+    return { real, handle: await open(real, fsConstants.O_RDONLY | O_NOFOLLOW) };
+  } catch (error) {
+    if (isMissing(error)) return undefined;
+    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new SandboxEscapeError(rel, 'the file was swapped for a symlink');
+    throw error;
+  }
+}
+
 /**
  * Read a confined regular file as UTF-8, opened with `O_NOFOLLOW` on the resolved path. Files larger
  * than `maxBytes` are refused with `FILE_TOO_LARGE` (nothing beyond the cap is read). Returns
  * `undefined` when the file is missing.
  */
 export async function readConfined(root: string, rel: string, maxBytes = DEFAULT_MAX_READ_BYTES): Promise<ConfinedRead | undefined> {
-  const real = await resolveConfined(root, rel);
-  if (real === undefined) return undefined;
-  let handle;
-  try {
-    handle = await open(real, fsConstants.O_RDONLY | O_NOFOLLOW);
-  } catch (error) {
-    if (isMissing(error)) return undefined;
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new SandboxEscapeError(rel, 'the file was swapped for a symlink');
-    throw error;
-  }
+  const opened = await openConfined(root, rel);
+  if (opened === undefined) return undefined;
+  const { real, handle } = opened;
   try {
     const st = await handle.stat();
     if (!st.isFile()) return undefined;
@@ -129,16 +135,9 @@ export interface ConfinedTail extends ConfinedStat {
 
 /** Read only the last `maxBytes` bytes of a confined file (bounded whatever the file size). */
 export async function readTailConfined(root: string, rel: string, maxBytes: number): Promise<ConfinedTail | undefined> {
-  const real = await resolveConfined(root, rel);
-  if (real === undefined) return undefined;
-  let handle;
-  try {
-    handle = await open(real, fsConstants.O_RDONLY | O_NOFOLLOW);
-  } catch (error) {
-    if (isMissing(error)) return undefined;
-    if ((error as NodeJS.ErrnoException).code === 'ELOOP') throw new SandboxEscapeError(rel, 'the file was swapped for a symlink');
-    throw error;
-  }
+  const opened = await openConfined(root, rel);
+  if (opened === undefined) return undefined;
+  const { real, handle } = opened;
   try {
     const st = await handle.stat();
     if (!st.isFile()) return undefined;
