@@ -10,6 +10,8 @@ import { createMemoryStore, parseSearchQuery, silentLogger } from '@minara/agent
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { MemoryQueryNode } from '../../src/storage/memory-types';
+import { countTokenMatches, createFtsStats } from '../../src/storage/sqlite/memory-fts-rank';
 import { scopedMatch } from '../../src/storage/sqlite/memory-search';
 import { createVectorBitsCache, signBits } from '../../src/storage/sqlite/memory-vector-cache';
 import { engines, fakeClock, makeStore } from './helpers';
@@ -172,5 +174,65 @@ describe.each(engines)('writeMany ($name)', ({ make }) => {
     await expect(store.writeMany([])).rejects.toMatchObject({ code: 'MEMORY_INVALID' });
     expect((await store.read({ limit: 100 })).length).toBe(before);
     await store.close();
+  });
+});
+
+describe('document frequencies and token counts of the windowed BM25', () => {
+  it('takes a plain term’s frequency from fts5vocab, equal to COUNT(*) of the column-filtered MATCH', async () => {
+    const sqlite = createSqliteStorage({ path: ':memory:', logger: silentLogger });
+    const a = createMemoryStore({ storage: sqlite, scope: { userId: 'a' }, logger: silentLogger });
+    const b = createMemoryStore({ storage: sqlite, scope: { userId: 'b' }, logger: silentLogger });
+    const written = [];
+    for (const [i, content] of corpus(60, 3).entries()) written.push(await (i % 2 === 0 ? a : b).write({ category: i % 5 === 0 ? 'preference' : 'lesson', content }));
+    // Category tokens ('preference', 'lesson') live in another column; a deleted row leaves the index.
+    await a.write({ category: 'observation', content: 'my preference is a weekly review' });
+    await a.hardDelete((written[0] as { id: number }).id);
+    const stats = createFtsStats(sqlite.handle);
+    const terms = ['slippage', 'btc', 'weekly', 'preference', 'lesson', 'observation', 'absent', 'n7', 'slip'];
+    const hits = stats.stats(parseSearchQuery(terms.join(' OR ')).root as MemoryQueryNode).hits;
+    const count = sqlite.handle.db.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck();
+    expect(hits).toEqual(terms.map((t) => count.get(`search_text:"${t}"`)));
+    await sqlite.close();
+  });
+
+  it('keeps exact frequencies when the vocab table is missing or would be created inside a transaction', async () => {
+    const sqlite = createSqliteStorage({ path: ':memory:', logger: silentLogger });
+    const a = createMemoryStore({ storage: sqlite, scope: { userId: 'a' }, logger: silentLogger });
+    for (const content of corpus(30, 5)) await a.write({ category: 'lesson', content });
+    const db = sqlite.handle.db;
+    const count = db.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck();
+    const expected = [count.get('search_text:"btc"'), count.get('search_text:"eth"')];
+    const query = parseSearchQuery('btc OR eth').root as MemoryQueryNode;
+    const vocabExists = () => db.prepare("SELECT COUNT(*) FROM sqlite_temp_master WHERE name = 'minara_memories_fts_vocab'").pluck().get();
+    // Inside a transaction that rolls back: COUNT(*) is used and no temp table is left half-created.
+    expect(() =>
+      sqlite.handle.write('test', () => {
+        expect(createFtsStats(sqlite.handle).stats(query).hits).toEqual(expected);
+        throw new Error('roll back');
+      }),
+    ).toThrow();
+    const stats = createFtsStats(sqlite.handle);
+    expect(stats.stats(query).hits).toEqual(expected);
+    expect(vocabExists()).toBe(1);
+    db.exec('DROP TABLE temp.minara_memories_fts_vocab');
+    stats.bump();
+    expect(stats.stats(query).hits).toEqual(expected);
+    stats.bump();
+    expect(stats.stats(query).hits).toEqual(expected);
+    expect(vocabExists()).toBe(1);
+    await sqlite.close();
+  });
+
+  it('counts whole-token matches as the padded-string scan does (prefix, overlapping phrase, edges)', () => {
+    const padded = (text: string, needle: string, prefix: boolean): number => {
+      const hay = ` ${text} `;
+      const n = ` ${needle}${prefix ? '' : ' '}`;
+      let c = 0;
+      for (let i = hay.indexOf(n); i !== -1; i = hay.indexOf(n, i + 1)) c++;
+      return c;
+    };
+    const texts = ['', 'a', 'a a a', 'ab a ba aba', 'btc eth btc', 'wbtc btcx btc', 'x y x y x', 'slippage slip slipper'];
+    const needles = ['a', 'ab', 'btc', 'x y', 'x y x', 'slip', 'y', 'q'];
+    for (const text of texts) for (const needle of needles) for (const prefix of [false, true]) expect(countTokenMatches(text, needle, prefix), `${text}|${needle}|${prefix}`).toBe(padded(text, needle, prefix));
   });
 });

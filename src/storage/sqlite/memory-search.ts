@@ -39,20 +39,32 @@ export function scopedMatch(scope: MemoryScope, node: MemoryQueryNode, categorie
   return `scope_key:"${scopeKey(scope)}"${catFilter} AND search_text:(${toFts5(node)})`;
 }
 
-const FILTER_SQL = `m.user_id = ? AND m.agent_id IS ? AND m.deleted_at IS NULL
-  AND m.status IN (SELECT value FROM json_each(?))
-  AND (? IS NULL OR m.category IN (SELECT value FROM json_each(?)))
-  AND m.id NOT IN (SELECT value FROM json_each(?))`;
-
-function filterParams(scope: MemoryScope, filter: MemoryLookupFilter): unknown[] {
+/**
+ * The row filter after the scope: visible, of the wanted statuses, categories and not excluded. Clauses whose
+ * list is empty are left out rather than evaluated per row (each `json_each` list costs ~0.1–0.2 ms per 1,000
+ * rows); the statement cache holds one statement per shape.
+ */
+function rowFilter(scope: MemoryScope, filter: MemoryLookupFilter): { sql: string; params: unknown[] } {
   const cats = filter.categories ?? [];
-  return [
-    ...scopeParams(scope),
-    jsonList(filter.statuses ?? ['active', 'pending']),
-    cats.length > 0 ? 1 : null,
-    jsonList(cats),
-    jsonList(filter.excludeIds ?? []),
-  ];
+  const exclude = filter.excludeIds ?? [];
+  const statuses = filter.statuses ?? ['active', 'pending'];
+  let sql = 'm.user_id = ? AND m.agent_id IS ? AND m.deleted_at IS NULL';
+  const params: unknown[] = [...scopeParams(scope)];
+  const defaultStatuses = statuses.length === 2 && statuses.includes('active') && statuses.includes('pending');
+  if (defaultStatuses) sql += " AND m.status IN ('active', 'pending')";
+  else {
+    sql += ' AND m.status IN (SELECT value FROM json_each(?))';
+    params.push(jsonList(statuses));
+  }
+  if (cats.length > 0) {
+    sql += ' AND m.category IN (SELECT value FROM json_each(?))';
+    params.push(jsonList(cats));
+  }
+  if (exclude.length > 0) {
+    sql += ' AND m.id NOT IN (SELECT value FROM json_each(?))';
+    params.push(jsonList(exclude));
+  }
+  return { sql, params };
 }
 
 function escapeLike(s: string): string {
@@ -69,16 +81,17 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
     text(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): MemoryScoredId[] {
       return handle.read('memory.searchText', () => {
         const match = scopedMatch(scope, query, filter.categories);
+        const where = rowFilter(scope, filter);
         const rows = (
           filter.window === undefined
             ? handle
                 .prepare(
                   `SELECT m.id AS id, bm25(memories_fts, 1.0, 0.0, 0.0) AS rank
                    FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
-                   WHERE memories_fts MATCH ? AND ${FILTER_SQL}
+                   WHERE memories_fts MATCH ? AND ${where.sql}
                    ORDER BY rank ASC, m.id DESC LIMIT ?`,
                 )
-                .all(match, ...filterParams(scope, filter), filter.limit)
+                .all(match, ...where.params, filter.limit)
             : undefined
         ) as Array<{ id: number; rank: number }> | undefined;
         if (rows !== undefined) return rows.map((r) => ({ id: r.id, score: -r.rank }));
@@ -89,9 +102,9 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
             `SELECT m.id AS id, m.search_text AS text, m.category AS category
              FROM (SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) w
              CROSS JOIN memories m ON m.id = w.id
-             WHERE ${FILTER_SQL}`,
+             WHERE ${where.sql}`,
           )
-          .all(match, filter.window, ...filterParams(scope, filter)) as Array<{ id: number; text: string; category: string }>;
+          .all(match, filter.window, ...where.params) as Array<{ id: number; text: string; category: string }>;
         if (window.length === 0) return [];
         return scoreRows(query, window, stats.stats(query))
           .sort((a, b) => b.score - a.score || b.id - a.id)
@@ -103,14 +116,15 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
       const list = needles.map((n) => n.toLowerCase()).filter((n) => n.length > 0).slice(0, 16);
       if (list.length === 0) return [];
       return handle.read('memory.searchLike', () => {
+        const where = rowFilter(scope, filter);
         const rows = handle
           .prepare(
             `SELECT m.id AS id, m.content AS content FROM memories m
-             WHERE ${FILTER_SQL}
+             WHERE ${where.sql}
                AND EXISTS (SELECT 1 FROM json_each(?) n WHERE m.content LIKE '%' || n.value || '%' ESCAPE '\\')
              ORDER BY m.updated_at DESC, m.id DESC LIMIT 500`,
           )
-          .all(...filterParams(scope, filter), jsonList(list.map(escapeLike))) as Array<{ id: number; content: string }>;
+          .all(...where.params, jsonList(list.map(escapeLike))) as Array<{ id: number; content: string }>;
         return rows
           .map((r) => {
             const lower = r.content.toLowerCase();
