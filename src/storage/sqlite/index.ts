@@ -168,6 +168,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     throw error;
   }
   const knownDomains = new Set([...BUILT_IN_DOMAINS, ...migrations.map((m) => m.domain)]);
+  const memory = createSqliteMemoryStorage(handle);
 
   return {
     kind: 'sqlite',
@@ -184,12 +185,21 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     approvals: createSqliteApprovalStorage(handle),
     grants: createSqliteGrantStorage(handle),
     conversations: createSqliteConversationStorage(handle, now),
-    memory: createSqliteMemoryStorage(handle),
+    memory,
     trading: createSqliteTradingStorage(handle),
     async schemaVersions() {
       return handle.read('schemaVersions', (db) => readSchemaVersions(db, knownDomains));
     },
     async close() {
+      if (!handle.closed) {
+        try {
+          memory.catchUpIndex();
+        } catch (error) {
+          logger.warn('memory: could not index the rows still waiting for the full-text index on close; the next search will', {
+            error: error instanceof Error ? error.message : String(error),
+          });
+        }
+      }
       handle.close();
     },
   };

@@ -17,6 +17,16 @@ import { signBits } from './memory-vector-cache';
  * scope's vectors so a cache sees other connections' writes. Existing vectors are back-filled. Drops
  * `memory_edges_src`: the UNIQUE index starts with `(src_table, src_id)` and serves the same lookups, so the
  * extra index only cost one more page written per edge-bearing insert.
+ *
+ * v4 — batched full-text indexing. `memory_fts_state.indexed_through` is a watermark: every row with
+ * `id <= indexed_through` is in `memories_fts` with its current values, rows above it are not yet indexed.
+ * Raising the watermark fires `memories_fts_catch_up`, which indexes the rows in between in one statement;
+ * the storage raises it once 64 rows wait, at the end of a batch insert, before any
+ * full-text lookup and on close (see `memory-fts-sync.ts` for why). The delete and update triggers touch the
+ * index only for rows at or below the watermark; `memories_ai` indexes at once a row inserted at or below it
+ * (an explicit `id`, which this library never writes). The watermark starts at the highest existing id:
+ * the v1 insert trigger indexed every row so far. FTS5's `usermerge` becomes 2, so the bounded `merge` that
+ * follows each catch-up merges any level holding two segments.
  */
 export const memoryMigrations: readonly SqliteMigration[] = [
   {
@@ -176,6 +186,55 @@ export const memoryMigrations: readonly SqliteMigration[] = [
           after = r.memory_id;
         }
       }
+    },
+  },
+  {
+    domain: 'memory',
+    version: 4,
+    name: 'batched full-text indexing: memory_fts_state watermark, catch-up trigger, watermark-aware triggers',
+    up(db) {
+      db.exec(`
+        INSERT INTO memories_fts(memories_fts, rank) VALUES ('usermerge', 2);
+        CREATE TABLE memory_fts_state (
+          id              INTEGER PRIMARY KEY CHECK (id = 1),
+          indexed_through INTEGER NOT NULL
+        );
+        INSERT INTO memory_fts_state (id, indexed_through)
+          VALUES (1, MAX(COALESCE((SELECT MAX(id) FROM memories), 0), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0)));
+
+        DROP TRIGGER memories_ai;
+        DROP TRIGGER memories_ad;
+        DROP TRIGGER memories_au;
+
+        CREATE TRIGGER memories_ai AFTER INSERT ON memories
+        WHEN new.id <= (SELECT indexed_through FROM memory_fts_state WHERE id = 1) BEGIN
+          INSERT INTO memories_fts(rowid, search_text, category, scope_key)
+            VALUES (new.id, new.search_text, new.category, new.scope_key);
+        END;
+
+        CREATE TRIGGER memories_fts_catch_up AFTER UPDATE OF indexed_through ON memory_fts_state
+        WHEN new.indexed_through > old.indexed_through BEGIN
+          INSERT INTO memories_fts(rowid, search_text, category, scope_key)
+            SELECT id, search_text, category, scope_key FROM memories
+            WHERE id > old.indexed_through AND id <= new.indexed_through ORDER BY id;
+        END;
+
+        CREATE TRIGGER memories_ad AFTER DELETE ON memories BEGIN
+          INSERT INTO memories_fts(memories_fts, rowid, search_text, category, scope_key)
+            SELECT 'delete', old.id, old.search_text, old.category, old.scope_key
+            WHERE old.id <= (SELECT indexed_through FROM memory_fts_state WHERE id = 1);
+          DELETE FROM memory_edges WHERE src_table = 'memories' AND src_id = old.id;
+          DELETE FROM memory_vectors WHERE memory_id = old.id;
+        END;
+
+        CREATE TRIGGER memories_au AFTER UPDATE OF search_text, category, scope_key ON memories
+        WHEN old.id <= (SELECT indexed_through FROM memory_fts_state WHERE id = 1) BEGIN
+          INSERT INTO memories_fts(memories_fts, rowid, search_text, category, scope_key)
+            VALUES ('delete', old.id, old.search_text, old.category, old.scope_key);
+          INSERT INTO memories_fts(rowid, search_text, category, scope_key)
+            VALUES (new.id, new.search_text, new.category, new.scope_key);
+        END;
+      `);
     },
   },
 ];

@@ -13,6 +13,7 @@
 import type { MemoryLookupFilter, MemoryQueryNode, MemoryScope, MemoryScoredId } from '../memory-types';
 import type { SqliteHandle } from './handle';
 import { createFtsStats, scoreRows } from './memory-fts-rank';
+import { createFtsSync } from './memory-fts-sync';
 import { jsonList, scopeKey, scopeParams } from './memory-rows';
 
 /** Render a query tree as an FTS5 expression. Tokens are letters/digits only; quotes are doubled anyway. */
@@ -74,11 +75,15 @@ function escapeLike(s: string): string {
 /** The text lookups of the SQLite memory domain. */
 export function createSqliteMemorySearch(handle: SqliteHandle) {
   const stats = createFtsStats(handle);
+  const fts = createFtsSync(handle, stats.bump);
   return {
     /** Call after this connection changed the full-text index. */
     indexChanged: stats.bump,
+    /** The batched indexing of inserted rows (memory-fts-sync.ts). */
+    fts,
 
     text(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): MemoryScoredId[] {
+      fts.ensureIndexed();
       return handle.read('memory.searchText', () => {
         const match = scopedMatch(scope, query, filter.categories);
         const where = rowFilter(scope, filter);

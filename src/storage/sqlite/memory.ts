@@ -22,8 +22,14 @@ export { memoryMigrations } from './memory-schema';
 
 const VISIBLE = "deleted_at IS NULL AND status != 'retired'";
 
+/** The SQLite memory domain plus what only the engine uses. */
+export interface SqliteMemoryStorage extends MemoryStorage {
+  /** Index every row still waiting for the full-text index (called on close; see memory-fts-sync.ts). */
+  catchUpIndex(): void;
+}
+
 /** The SQLite memory domain over one connection handle. */
-export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
+export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemoryStorage {
   const prepare = (sql: string) => handle.prepare(sql);
   const search = createSqliteMemorySearch(handle);
   const vectors = createSqliteMemoryVectors(handle);
@@ -56,7 +62,6 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(userId, agentId, scopeKey(scope), row.category, row.content, row.searchText, metadata, row.source ?? null, row.status, row.contentHash, row.embeddingState, row.now, row.now);
     const id = Number(info.lastInsertRowid);
-    search.indexChanged();
     insertEdges(prepare, scope, id, row.edges, row.now);
     return {
       id,
@@ -74,38 +79,47 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
     };
   };
 
-  // Group commit: inserts issued in the same tick share one BEGIN IMMEDIATE transaction, each inside its own
-  // savepoint, so one bad row never takes the others down and a lone write costs the same as before.
-  type PendingInsert = { scope: MemoryScope; row: NewMemoryRow; resolve: (r: MemoryRecord) => void; reject: (e: unknown) => void; result?: MemoryRecord; error?: unknown };
+  // Group commit: inserts issued in the same tick share one BEGIN IMMEDIATE transaction. No savepoint per row:
+  // FTS5 flushes its pending terms into a new segment at every savepoint. Rows are validated before they get
+  // here, so a failing batch is rare; when one fails, it is rolled back whole and each row is retried in its
+  // own transaction, so one bad row never takes the others down.
+  type PendingInsert = { scope: MemoryScope; row: NewMemoryRow; resolve: (r: MemoryRecord) => void; reject: (e: unknown) => void };
   let pendingInserts: PendingInsert[] = [];
   let flushScheduled = false;
   const flushInserts = (): void => {
     flushScheduled = false;
     const batch = pendingInserts;
     pendingInserts = [];
+    const outcomes: Array<{ ok: true; record: MemoryRecord } | { ok: false; error: unknown }> = [];
     try {
-      handle.write('memory.insert', () => {
+      const records = handle.write('memory.insert', () => {
+        const out = batch.map((item) => insertOne(item.scope, item.row));
+        search.fts.afterInserts(out[out.length - 1]?.id);
+        return out;
+      });
+      for (const record of records) outcomes.push({ ok: true, record });
+    } catch (error) {
+      if (batch.length === 1) outcomes.push({ ok: false, error });
+      else {
         for (const item of batch) {
-          delete item.result;
-          delete item.error;
           try {
-            item.result = batch.length === 1 ? insertOne(item.scope, item.row) : handle.write('memory.insert', () => insertOne(item.scope, item.row));
-          } catch (error) {
-            if (batch.length === 1) throw error;
-            item.error = error;
+            const record = handle.write('memory.insert', () => {
+              const one = insertOne(item.scope, item.row);
+              search.fts.afterInserts(one.id);
+              return one;
+            });
+            outcomes.push({ ok: true, record });
+          } catch (rowError) {
+            outcomes.push({ ok: false, error: rowError });
           }
         }
-      });
-    } catch (error) {
-      for (const item of batch) {
-        delete item.result;
-        item.error ??= error;
       }
     }
-    for (const item of batch) {
-      if (item.result !== undefined) item.resolve(item.result);
-      else item.reject(item.error);
-    }
+    batch.forEach((item, i) => {
+      const outcome = outcomes[i] as (typeof outcomes)[number];
+      if (outcome.ok) item.resolve(outcome.record);
+      else item.reject(outcome.error);
+    });
   };
 
   /** A write that may patch the vector cache: a failed transaction makes the cache reload. */
@@ -129,6 +143,8 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
   };
 
   return {
+    catchUpIndex: () => search.fts.ensureIndexed(),
+
     insert(scope, row) {
       return new Promise<MemoryRecord>((resolve, reject) => {
         pendingInserts.push({ scope, row, resolve, reject });
@@ -141,7 +157,11 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): MemoryStorage {
 
     async insertMany(scope, list) {
       if (list.length === 0) return [];
-      return handle.write('memory.insertMany', () => list.map((row) => insertOne(scope, row)));
+      return handle.write('memory.insertMany', () => {
+        const out = list.map((row) => insertOne(scope, row));
+        search.fts.afterInserts(out[out.length - 1]?.id, true);
+        return out;
+      });
     },
 
     async get(scope, id, options) {
