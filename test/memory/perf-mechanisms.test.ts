@@ -195,6 +195,51 @@ describe('document frequencies and token counts of the windowed BM25', () => {
     await sqlite.close();
   });
 
+  it('carries cached frequencies forward as rows are indexed (any connection), and recounts after a delete', async () => {
+    const path = join(dir, 'df-carry.db');
+    const one = createSqliteStorage({ path, logger: silentLogger });
+    const two = createSqliteStorage({ path, logger: silentLogger });
+    const a = createMemoryStore({ storage: one, scope: { userId: 'a' }, logger: silentLogger });
+    const b = createMemoryStore({ storage: two, scope: { userId: 'b' }, logger: silentLogger });
+    const ids: number[] = [];
+    for (const content of corpus(40, 11)) ids.push((await a.write({ category: 'lesson', content })).id);
+    await a.search('btc');
+    let counts = 0;
+    const counting = new Proxy(one.handle, {
+      get(target, key) {
+        if (key === 'prepare') {
+          return (sql: string) => {
+            if (sql.includes('minara_memories_fts_vocab WHERE') || sql.startsWith('SELECT COUNT(*) FROM memories_fts')) counts++;
+            return target.prepare(sql);
+          };
+        }
+        return Reflect.get(target, key) as unknown;
+      },
+    });
+    const stats = createFtsStats(counting);
+    const query = parseSearchQuery('btc OR "weekly charts" OR slip* OR absent OR 止损').root as MemoryQueryNode;
+    const exact = () => {
+      const count = one.handle.db.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck();
+      return ['search_text:"btc"', 'search_text:"weekly charts"', 'search_text:"slip"*', 'search_text:"absent"', 'search_text:"止损"'].map((m) => count.get(m));
+    };
+    expect(stats.stats(query).hits).toEqual(exact());
+    const firstCounts = counts;
+    expect(firstCounts).toBeGreaterThan(0);
+
+    for (const content of corpus(30, 12)) await a.write({ category: 'lesson', content: `${content} btc weekly charts slippage` });
+    for (const content of corpus(50, 13)) await b.write({ category: 'lesson', content });
+    await b.search('btc'); // the other connection indexes every waiting row
+    const carried = stats.stats(query).hits;
+    expect(carried).toEqual(exact());
+    expect(counts).toBe(firstCounts); // brought forward from the new rows, not recounted
+
+    await a.hardDelete(ids[0] as number); // an indexed row leaves the index: the cache is dropped
+    expect(stats.stats(query).hits).toEqual(exact());
+    expect(counts).toBeGreaterThan(firstCounts);
+    await one.close();
+    await two.close();
+  });
+
   it('keeps exact frequencies when the vocab table is missing or would be created inside a transaction', async () => {
     const sqlite = createSqliteStorage({ path: ':memory:', logger: silentLogger });
     const a = createMemoryStore({ storage: sqlite, scope: { userId: 'a' }, logger: silentLogger });

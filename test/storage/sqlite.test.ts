@@ -46,10 +46,21 @@ describe('createSqliteStorage', () => {
       expect(db.pragma('synchronous', { simple: true })).toBe(1);
       expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
       expect(db.pragma('busy_timeout', { simple: true })).toBe(1234);
+      expect(db.pragma('mmap_size', { simple: true })).toBe(256 * 1024 * 1024);
       expect(storage.kind).toBe('sqlite');
       expect(storage.path).toBe(path);
       expect(storage.capabilities.multiProcess).toBe(true);
       expect(storage.capabilities.fullText).toBe(true);
+    });
+
+    it('takes mmapSizeBytes (0 turns memory-mapped reads off) and reads the same data either way', async () => {
+      const path = freshPath();
+      const mapped = make({ path });
+      await mapped.meta.set('k', 'mapped');
+      const plain = make({ path, mmapSizeBytes: 0 });
+      expect(plain.handle.db.pragma('mmap_size', { simple: true })).toBe(0);
+      expect(await plain.meta.get('k')).toBe('mapped');
+      expect(make({ path: ':memory:', mmapSizeBytes: 1 << 20 }).handle.db.pragma('mmap_size', { simple: true }) ?? 0).toBe(0);
     });
 
     it('defaults busy_timeout to 5000 and reports :memory: as single-process', () => {
@@ -65,6 +76,8 @@ describe('createSqliteStorage', () => {
         [{ path: 'x.db', busyTimeoutMs: -1 }, 'busyTimeoutMs'],
         [{ path: 'x.db', busyTimeoutMs: 1.5 }, 'busyTimeoutMs'],
         [{ path: 'x.db', vector: 'yes' }, 'vector'],
+        [{ path: 'x.db', mmapSizeBytes: -1 }, 'mmapSizeBytes'],
+        [{ path: 'x.db', mmapSizeBytes: '1GB' }, 'mmapSizeBytes'],
         [{ path: 'x.db', now: 'today' }, 'now'],
         [{ path: 'x.db', migrations: [{ domain: 'core', version: 1, name: 'x', up() {} }] }, 'migrations[0].domain'],
       ];

@@ -14,8 +14,7 @@
  * and the average row size read from the index's own totals record, and a row size that counts the tokens
  * of all three indexed columns. `n` comes from `COUNT(*)` of the leaf alone, which is what FTS5's
  * `xQueryPhrase` walks (for a plain ASCII term, from a temp `fts5vocab` table, which gives the same count
- * cheaper); it is cached until the index changes (this connection's writes bump a generation,
- * another connection's commits change `PRAGMA data_version`).
+ * cheaper); it is cached and carried forward as rows are indexed (see {@link createFtsStats}).
  */
 import type { MemoryQueryNode } from '../memory-types';
 import { compileBm25, leaves, type Bm25Doc, type Bm25Stats } from '../in-memory/memory-bm25';
@@ -89,30 +88,77 @@ function vocabCount(handle: SqliteHandle, term: string): number | undefined {
   }
 }
 
-/** Index statistics with a per-leaf document-frequency cache, valid while the index is unchanged. */
-export function createFtsStats(handle: SqliteHandle) {
-  const df = new Map<string, number>();
-  let localGeneration = 0;
-  let cachedAt: string | undefined;
+/** Most rows a cache update reads; a larger catch-up drops the cache instead. */
+const DELTA_ROWS_LIMIT = 2000;
+/** Most row × leaf checks spent on prefix and phrase leaves in one update; beyond it they are dropped. */
+const DELTA_SCAN_LIMIT = 50_000;
 
-  const generation = (): string => {
-    const dataVersion = handle.prepare('PRAGMA data_version').pluck().get() as number;
-    return `${dataVersion}:${localGeneration}`;
+interface CachedFrequency {
+  n: number;
+  readonly leaf: Leaf;
+}
+
+/** Whether `leaf` matches the text column of a row whose text is `searchText` (as FTS5's MATCH does). */
+function leafMatches(leaf: Leaf, searchText: string): boolean {
+  return leaf.kind === 'term' ? countTokenMatches(searchText, leaf.text, leaf.prefix === true) > 0 : countTokenMatches(searchText, leaf.tokens.join(' '), false) > 0;
+}
+
+/**
+ * Index statistics with a per-leaf document-frequency cache that survives writes.
+ *
+ * The cache is valid for one state of `memory_fts_state` (migration v4): the watermark `indexed_through` and
+ * `changes`, which the row triggers bump whenever they change the index of an already indexed row. When only
+ * the watermark moved (rows were indexed, by any connection), the cached counts are brought forward from the
+ * newly indexed rows themselves, read in the same snapshot: a plain term adds the rows whose tokens contain
+ * it, a prefix or phrase the rows it matches. When `changes` moved (an indexed row was updated or deleted) the
+ * cache is dropped. Every first count stays exact (`fts5vocab` or `COUNT(*)`), so the numbers always equal
+ * FTS5's.
+ */
+export function createFtsStats(handle: SqliteHandle) {
+  const df = new Map<string, CachedFrequency>();
+  let through = -1;
+  let changes = -1;
+
+  /** Bring the cache to the index state of the current snapshot. */
+  const sync = (): void => {
+    const state = handle.prepare('SELECT indexed_through AS through, changes FROM memory_fts_state WHERE id = 1').get() as
+      | { through: number; changes: number }
+      | undefined;
+    if (state === undefined || state.changes !== changes || state.through < through || state.through - through > DELTA_ROWS_LIMIT) {
+      df.clear();
+    } else if (state.through > through && df.size > 0) {
+      const texts = handle.prepare('SELECT search_text FROM memories WHERE id > ? AND id <= ?').pluck().all(through, state.through) as string[];
+      const docsWithToken = new Map<string, number>();
+      for (const text of texts) {
+        for (const token of new Set(text.split(' '))) if (token.length > 0) docsWithToken.set(token, (docsWithToken.get(token) ?? 0) + 1);
+      }
+      let scanBudget = DELTA_SCAN_LIMIT;
+      for (const [key, entry] of df) {
+        const { leaf } = entry;
+        if (leaf.kind === 'term' && leaf.prefix !== true) {
+          entry.n += docsWithToken.get(leaf.text) ?? 0;
+        } else if (scanBudget >= texts.length) {
+          scanBudget -= texts.length;
+          for (const text of texts) if (leafMatches(leaf, text)) entry.n++;
+        } else {
+          df.delete(key);
+        }
+      }
+    }
+    through = state?.through ?? -1;
+    changes = state?.changes ?? -1;
   };
 
   return {
-    /** Call after this connection changed the index (insert, update, delete). */
+    /** Drop the cache (the triggers already tell it about row changes; this is for anything else). */
     bump(): void {
-      localGeneration++;
+      df.clear();
+      through = -1;
     },
 
     /** N, average size and per-leaf hits for `query`. Runs inside the caller's read. */
     stats(query: MemoryQueryNode): Bm25Stats {
-      const gen = generation();
-      if (gen !== cachedAt) {
-        df.clear();
-        cachedAt = gen;
-      }
+      sync();
       const block = handle.prepare('SELECT block FROM memories_fts_data WHERE id = 1').pluck().get() as Uint8Array | undefined;
       let rowCount = 0;
       let total = 0;
@@ -125,17 +171,17 @@ export function createFtsStats(handle: SqliteHandle) {
           off = c.next;
         }
       }
-      const count = handle.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck();
       const hits = leaves(query).map((leaf) => {
         const key = leafMatch(leaf);
-        let n = df.get(key);
-        if (n === undefined) {
-          n = vocabTerm(leaf) ? vocabCount(handle, leaf.kind === 'term' ? leaf.text : '') : undefined;
-          n ??= count.get(key) as number;
+        let entry = df.get(key);
+        if (entry === undefined) {
+          let n = vocabTerm(leaf) ? vocabCount(handle, leaf.kind === 'term' ? leaf.text : '') : undefined;
+          n ??= handle.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck().get(key) as number;
           if (df.size >= DF_CACHE_LIMIT) df.clear();
-          df.set(key, n);
+          entry = { n, leaf };
+          df.set(key, entry);
         }
-        return n;
+        return entry.n;
       });
       return { rowCount, avgSize: rowCount === 0 ? 1 : total / rowCount, hits };
     },

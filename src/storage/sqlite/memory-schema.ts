@@ -25,7 +25,9 @@ import { signBits } from './memory-vector-cache';
  * full-text lookup and on close (see `memory-fts-sync.ts` for why). The delete and update triggers touch the
  * index only for rows at or below the watermark; `memories_ai` indexes at once a row inserted at or below it
  * (an explicit `id`, which this library never writes). The watermark starts at the highest existing id:
- * the v1 insert trigger indexed every row so far. FTS5's `usermerge` becomes 2, so the bounded `merge` that
+ * the v1 insert trigger indexed every row so far. `changes` counts the changes the three row triggers make to
+ * the index, so a document-frequency cache knows when the watermark alone no longer describes the index
+ * (see `memory-fts-rank.ts`). FTS5's `usermerge` becomes 2, so the bounded `merge` that
  * follows each catch-up merges any level holding two segments.
  */
 export const memoryMigrations: readonly SqliteMigration[] = [
@@ -197,7 +199,8 @@ export const memoryMigrations: readonly SqliteMigration[] = [
         INSERT INTO memories_fts(memories_fts, rank) VALUES ('usermerge', 2);
         CREATE TABLE memory_fts_state (
           id              INTEGER PRIMARY KEY CHECK (id = 1),
-          indexed_through INTEGER NOT NULL
+          indexed_through INTEGER NOT NULL,
+          changes         INTEGER NOT NULL DEFAULT 0
         );
         INSERT INTO memory_fts_state (id, indexed_through)
           VALUES (1, MAX(COALESCE((SELECT MAX(id) FROM memories), 0), COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memories'), 0)));
@@ -210,6 +213,7 @@ export const memoryMigrations: readonly SqliteMigration[] = [
         WHEN new.id <= (SELECT indexed_through FROM memory_fts_state WHERE id = 1) BEGIN
           INSERT INTO memories_fts(rowid, search_text, category, scope_key)
             VALUES (new.id, new.search_text, new.category, new.scope_key);
+          UPDATE memory_fts_state SET changes = changes + 1 WHERE id = 1;
         END;
 
         CREATE TRIGGER memories_fts_catch_up AFTER UPDATE OF indexed_through ON memory_fts_state
@@ -223,6 +227,7 @@ export const memoryMigrations: readonly SqliteMigration[] = [
           INSERT INTO memories_fts(memories_fts, rowid, search_text, category, scope_key)
             SELECT 'delete', old.id, old.search_text, old.category, old.scope_key
             WHERE old.id <= (SELECT indexed_through FROM memory_fts_state WHERE id = 1);
+          UPDATE memory_fts_state SET changes = changes + 1 WHERE id = 1 AND old.id <= indexed_through;
           DELETE FROM memory_edges WHERE src_table = 'memories' AND src_id = old.id;
           DELETE FROM memory_vectors WHERE memory_id = old.id;
         END;
@@ -233,6 +238,7 @@ export const memoryMigrations: readonly SqliteMigration[] = [
             VALUES ('delete', old.id, old.search_text, old.category, old.scope_key);
           INSERT INTO memories_fts(rowid, search_text, category, scope_key)
             VALUES (new.id, new.search_text, new.category, new.scope_key);
+          UPDATE memory_fts_state SET changes = changes + 1 WHERE id = 1;
         END;
       `);
     },

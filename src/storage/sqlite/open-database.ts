@@ -10,6 +10,8 @@ import { withBusyRetry } from './sqlite-handle';
 export interface OpenDatabaseOptions {
   readonly path: string;
   readonly busyTimeoutMs: number;
+  /** `PRAGMA mmap_size` for a file database (ignored in memory). */
+  readonly mmapSizeBytes: number;
   readonly logger: Logger;
   readonly vector: 'auto' | false;
   readonly loadVectorExtension: ((db: Database.Database) => void) | undefined;
@@ -28,7 +30,7 @@ export function isInMemoryPath(path: string): boolean {
 }
 
 /**
- * Open the file (creating parent directories), set WAL / synchronous=NORMAL / busy_timeout / foreign_keys,
+ * Open the file (creating parent directories), set WAL / synchronous=NORMAL / busy_timeout / foreign_keys / mmap_size,
  * check FTS5 and try to load sqlite-vec. Closes the connection again if any step fails.
  */
 export function openDatabase(options: OpenDatabaseOptions): OpenedDatabase {
@@ -52,6 +54,7 @@ export function openDatabase(options: OpenDatabaseOptions): OpenedDatabase {
       db.pragma('journal_mode = WAL');
       db.pragma('synchronous = NORMAL');
       db.pragma('foreign_keys = ON');
+      if (!isInMemoryPath(path)) db.pragma(`mmap_size = ${options.mmapSizeBytes}`);
     });
     checkFts5(db);
     const { vectorAvailable, vectorUnavailableReason } = loadVector(db, vector, options.loadVectorExtension, logger, path);
