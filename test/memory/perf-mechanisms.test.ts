@@ -12,7 +12,7 @@ import { createInMemoryStorage } from '@minara/agent/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { MemoryQueryNode } from '../../src/storage/memory-types';
 import { countTokenMatches, createFtsStats } from '../../src/storage/sqlite/memory-fts-rank';
-import { scopedMatch } from '../../src/storage/sqlite/memory-search';
+import { createSqliteMemorySearch, scopedMatch } from '../../src/storage/sqlite/memory-search';
 import { createVectorBitsCache, signBits } from '../../src/storage/sqlite/memory-vector-cache';
 import { engines, fakeClock, makeStore } from './helpers';
 
@@ -232,6 +232,15 @@ describe('document frequencies and token counts of the windowed BM25', () => {
     const carried = stats.stats(query).hits;
     expect(carried).toEqual(exact());
     expect(counts).toBe(firstCounts); // brought forward from the new rows, not recounted
+
+    // The connection's own search path: its catch-up of its own writes does not drop the cache either.
+    const search = createSqliteMemorySearch(counting);
+    const lookup = () => search.text({ userId: 'a' }, query, { limit: 10, window: 1000 });
+    lookup();
+    const beforeOwn = counts;
+    for (const content of corpus(10, 14)) await a.write({ category: 'lesson', content: `${content} btc` });
+    lookup(); // indexes the ten waiting rows, then ranks with carried-forward counts
+    expect(counts).toBe(beforeOwn);
 
     await a.hardDelete(ids[0] as number); // an indexed row leaves the index: the cache is dropped
     expect(stats.stats(query).hits).toEqual(exact());

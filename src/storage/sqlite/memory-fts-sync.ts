@@ -37,27 +37,29 @@ const CATCH_UP = `UPDATE memory_fts_state SET indexed_through = (SELECT MAX(id) 
 export const FTS_MERGE_PAGES = 64;
 const MERGE = `INSERT INTO memories_fts(memories_fts, rank) VALUES ('merge', ${FTS_MERGE_PAGES})`;
 
-/** The catch-up of one connection. `changed` is called whenever this connection changed the index. */
-export function createFtsSync(handle: SqliteHandle, changed: () => void) {
-  const catchUpNow = (): void => {
-    if (handle.prepare(CATCH_UP).run().changes === 0) return;
-    handle.prepare(MERGE).run();
-    changed();
+/**
+ * The catch-up of one connection. A document-frequency cache needs no signal from here: it follows the
+ * watermark itself (`memory-fts-rank.ts`).
+ */
+export function createFtsSync(handle: SqliteHandle) {
+  /** Inside a write transaction: index every waiting row, then merge. */
+  const catchUp = (): void => {
+    if (handle.prepare(CATCH_UP).run().changes > 0) handle.prepare(MERGE).run();
   };
   const pending = (): boolean => handle.prepare('SELECT (SELECT MAX(id) FROM memories) > indexed_through FROM memory_fts_state WHERE id = 1').pluck().get() === 1;
 
   return {
+    catchUp,
+
     /** Inside an insert transaction whose highest new id is `lastId`: index the waiting rows once enough wait. */
-    afterInserts(lastId: number | undefined, force = false): void {
-      if (lastId === undefined) return;
-      if (force) return catchUpNow();
+    afterInserts(lastId: number): void {
       const through = handle.prepare('SELECT indexed_through FROM memory_fts_state WHERE id = 1').pluck().get() as number;
-      if (lastId - through >= FTS_BATCH_ROWS) catchUpNow();
+      if (lastId - through >= FTS_BATCH_ROWS) catchUp();
     },
 
     /** Before a full-text lookup: index every committed row not yet indexed (no write when there is none). */
     ensureIndexed(): void {
-      if (handle.read('memory.ftsPending', pending)) handle.write('memory.ftsCatchUp', catchUpNow);
+      if (handle.read('memory.ftsPending', pending)) handle.write('memory.ftsCatchUp', catchUp);
     },
   };
 }

@@ -75,10 +75,8 @@ function escapeLike(s: string): string {
 /** The text lookups of the SQLite memory domain. */
 export function createSqliteMemorySearch(handle: SqliteHandle) {
   const stats = createFtsStats(handle);
-  const fts = createFtsSync(handle, stats.bump);
+  const fts = createFtsSync(handle);
   return {
-    /** Call after this connection changed the full-text index. */
-    indexChanged: stats.bump,
     /** The batched indexing of inserted rows (memory-fts-sync.ts). */
     fts,
 

@@ -86,34 +86,31 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
   type PendingInsert = { scope: MemoryScope; row: NewMemoryRow; resolve: (r: MemoryRecord) => void; reject: (e: unknown) => void };
   let pendingInserts: PendingInsert[] = [];
   let flushScheduled = false;
+  /** Insert rows inside the caller's transaction, then let the full-text index catch up if enough wait. */
+  const insertRows = (items: ReadonlyArray<{ scope: MemoryScope; row: NewMemoryRow }>): MemoryRecord[] => {
+    const out = items.map((item) => insertOne(item.scope, item.row));
+    const last = out[out.length - 1];
+    if (last !== undefined) search.fts.afterInserts(last.id);
+    return out;
+  };
   const flushInserts = (): void => {
     flushScheduled = false;
     const batch = pendingInserts;
     pendingInserts = [];
-    const outcomes: Array<{ ok: true; record: MemoryRecord } | { ok: false; error: unknown }> = [];
+    let outcomes: Array<{ ok: true; record: MemoryRecord } | { ok: false; error: unknown }>;
     try {
-      const records = handle.write('memory.insert', () => {
-        const out = batch.map((item) => insertOne(item.scope, item.row));
-        search.fts.afterInserts(out[out.length - 1]?.id);
-        return out;
-      });
-      for (const record of records) outcomes.push({ ok: true, record });
+      outcomes = handle.write('memory.insert', () => insertRows(batch)).map((record) => ({ ok: true as const, record }));
     } catch (error) {
-      if (batch.length === 1) outcomes.push({ ok: false, error });
-      else {
-        for (const item of batch) {
-          try {
-            const record = handle.write('memory.insert', () => {
-              const one = insertOne(item.scope, item.row);
-              search.fts.afterInserts(one.id);
-              return one;
+      outcomes =
+        batch.length === 1
+          ? [{ ok: false, error }]
+          : batch.map((item) => {
+              try {
+                return { ok: true as const, record: handle.write('memory.insert', () => insertRows([item])[0] as MemoryRecord) };
+              } catch (rowError) {
+                return { ok: false as const, error: rowError };
+              }
             });
-            outcomes.push({ ok: true, record });
-          } catch (rowError) {
-            outcomes.push({ ok: false, error: rowError });
-          }
-        }
-      }
     }
     batch.forEach((item, i) => {
       const outcome = outcomes[i] as (typeof outcomes)[number];
@@ -136,7 +133,6 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
     // Only ids the scope owns: the vec0 bits and the vector cache are keyed by id alone.
     const owned = (prepare(`SELECT id FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).all(jsonList(ids), ...scopeParams(scope)) as Array<{ id: number }>).map((r) => r.id);
     if (owned.length === 0) return 0;
-    search.indexChanged();
     const info = prepare(`DELETE FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID}`).run(jsonList(owned), ...scopeParams(scope));
     vectors.removed(scope, owned);
     return info.changes;
@@ -159,7 +155,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
       if (list.length === 0) return [];
       return handle.write('memory.insertMany', () => {
         const out = list.map((row) => insertOne(scope, row));
-        search.fts.afterInserts(out[out.length - 1]?.id, true);
+        search.fts.catchUp(); // a batch is indexed in its own transaction: one segment either way
         return out;
       });
     },
@@ -191,7 +187,6 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
           embedding_state: patch.embeddingState ?? current.embedding_state,
           updated_at: patch.now,
         };
-        search.indexChanged();
         prepare(
           `UPDATE memories SET category = ?, content = ?, search_text = COALESCE(?, search_text), metadata = ?, source = ?, content_hash = ?, embedding_state = ?, updated_at = ?
            WHERE id = ? AND ${SCOPE_WHERE}`,
