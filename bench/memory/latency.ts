@@ -7,15 +7,18 @@
  * Data: one measured tenant with N memories in a SQLite file shared by 10 tenants (the other nine hold N more
  * memories between them, near-duplicates of the same generator). Embeddings for hybrid: 384-dim vectors from
  * the fake embedder. `writeMany` throughput is measured on a separate fresh file with the single writer's rows.
+ * Each run first times two fixed workloads (`calibrate.ts`) and prints them with the load average, so runs on
+ * hosts of different speed can be compared.
  */
 import { mkdirSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createMemoryStore, silentLogger } from '../../src/index';
 import { createSqliteStorage } from '../../src/storage/sqlite/index';
 import { createFakeEmbedder, fakeEmbedding } from '../../src/testing/fake-embedder';
+import { calibrateHost } from './calibrate';
 import { generateMemories, generateQueries } from './corpus';
 import { createMem0Baseline, type Mem0Baseline } from './mem0-baseline';
-import { percentile, printTable, timed } from './stats';
+import { fmt, percentile, printTable, timed } from './stats';
 
 const args = new Map(process.argv.slice(2).map((a) => a.replace(/^--/, '').split('=') as [string, string]));
 const sizes = (args.get('sizes') ?? '1000,10000,100000').split(',').map(Number);
@@ -46,6 +49,8 @@ interface Row {
   mem0?: { searchP50: number; searchP95: number; note?: string } | undefined;
 }
 
+const loadAtStart = (await import('node:os')).loadavg()[0] ?? 0;
+const calibration = calibrateHost();
 const results: Row[] = [];
 let mem0Error: string | undefined;
 
@@ -142,7 +147,9 @@ for (const size of sizes) {
   console.error(`done ${size}`);
 }
 
-console.log(`\nNode ${process.version}, ${(await import('node:os')).cpus().length} CPUs, ${nQueries} queries per size (mem0: ${nMem0Queries}), ${TENANTS} tenants per file, ${DIM}-dim fake vectors`);
+const { cpus, loadavg } = await import('node:os');
+console.log(`\nNode ${process.version}, ${cpus().length} CPUs, ${nQueries} queries per size (mem0: ${nMem0Queries}), ${TENANTS} tenants per file, ${DIM}-dim fake vectors`);
+console.log(`Host calibration (bench/memory/calibrate.ts, lower is faster): fts5 ${fmt(calibration.fts5Ms)} ms, js ${fmt(calibration.jsMs)} ms; load average (1 min) ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`);
 printTable(
   'Writes (FTS + edges, embeddings off; write(): one transaction each)',
   ['memories', 'writes/s (1 writer)', `writes/s (${CONCURRENT_WRITERS} writers, group commit)`, `writes/s (writeMany × ${BATCH})`, 'single write p50 ms', 'single write p95 ms'],
