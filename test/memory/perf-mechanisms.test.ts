@@ -11,7 +11,7 @@ import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 import type { MemoryQueryNode } from '../../src/storage/memory-types';
-import { countTokenMatches, createFtsStats } from '../../src/storage/sqlite/memory-fts-rank';
+import { PREFIX_EXPANSION_LIMIT, countTokenMatches, createFtsStats } from '../../src/storage/sqlite/memory-fts-rank';
 import { createSqliteMemorySearch, scopedMatch } from '../../src/storage/sqlite/memory-search';
 import { createVectorBitsCache, signBits } from '../../src/storage/sqlite/memory-vector-cache';
 import { engines, fakeClock, makeStore } from './helpers';
@@ -288,5 +288,64 @@ describe('document frequencies and token counts of the windowed BM25', () => {
     const texts = ['', 'a', 'a a a', 'ab a ba aba', 'btc eth btc', 'wbtc btcx btc', 'x y x y x', 'slippage slip slipper'];
     const needles = ['a', 'ab', 'btc', 'x y', 'x y x', 'slip', 'y', 'q'];
     for (const text of texts) for (const needle of needles) for (const prefix of [false, true]) expect(countTokenMatches(text, needle, prefix), `${text}|${needle}|${prefix}`).toBe(padded(text, needle, prefix));
+  });
+});
+
+describe('prefix expansion of the window lookup (sqlite)', () => {
+  const native = (storage: ReturnType<typeof createSqliteStorage>, scope: { userId: string }, query: string): number[] => {
+    const root = parseSearchQuery(query).root as MemoryQueryNode;
+    return storage.handle.db
+      .prepare('SELECT rowid FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC')
+      .pluck()
+      .all(scopedMatch(scope, root)) as number[];
+  };
+  const windowIds = async (storage: ReturnType<typeof createSqliteStorage>, scope: { userId: string }, query: string): Promise<number[]> =>
+    (await storage.memory.searchText(scope, parseSearchQuery(query).root as MemoryQueryNode, { limit: 1000, window: 1000 })).map((h) => h.id).sort((x, y) => y - x);
+
+  it('turns a narrow prefix into the OR of its index terms and leaves wide, scope-like and non-ASCII prefixes alone', async () => {
+    const sqlite = createSqliteStorage({ path: ':memory:', logger: silentLogger });
+    const a = createMemoryStore({ storage: sqlite, scope: { userId: 'a' }, logger: silentLogger });
+    for (const content of corpus(30, 21)) await a.write({ category: 'lesson', content });
+    // 40 distinct 'wide…' terms; 'slipper' only in another tenant's row; 'breakout' also a category token.
+    for (let i = 0; i < 40; i++) await a.write({ category: 'lesson', content: `wide${i} note` });
+    await createMemoryStore({ storage: sqlite, scope: { userId: 'b' }, logger: silentLogger }).write({ category: 'lesson', content: 'slipper' });
+    await a.write({ category: 'breakout_watch', content: 'plain text' });
+    await a.search('warm up'); // indexes every row, creates the vocab table
+    const stats = createFtsStats(sqlite.handle);
+    const expanded = (q: string) => sqlite.handle.read('test', () => stats.windowQuery(parseSearchQuery(q).root as MemoryQueryNode));
+    expect(expanded('slip*')).toEqual({ kind: 'or', children: [{ kind: 'term', text: 'slippage' }, { kind: 'term', text: 'slipper' }] });
+    expect(expanded('btc AND bre*')).toEqual({ kind: 'and', children: [{ kind: 'term', text: 'btc' }, { kind: 'term', text: 'breakout' }] });
+    expect(expanded('wide*')).toEqual({ kind: 'term', text: 'wide', prefix: true }); // 40 terms > PREFIX_EXPANSION_LIMIT
+    expect(PREFIX_EXPANSION_LIMIT).toBe(32);
+    expect(expanded('s1*')).toEqual({ kind: 'term', text: 's1', prefix: true }); // could reach scope tokens
+    expect(expanded('zzz*')).toEqual({ kind: 'term', text: 'zzz', prefix: true }); // no term: FTS5 finds nothing itself
+    // Same rows as FTS5's own prefix query, whichever form the lookup used.
+    for (const q of ['slip*', 'bre*', 'btc bre*', 'wide*', 'wide1*', 's1*', 'zzz*', 'n1* OR eth', '"weekly charts" slip*']) {
+      expect(await windowIds(sqlite, { userId: 'a' }, q), q).toEqual(native(sqlite, { userId: 'a' }, q));
+    }
+    await sqlite.close();
+  });
+
+  it('sees terms another connection indexes after the expansion was cached, and updates and deletes', async () => {
+    const path = join(dir, 'prefix-carry.db');
+    const one = createSqliteStorage({ path, logger: silentLogger });
+    const two = createSqliteStorage({ path, logger: silentLogger });
+    const a1 = createMemoryStore({ storage: one, scope: { userId: 'a' }, logger: silentLogger });
+    const a2 = createMemoryStore({ storage: two, scope: { userId: 'a' }, logger: silentLogger });
+    await a1.write({ category: 'lesson', content: 'breakout on btc' });
+    expect((await a1.search('brea*')).map((h) => h.content)).toEqual(['breakout on btc']);
+    // Another connection writes new terms with the prefix (its own catch-up and ours both carry them forward).
+    const added = [];
+    for (let i = 0; i < 70; i++) added.push((await a2.write({ category: 'lesson', content: i === 69 ? 'breakeven stop' : `filler ${i}` })).id);
+    await a2.write({ category: 'lesson', content: 'breaker pattern' });
+    expect((await a1.search('brea*', { limit: 50 })).map((h) => h.content).sort()).toEqual(['breaker pattern', 'breakeven stop', 'breakout on btc']);
+    // An update gives an indexed row a new term: the expansion is rebuilt.
+    await a2.update(added[0] as number, { content: 'breach of the range' });
+    expect((await a1.search('brea*', { limit: 50 })).map((h) => h.content).sort()).toEqual(['breach of the range', 'breaker pattern', 'breakeven stop', 'breakout on btc']);
+    await a2.hardDelete(added[69] as number);
+    expect((await a1.search('brea*', { limit: 50 })).map((h) => h.content).sort()).toEqual(['breach of the range', 'breaker pattern', 'breakout on btc']);
+    for (const s of [one, two]) expect(await windowIds(s, { userId: 'a' }, 'brea*')).toEqual(native(s, { userId: 'a' }, 'brea*'));
+    await one.close();
+    await two.close();
   });
 });

@@ -15,6 +15,10 @@
  * of all three indexed columns. `n` comes from `COUNT(*)` of the leaf alone, which is what FTS5's
  * `xQueryPhrase` walks (for a plain ASCII term, from a temp `fts5vocab` table, which gives the same count
  * cheaper); it is cached and carried forward as rows are indexed (see {@link createFtsStats}).
+ *
+ * The same cache holds the expansions of prefix leaves for the window's MATCH (`windowQuery`): a prefix that
+ * covers at most {@link PREFIX_EXPANSION_LIMIT} index terms is matched as the OR of those terms, which FTS5 walks
+ * lazily, instead of as a prefix, which FTS5 answers by merging every matching term's doclist first.
  */
 import type { MemoryQueryNode } from '../memory-types';
 import { compileBm25, leaves, type Bm25Doc, type Bm25Stats } from '../in-memory/memory-bm25';
@@ -50,6 +54,8 @@ function leafMatch(leaf: Leaf): string {
 }
 
 const DF_CACHE_LIMIT = 4096;
+/** Most prefixes whose expansion is cached. */
+const EXPANSION_CACHE_LIMIT = 1024;
 
 /**
  * A plain term whose text the `unicode61` tokenizer keeps as it is (ASCII lower-case letters and digits): its
@@ -63,13 +69,14 @@ function vocabTerm(leaf: Leaf): boolean {
 /** Connections whose temp `fts5vocab` table exists (`false`: it cannot be created; use `COUNT(*)`). */
 const vocabReady = new WeakMap<object, boolean>();
 
-function vocabCount(handle: SqliteHandle, term: string): number | undefined {
+/** Whether this connection's temp `fts5vocab` table exists (created on first use, outside transactions only). */
+function vocabTable(handle: SqliteHandle): boolean {
   const db = handle.db as Partial<SqliteHandle['db']> | undefined;
-  if (typeof db !== 'object' || db === null || typeof db.exec !== 'function') return undefined;
+  if (typeof db !== 'object' || db === null || typeof db.exec !== 'function') return false;
   let ready = vocabReady.get(db);
   if (ready === undefined) {
     // Created outside any transaction only: a rollback of the caller's transaction would drop it again.
-    if (db.inTransaction === true) return undefined;
+    if (db.inTransaction === true) return false;
     try {
       db.exec(`CREATE VIRTUAL TABLE IF NOT EXISTS temp.minara_memories_fts_vocab USING fts5vocab(main, 'memories_fts', 'col')`);
       ready = true;
@@ -78,14 +85,64 @@ function vocabCount(handle: SqliteHandle, term: string): number | undefined {
     }
     vocabReady.set(db, ready);
   }
-  if (!ready) return undefined;
+  return ready;
+}
+
+/** Run `read` against the vocab table; `undefined` when it is unavailable (it is then recreated on next use). */
+function withVocab<T>(handle: SqliteHandle, read: () => T): T | undefined {
+  if (!vocabTable(handle)) return undefined;
   try {
-    const n = handle.prepare(`SELECT doc FROM temp.minara_memories_fts_vocab WHERE term = ? AND col = 'search_text'`).pluck().get(term) as number | undefined;
-    return n ?? 0;
+    return read();
   } catch {
-    vocabReady.delete(db);
+    vocabReady.delete(handle.db as object);
     return undefined;
   }
+}
+
+function vocabCount(handle: SqliteHandle, term: string): number | undefined {
+  return withVocab(handle, () => {
+    const n = handle.prepare(`SELECT doc FROM temp.minara_memories_fts_vocab WHERE term = ? AND col = 'search_text'`).pluck().get(term) as number | undefined;
+    return n ?? 0;
+  });
+}
+
+/**
+ * Most index terms a prefix leaf is expanded to for the window lookup ({@link FtsStats.windowQuery}); a wider
+ * prefix keeps FTS5's own prefix query.
+ */
+export const PREFIX_EXPANSION_LIMIT = 32;
+
+/**
+ * A prefix the expansion handles: ASCII letters and digits (the index holds them as they are), and not one a
+ * scope token (`s` + 20 hex digits) could start with, because the vocab walk would then step through the
+ * doclists of many tenants' scope tokens before it reaches the text terms.
+ */
+function expandable(prefix: string): boolean {
+  return /^[a-z0-9]+$/u.test(prefix) && !/^s[0-9a-f]{0,20}$/u.test(prefix);
+}
+
+/**
+ * The text-column terms of the index that start with `prefix`, in term order, or `undefined` when there are
+ * more than {@link PREFIX_EXPANSION_LIMIT} (or the vocab table is unavailable). Reads terms in order from
+ * `prefix` on and stops at the first text term past it, so it costs the doclist walks of the matching terms
+ * only (fts5vocab aggregates each term as its cursor reaches it).
+ */
+function vocabPrefixTerms(handle: SqliteHandle, prefix: string): Set<string> | undefined {
+  return withVocab(handle, () => {
+    const terms = new Set<string>();
+    const rows = handle.prepare(`SELECT term, col FROM temp.minara_memories_fts_vocab WHERE term >= ? ORDER BY term`).iterate(prefix) as IterableIterator<{
+      term: string;
+      col: string;
+    }>;
+    for (const row of rows) {
+      if (!row.term.startsWith(prefix)) break;
+      if (row.col !== 'search_text') continue;
+      terms.add(row.term);
+      if (terms.size > PREFIX_EXPANSION_LIMIT) return undefined; // for-of closes the cursor
+
+    }
+    return terms;
+  });
 }
 
 /** Most rows a cache update reads; a larger catch-up drops the cache instead. */
@@ -116,17 +173,20 @@ function leafMatches(leaf: Leaf, searchText: string): boolean {
  */
 export function createFtsStats(handle: SqliteHandle) {
   const df = new Map<string, CachedFrequency>();
+  /** Prefix → its text terms (`undefined`: wider than {@link PREFIX_EXPANSION_LIMIT}). Same validity as `df`. */
+  const expansions = new Map<string, Set<string> | undefined>();
   let through = -1;
   let changes = -1;
 
-  /** Bring the cache to the index state of the current snapshot. */
+  /** Bring the caches to the index state of the current snapshot. */
   const sync = (): void => {
     const state = handle.prepare('SELECT indexed_through AS through, changes FROM memory_fts_state WHERE id = 1').get() as
       | { through: number; changes: number }
       | undefined;
     if (state === undefined || state.changes !== changes || state.through < through || state.through - through > DELTA_ROWS_LIMIT) {
       df.clear();
-    } else if (state.through > through && df.size > 0) {
+      expansions.clear();
+    } else if (state.through > through && (df.size > 0 || expansions.size > 0)) {
       const texts = handle.prepare('SELECT search_text FROM memories WHERE id > ? AND id <= ?').pluck().all(through, state.through) as string[];
       const docsWithToken = new Map<string, number>();
       for (const text of texts) {
@@ -144,16 +204,67 @@ export function createFtsStats(handle: SqliteHandle) {
           df.delete(key);
         }
       }
+      for (const [prefix, terms] of expansions) {
+        if (terms === undefined) continue;
+        for (const token of docsWithToken.keys()) if (token.startsWith(prefix)) terms.add(token);
+        if (terms.size > PREFIX_EXPANSION_LIMIT) expansions.set(prefix, undefined);
+      }
     }
     through = state?.through ?? -1;
     changes = state?.changes ?? -1;
   };
 
+  /** A prefix leaf as the OR of its terms, when it has few enough; otherwise the leaf itself. */
+  const expandLeaf = (node: MemoryQueryNode & { kind: 'term' }): MemoryQueryNode => {
+    if (node.prefix !== true || !expandable(node.text)) return node;
+    let terms = expansions.get(node.text);
+    if (!expansions.has(node.text)) {
+      terms = vocabPrefixTerms(handle, node.text);
+      if (terms === undefined && !vocabTable(handle)) return node; // unavailable: not cached as "too wide"
+      if (expansions.size >= EXPANSION_CACHE_LIMIT) expansions.clear();
+      expansions.set(node.text, terms);
+    }
+    if (terms === undefined || terms.size === 0) return node;
+    const children = [...terms].sort().map((text): MemoryQueryNode => ({ kind: 'term', text }));
+    return children.length === 1 ? (children[0] as MemoryQueryNode) : { kind: 'or', children };
+  };
+  const expand = (node: MemoryQueryNode): MemoryQueryNode => {
+    switch (node.kind) {
+      case 'term':
+        return expandLeaf(node);
+      case 'phrase':
+        return node;
+      case 'and':
+      case 'or':
+        return { kind: node.kind, children: node.children.map(expand) };
+    }
+  };
+
   return {
+    /** Outside any transaction, before a lookup: create the connection's vocab table if it does not exist yet. */
+    prepare(): void {
+      vocabTable(handle);
+    },
+
     /** Drop the cache (the triggers already tell it about row changes; this is for anything else). */
     bump(): void {
       df.clear();
+      expansions.clear();
       through = -1;
+    },
+
+    /**
+     * `query` as the window lookup should MATCH it: each prefix leaf that the index expands to at most
+     * {@link PREFIX_EXPANSION_LIMIT} terms becomes the OR of those terms. Same rows, found lazily: FTS5 answers
+     * a prefix query by first merging the doclists of every matching term over the whole index (all tenants)
+     * into one buffer (~1 ms for `slip*` at 100k rows per tenant, ~4 ms for `fund*`; more in a process with a
+     * large heap), while an OR of terms is walked newest-first and stops at the window. Scoring keeps the
+     * original leaf. The expansions are cached with the frequency cache and carried forward the same way (a
+     * newly indexed token with the prefix joins it). Runs inside the caller's read.
+     */
+    windowQuery(query: MemoryQueryNode): MemoryQueryNode {
+      sync();
+      return expand(query);
     },
 
     /** N, average size and per-leaf hits for `query`. Runs inside the caller's read. */

@@ -82,37 +82,39 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
 
     text(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): MemoryScoredId[] {
       fts.ensureIndexed();
-      return handle.read('memory.searchText', () => {
-        const match = scopedMatch(scope, query, filter.categories);
-        const where = rowFilter(scope, filter);
-        const rows = (
-          filter.window === undefined
-            ? handle
-                .prepare(
-                  `SELECT m.id AS id, bm25(memories_fts, 1.0, 0.0, 0.0) AS rank
-                   FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
-                   WHERE memories_fts MATCH ? AND ${where.sql}
-                   ORDER BY rank ASC, m.id DESC LIMIT ?`,
-                )
-                .all(match, ...where.params, filter.limit)
-            : undefined
-        ) as Array<{ id: number; rank: number }> | undefined;
-        if (rows !== undefined) return rows.map((r) => ({ id: r.id, score: -r.rank }));
-        // Windowed: FTS5 returns the newest `window` matching rowids of the scope without ranking them; BM25
-        // is computed here for the rows that pass the filter (see memory-fts-rank.ts for why and how).
-        const window = handle
-          .prepare(
-            `SELECT m.id AS id, m.search_text AS text, m.category AS category
-             FROM (SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) w
-             CROSS JOIN memories m ON m.id = w.id
-             WHERE ${where.sql}`,
-          )
-          .all(match, filter.window, ...where.params) as Array<{ id: number; text: string; category: string }>;
-        if (window.length === 0) return [];
-        return scoreRows(query, window, stats.stats(query))
-          .sort((a, b) => b.score - a.score || b.id - a.id)
-          .slice(0, filter.limit);
-      });
+      stats.prepare();
+      // One read transaction: the statistics, the prefix expansions and the rows come from one snapshot.
+      return handle.read('memory.searchText', (db) =>
+        db.transaction((): MemoryScoredId[] => {
+          const where = rowFilter(scope, filter);
+          if (filter.window === undefined) {
+            const rows = handle
+              .prepare(
+                `SELECT m.id AS id, bm25(memories_fts, 1.0, 0.0, 0.0) AS rank
+                 FROM memories_fts CROSS JOIN memories m ON m.id = memories_fts.rowid
+                 WHERE memories_fts MATCH ? AND ${where.sql}
+                 ORDER BY rank ASC, m.id DESC LIMIT ?`,
+              )
+              .all(scopedMatch(scope, query, filter.categories), ...where.params, filter.limit) as Array<{ id: number; rank: number }>;
+            return rows.map((r) => ({ id: r.id, score: -r.rank }));
+          }
+          // Windowed: FTS5 returns the newest `window` matching rowids of the scope without ranking them; BM25
+          // is computed here for the rows that pass the filter (see memory-fts-rank.ts for why and how).
+          const match = scopedMatch(scope, stats.windowQuery(query), filter.categories);
+          const window = handle
+            .prepare(
+              `SELECT m.id AS id, m.search_text AS text, m.category AS category
+               FROM (SELECT rowid AS id FROM memories_fts WHERE memories_fts MATCH ? ORDER BY rowid DESC LIMIT ?) w
+               CROSS JOIN memories m ON m.id = w.id
+               WHERE ${where.sql}`,
+            )
+            .all(match, filter.window, ...where.params) as Array<{ id: number; text: string; category: string }>;
+          if (window.length === 0) return [];
+          return scoreRows(query, window, stats.stats(query))
+            .sort((a, b) => b.score - a.score || b.id - a.id)
+            .slice(0, filter.limit);
+        })(),
+      );
     },
 
     like(scope: MemoryScope, needles: readonly string[], filter: MemoryLookupFilter): MemoryScoredId[] {
