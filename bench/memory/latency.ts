@@ -11,6 +11,7 @@
  * hosts of different speed can be compared.
  */
 import { mkdirSync, rmSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { join } from 'node:path';
 import { createMemoryStore, silentLogger } from '../../src/index';
 import { createSqliteStorage } from '../../src/storage/sqlite/index';
@@ -49,7 +50,7 @@ interface Row {
   mem0?: { searchP50: number; searchP95: number; note?: string } | undefined;
 }
 
-const loadAtStart = (await import('node:os')).loadavg()[0] ?? 0;
+const loadAtStart = loadavg()[0] ?? 0;
 const calibration = calibrateHost();
 const results: Row[] = [];
 let mem0Error: string | undefined;
@@ -147,7 +148,6 @@ for (const size of sizes) {
   console.error(`done ${size}`);
 }
 
-const { cpus, loadavg } = await import('node:os');
 console.log(`\nNode ${process.version}, ${cpus().length} CPUs, ${nQueries} queries per size (mem0: ${nMem0Queries}), ${TENANTS} tenants per file, ${DIM}-dim fake vectors`);
 console.log(`Host calibration (bench/memory/calibrate.ts, lower is faster): fts5 ${fmt(calibration.fts5Ms)} ms, js ${fmt(calibration.jsMs)} ms; load average (1 min) ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`);
 printTable(

@@ -107,7 +107,7 @@ function vocabCount(handle: SqliteHandle, term: string): number | undefined {
 }
 
 /**
- * Most index terms a prefix leaf is expanded to for the window lookup ({@link FtsStats.windowQuery}); a wider
+ * Most index terms a prefix leaf is expanded to for the window lookup (`windowQuery` of {@link createFtsStats}); a wider
  * prefix keeps FTS5's own prefix query.
  */
 export const PREFIX_EXPANSION_LIMIT = 32;
@@ -122,12 +122,12 @@ function expandable(prefix: string): boolean {
 }
 
 /**
- * The text-column terms of the index that start with `prefix`, in term order, or `undefined` when there are
- * more than {@link PREFIX_EXPANSION_LIMIT} (or the vocab table is unavailable). Reads terms in order from
- * `prefix` on and stops at the first text term past it, so it costs the doclist walks of the matching terms
- * only (fts5vocab aggregates each term as its cursor reaches it).
+ * The text-column terms of the index that start with `prefix`, in term order; `null` when there are more than
+ * {@link PREFIX_EXPANSION_LIMIT}; `undefined` when the vocab table is unavailable. Reads terms in order from
+ * `prefix` on and stops at the first term past it, so it costs the doclist walks of the matching terms only
+ * (fts5vocab aggregates each term as its cursor reaches it).
  */
-function vocabPrefixTerms(handle: SqliteHandle, prefix: string): Set<string> | undefined {
+function vocabPrefixTerms(handle: SqliteHandle, prefix: string): Set<string> | null | undefined {
   return withVocab(handle, () => {
     const terms = new Set<string>();
     const rows = handle.prepare(`SELECT term, col FROM temp.minara_memories_fts_vocab WHERE term >= ? ORDER BY term`).iterate(prefix) as IterableIterator<{
@@ -138,8 +138,7 @@ function vocabPrefixTerms(handle: SqliteHandle, prefix: string): Set<string> | u
       if (!row.term.startsWith(prefix)) break;
       if (row.col !== 'search_text') continue;
       terms.add(row.term);
-      if (terms.size > PREFIX_EXPANSION_LIMIT) return undefined; // for-of closes the cursor
-
+      if (terms.size > PREFIX_EXPANSION_LIMIT) return null; // for-of closes the cursor
     }
     return terms;
   });
@@ -173,8 +172,8 @@ function leafMatches(leaf: Leaf, searchText: string): boolean {
  */
 export function createFtsStats(handle: SqliteHandle) {
   const df = new Map<string, CachedFrequency>();
-  /** Prefix → its text terms (`undefined`: wider than {@link PREFIX_EXPANSION_LIMIT}). Same validity as `df`. */
-  const expansions = new Map<string, Set<string> | undefined>();
+  /** Prefix → its text terms (`null`: wider than {@link PREFIX_EXPANSION_LIMIT}). Same validity as `df`. */
+  const expansions = new Map<string, Set<string> | null>();
   let through = -1;
   let changes = -1;
 
@@ -205,9 +204,9 @@ export function createFtsStats(handle: SqliteHandle) {
         }
       }
       for (const [prefix, terms] of expansions) {
-        if (terms === undefined) continue;
+        if (terms === null) continue;
         for (const token of docsWithToken.keys()) if (token.startsWith(prefix)) terms.add(token);
-        if (terms.size > PREFIX_EXPANSION_LIMIT) expansions.set(prefix, undefined);
+        if (terms.size > PREFIX_EXPANSION_LIMIT) expansions.set(prefix, null);
       }
     }
     through = state?.through ?? -1;
@@ -218,13 +217,13 @@ export function createFtsStats(handle: SqliteHandle) {
   const expandLeaf = (node: MemoryQueryNode & { kind: 'term' }): MemoryQueryNode => {
     if (node.prefix !== true || !expandable(node.text)) return node;
     let terms = expansions.get(node.text);
-    if (!expansions.has(node.text)) {
+    if (terms === undefined) {
       terms = vocabPrefixTerms(handle, node.text);
-      if (terms === undefined && !vocabTable(handle)) return node; // unavailable: not cached as "too wide"
+      if (terms === undefined) return node; // vocab unavailable: nothing cached
       if (expansions.size >= EXPANSION_CACHE_LIMIT) expansions.clear();
       expansions.set(node.text, terms);
     }
-    if (terms === undefined || terms.size === 0) return node;
+    if (terms === null || terms.size === 0) return node;
     const children = [...terms].sort().map((text): MemoryQueryNode => ({ kind: 'term', text }));
     return children.length === 1 ? (children[0] as MemoryQueryNode) : { kind: 'or', children };
   };
@@ -242,7 +241,7 @@ export function createFtsStats(handle: SqliteHandle) {
 
   return {
     /** Outside any transaction, before a lookup: create the connection's vocab table if it does not exist yet. */
-    prepare(): void {
+    ensureVocab(): void {
       vocabTable(handle);
     },
 

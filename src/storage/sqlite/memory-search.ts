@@ -82,7 +82,7 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
 
     text(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): MemoryScoredId[] {
       fts.ensureIndexed();
-      stats.prepare();
+      stats.ensureVocab();
       // One read transaction: the statistics, the prefix expansions and the rows come from one snapshot.
       return handle.read('memory.searchText', (db) =>
         db.transaction((): MemoryScoredId[] => {
