@@ -70,6 +70,8 @@ export type {
   DispatchOutcome,
   EmergencyStopApi,
   GrantsApi,
+  OrderFactsContext,
+  OrderSide,
   StoredGrantInput,
   ToolCallContext,
   ToolCallContextInit,
@@ -77,6 +79,7 @@ export type {
   ToolEntry,
   ToolExecutionContext,
   ToolHook,
+  ToolOrderFacts,
   ToolRegistry,
   ToolSetDefinition,
 } from './tools/types';

@@ -38,6 +38,8 @@ export const payInvoice = defineTool({
   permissionTier: PermissionTier.CONFIRM_ONCE,
   isFundMoving: true,
   tierFor: ({ amountUsd }) => (amountUsd > 1_000 ? PermissionTier.ALWAYS_CONFIRM : PermissionTier.CONFIRM_ONCE),
+  // What the call does, stated once: grants, limits and the finance safety stack judge these facts.
+  orderFacts: ({ payee, amountUsd }) => ({ notionalUsd: amountUsd, asset: 'USD', side: 'transfer', destination: payee }),
   preview: ({ payee, amountUsd }) => ({ preview: true, payee, amountUsd, feeUsd: 0.25 }),
   execute: ({ payee, amountUsd }) => {
     payments.push({ to: payee, amountUsd });

@@ -48,6 +48,7 @@ function demoTools(storage: Storage) {
       defineTool({
         name: 'swap_tokens', toolSet: 'trade', description: 'Swap tokens (paper trading)', permissionTier: PermissionTier.CONFIRM_ONCE, isFundMoving: true,
         inputSchema: z.object({ from: z.string(), to: z.string(), amountUsd: z.number().positive() }),
+        orderFacts: ({ to, amountUsd }) => ({ notionalUsd: amountUsd, asset: to, side: 'swap' }),
         preview: ({ from, to, amountUsd }) => ({ preview: true, from, to, amountUsd, feeUsd: 0.5 }),
         execute: ({ from, to, amountUsd }) => ({ filled: true, from, to, amountUsd, paper: true }),
       }),

@@ -1,4 +1,5 @@
-import type { EmergencyStopApi } from '../tools/types';
+import type { EmergencyStopApi, ToolExecutionContext } from '../tools/types';
+import { canonicalJson, sha256Hex } from '../util/canonical-json';
 import type { FinanceLimits } from './limits';
 import type { MarketDataProvider, TradingProvider } from './types';
 
@@ -19,9 +20,14 @@ export interface FinanceDeps {
   readonly now: () => Date;
 }
 
-/** Client order id derived from the tool call id: a replayed call never fills twice. */
-export function clientOrderId(toolName: string, toolCallId: string): string {
-  return `co_${toolName}_${toolCallId}`;
+/**
+ * The client order id (idempotency key) of one execution: a digest of the session, the tool call id, the
+ * tool and the exact arguments. A replayed call (same session, call and input) never fills twice, while
+ * call ids that repeat across sessions or providers (`call_1`) can never collide with another order.
+ */
+export function clientOrderId(toolName: string, ctx: Pick<ToolExecutionContext, 'call' | 'toolCallId'>, input: unknown): string {
+  const digest = sha256Hex(canonicalJson({ v: 2, session: ctx.call.sessionId, call: ctx.toolCallId, tool: toolName, input: input ?? null }));
+  return `co_${toolName}_${digest.slice(0, 32)}`;
 }
 
 /** Round for display (USD to cents, units to 8 significant digits). */

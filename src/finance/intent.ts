@@ -92,7 +92,7 @@ const near = (a: number, b: number, tolerance = 0.05) => Math.abs(a - b) <= Math
 /** Mismatches between a parsed intent and the call (empty when they agree). */
 export function compareIntent(intent: ParsedIntent, facts: OrderFacts, input: Record<string, unknown>, isStable: (s: string) => boolean): string[] {
   const problems: string[] = [];
-  const accepted = facts.tool === 'open_perps_position' ? [String(input.side)] : (ACCEPTED_SIDES[facts.tool] ?? []);
+  const accepted = facts.tool === 'open_perps_position' ? [String(input.side)] : (ACCEPTED_SIDES[facts.tool] ?? [facts.side]);
   if (!intent.side) problems.push(`the intent does not say what you are doing (expected ${accepted.join(' or ')})`);
   else if (!accepted.includes(intent.side)) problems.push(`the intent says "${intent.side}" but the call would ${accepted[0]}`);
   const callAssets = new Set(facts.tokens.map((t) => t.symbol));
@@ -107,7 +107,7 @@ export function compareIntent(intent: ParsedIntent, facts: OrderFacts, input: Re
     problems.push(`the intent says about ${intent.amountUsd} USD but the call is for ${facts.sizeUsd.toFixed(2)} USD`);
   }
   if (intent.amount !== undefined) {
-    const q = facts.quote as { from?: string; to?: string; amountIn?: number; expectedAmountOut?: number; size?: number };
+    const q = (facts.quote ?? {}) as { from?: string; to?: string; amountIn?: number; expectedAmountOut?: number; size?: number };
     const unit = intent.amount.unit ?? facts.asset;
     const actual =
       facts.kind === 'spot'

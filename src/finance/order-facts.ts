@@ -1,5 +1,5 @@
 import { MinaraError } from '../errors/minara-error';
-import type { ToolCallContext } from '../tools/types';
+import type { OrderFactsContext, OrderSide, ToolCallContext, ToolOrderFacts } from '../tools/types';
 import type { FinanceDeps } from './context';
 import type { BuyInput, PerpCloseInput, PerpOpenInput, SellInput, SwapInput, TransferInput, WithdrawInput } from './schemas';
 import type { PerpQuote, SpotQuote, SpotOrderRequest, TransferQuote } from './types';
@@ -17,8 +17,7 @@ export interface TokenRef {
 export interface OrderFacts {
   readonly tool: string;
   readonly kind: 'spot' | 'perp_open' | 'perp_close' | 'transfer' | 'withdraw';
-  /** `buy`, `sell`, `swap`, `long`, `short`, `close`, `transfer`, `withdraw`. */
-  readonly side: string;
+  readonly side: OrderSide;
   /** The asset the call is about (the non-stable leg, the perp market, the asset sent). */
   readonly asset: string;
   /** Every token referenced. */
@@ -36,7 +35,8 @@ export interface OrderFacts {
   readonly requestedSlippageBps?: number | undefined;
   /** External destination (transfers, withdrawals). */
   readonly destination?: string | undefined;
-  readonly quote: SpotQuote | PerpQuote | TransferQuote;
+  /** The provider's quote (the pack's own tools; absent for a host tool, which states its facts itself). */
+  readonly quote?: SpotQuote | PerpQuote | TransferQuote | undefined;
 }
 
 /** Tools of the pack that move funds, and how to describe each. */
@@ -87,7 +87,7 @@ export async function describeOrder(deps: FinanceDeps, tool: FundMovingToolName,
       const q = await deps.trading.quoteSpot(order);
       const fromStable = deps.isStable(q.from);
       const toStable = deps.isStable(q.to);
-      const side = tool === 'buy_token' ? 'buy' : tool === 'sell_token' ? 'sell' : 'swap';
+      const side: OrderSide = tool === 'buy_token' ? 'buy' : tool === 'sell_token' ? 'sell' : 'swap';
       const asset = !toStable ? q.to : q.from;
       const i = input as { address?: string | null; toAddress?: string | null; fromAddress?: string | null; chain?: string | null; slippageBps?: number | null };
       const chain = opt(i.chain);
@@ -145,4 +145,30 @@ export async function orderFacts(deps: FinanceDeps, ctx: ToolCallContext, toolCa
   ctx.state.set(key, { input, facts });
   facts.catch(() => ctx.state.delete(key));
   return facts;
+}
+
+/** The registry's normalised view of the pack's richer facts. */
+export function toToolOrderFacts(f: OrderFacts): ToolOrderFacts {
+  return { notionalUsd: f.sizeUsd, asset: f.asset, side: f.side, ...(f.destination !== undefined ? { destination: f.destination } : {}), ...(f.quantity !== undefined ? { quantity: f.quantity } : {}) };
+}
+
+/** The `orderFacts` of a pack tool: priced once per call (cached in the turn state) and shared with its stages and preview. */
+export function packOrderFacts(deps: FinanceDeps, tool: FundMovingToolName): (input: unknown, ctx: OrderFactsContext) => Promise<ToolOrderFacts> {
+  return async (input, ctx) => toToolOrderFacts(await orderFacts(deps, ctx.call, ctx.toolCallId, tool, input));
+}
+
+const KIND_OF_SIDE: Readonly<Record<OrderSide, OrderFacts['kind']>> = {
+  buy: 'spot', sell: 'spot', swap: 'spot', long: 'perp_open', short: 'perp_open', close: 'perp_close', transfer: 'transfer', withdraw: 'withdraw',
+};
+
+/**
+ * The stages' view of a host's fund-moving tool, from the facts it stated: the same limits, caps, token
+ * checks and confirm rules as the pack's own tools. A call that acquires or opens counts as adding exposure.
+ */
+export function hostOrderFacts(tool: string, f: ToolOrderFacts): OrderFacts {
+  const acquires = f.side === 'buy' || f.side === 'swap' || f.side === 'long' || f.side === 'short';
+  return {
+    tool, kind: KIND_OF_SIDE[f.side], side: f.side, asset: f.asset, tokens: [{ symbol: f.asset, acquired: acquires }], sizeUsd: f.notionalUsd,
+    quantity: f.quantity, increasesExposure: acquires, destination: f.destination,
+  };
 }

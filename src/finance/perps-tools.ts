@@ -1,6 +1,7 @@
 import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry } from '../tools/types';
+import { packOrderFacts } from './order-facts';
 import { clientOrderId, type FinanceDeps } from './context';
 import { buildPreview } from './preview';
 import { perpCloseInput, perpOpenInput } from './schemas';
@@ -16,6 +17,7 @@ export function createPerpsTools(deps: FinanceDeps): ToolEntry[] {
       inputSchema: perpOpenInput,
       permissionTier: PermissionTier.ALWAYS_CONFIRM,
       isFundMoving: true,
+      orderFacts: packOrderFacts(deps, 'open_perps_position'),
       timeoutMs: 30_000,
       preview: (i, ctx) => buildPreview(deps, 'open_perps_position', i, ctx),
       execute: async (i, ctx) =>
@@ -23,7 +25,7 @@ export function createPerpsTools(deps: FinanceDeps): ToolEntry[] {
           await deps.trading.openPerp(
             {
               symbol: i.symbol.toUpperCase(), side: i.side, sizeUsd: i.sizeUsd, leverage: i.leverage,
-              ...(i.slippageBps != null ? { maxSlippageBps: i.slippageBps } : {}), clientOrderId: clientOrderId('open_perps_position', ctx.toolCallId),
+              ...(i.slippageBps != null ? { maxSlippageBps: i.slippageBps } : {}), clientOrderId: clientOrderId('open_perps_position', ctx, i),
             },
             { signal: ctx.signal },
           ),
@@ -36,12 +38,13 @@ export function createPerpsTools(deps: FinanceDeps): ToolEntry[] {
       inputSchema: perpCloseInput,
       permissionTier: PermissionTier.ALWAYS_CONFIRM,
       isFundMoving: true,
+      orderFacts: packOrderFacts(deps, 'close_perps_position'),
       timeoutMs: 30_000,
       preview: (i, ctx) => buildPreview(deps, 'close_perps_position', i, ctx),
       execute: async (i, ctx) =>
         executed(
           await deps.trading.closePerp(
-            { symbol: i.symbol.toUpperCase(), ...(i.fraction != null ? { fraction: i.fraction } : {}), clientOrderId: clientOrderId('close_perps_position', ctx.toolCallId) },
+            { symbol: i.symbol.toUpperCase(), ...(i.fraction != null ? { fraction: i.fraction } : {}), clientOrderId: clientOrderId('close_perps_position', ctx, i) },
             { signal: ctx.signal },
           ),
         ),

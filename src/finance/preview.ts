@@ -1,3 +1,4 @@
+import { MinaraError } from '../errors/minara-error';
 import type { ToolExecutionContext } from '../tools/types';
 import type { FinanceDeps } from './context';
 import { usd, units } from './context';
@@ -12,7 +13,9 @@ export async function buildPreview(deps: FinanceDeps, tool: FundMovingToolName, 
   const facts = await orderFacts(deps, ctx.call, ctx.toolCallId, tool, input);
   const portfolio = await deps.trading.getPortfolio({ signal: ctx.signal });
   const impact = exposureImpact(portfolio, facts, deps.isStable);
-  const q = facts.quote as unknown as Record<string, unknown>;
+  const quote = facts.quote;
+  if (!quote) throw new MinaraError('PROVIDER_ERROR', `No quote for this ${tool} call.`);
+  const q = quote as unknown as Record<string, unknown>;
   const common = {
     preview: true,
     executed: false,
@@ -22,8 +25,8 @@ export async function buildPreview(deps: FinanceDeps, tool: FundMovingToolName, 
     sizeUsd: usd(facts.sizeUsd),
     feeUsd: usd(Number(q.feeUsd ?? 0)),
     resultingExposure: impact,
-    source: facts.quote.source,
-    simulated: facts.quote.simulated,
+    source: quote.source,
+    simulated: quote.simulated,
     next: 'Show this preview to the user. To execute, call again with the same arguments and confirm: true.',
   };
   if (facts.kind === 'spot') {
@@ -41,7 +44,7 @@ export async function buildPreview(deps: FinanceDeps, tool: FundMovingToolName, 
   if (facts.kind === 'perp_open' || facts.kind === 'perp_close') {
     return {
       ...common,
-      route: `${facts.asset}-PERP (${facts.quote.source})`,
+      route: `${facts.asset}-PERP (${quote.source})`,
       action: q.action,
       size: units(Number(q.size)),
       markPrice: q.markPrice,

@@ -21,6 +21,26 @@ export const intentSchema = z
 const symbol = z.string().trim().min(1).max(40).describe('Token symbol, e.g. ETH');
 const address = z.string().trim().min(1).max(100).nullish().describe('Contract address, when the user gave one');
 const chain = z.string().trim().min(1).max(40).nullish();
+/**
+ * Refuse a call that sizes one order in more than one way (`{ amount: 3000, amountUsd: 10 }`): the checks
+ * and the handler must never read different sizes. Fields sent as `null` do not count.
+ */
+function oneSizeField(fields: readonly string[]) {
+  return (value: Record<string, unknown>, ctx: z.RefinementCtx) => {
+    const given = fields.filter((f) => value[f] !== null && value[f] !== undefined);
+    if (given.length > 1) {
+      ctx.addIssue({
+        code: 'custom',
+        path: [given[1]!],
+        message: `give exactly one of ${fields.join(', ')} to size the order; got ${given.join(' and ')}, which could disagree`,
+      });
+    }
+  };
+}
+
+/** The preview/confirm flag, declared here because a refined object cannot be extended later. */
+const confirm = z.boolean().nullish().describe('true executes; otherwise the call returns a preview and moves nothing');
+
 const slippageBps = z.number().finite().nonnegative().max(10_000).nullish().describe('Maximum slippage for this order in basis points');
 
 export const swapInput = z.object({
@@ -33,7 +53,8 @@ export const swapInput = z.object({
   chain,
   slippageBps,
   intent: intentSchema,
-});
+  confirm,
+}).superRefine(oneSizeField(['amount', 'amountUsd']));
 export type SwapInput = z.output<typeof swapInput>;
 
 export const buyInput = z.object({
@@ -57,7 +78,8 @@ export const sellInput = z.object({
   receive: z.string().trim().min(1).nullish().describe('Stablecoin to receive (default USDC)'),
   slippageBps,
   intent: intentSchema,
-});
+  confirm,
+}).superRefine(oneSizeField(['amount', 'amountUsd', 'fraction']));
 export type SellInput = z.output<typeof sellInput>;
 
 export const perpOpenInput = z.object({

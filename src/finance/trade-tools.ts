@@ -1,8 +1,8 @@
 import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
-import type { ToolEntry } from '../tools/types';
+import type { ToolEntry, ToolExecutionContext } from '../tools/types';
 import { clientOrderId, type FinanceDeps } from './context';
-import { spotOrderFor } from './order-facts';
+import { spotOrderFor, packOrderFacts } from './order-facts';
 import { buildPreview } from './preview';
 import { buyInput, sellInput, swapInput } from './schemas';
 import type { OrderResult } from './types';
@@ -12,9 +12,16 @@ export function spotTierFor(sizeUsd: number | null | undefined, confirmOnceMaxUs
   return sizeUsd != null && sizeUsd > confirmOnceMaxUsd ? PermissionTier.ALWAYS_CONFIRM : PermissionTier.CONFIRM_ONCE;
 }
 
-/** What an executed order returns to the model. */
+/**
+ * What an order returns to the model. A `duplicate` (the provider already had this client order id: the
+ * same session, call and arguments were executed before) is reported as such, never as a new execution.
+ */
 export function executed(r: OrderResult): Record<string, unknown> {
-  return { executed: true, orderId: r.orderId, status: r.status, fill: r.fill, source: r.source, simulated: r.simulated, at: r.at };
+  const base = { orderId: r.orderId, status: r.status, fill: r.fill, source: r.source, simulated: r.simulated, at: r.at };
+  if (r.status === 'duplicate') {
+    return { executed: false, duplicate: true, ...base, note: 'This exact call was already executed earlier; nothing new was placed. The fill shown is the original one.' };
+  }
+  return { executed: true, ...base };
 }
 
 /**
@@ -24,9 +31,9 @@ export function executed(r: OrderResult): Record<string, unknown> {
  */
 export function createTradeTools(deps: FinanceDeps): ToolEntry[] {
   const cap = deps.configLimits.confirmOnceMaxUsd;
-  const execSpot = async (tool: 'swap_tokens' | 'buy_token' | 'sell_token', input: unknown, ctx: { toolCallId: string; signal: AbortSignal }) => {
+  const execSpot = async (tool: 'swap_tokens' | 'buy_token' | 'sell_token', input: unknown, ctx: ToolExecutionContext) => {
     const order = await spotOrderFor(deps, tool, input);
-    return executed(await deps.trading.executeSpot({ ...order, clientOrderId: clientOrderId(tool, ctx.toolCallId) }, { signal: ctx.signal }));
+    return executed(await deps.trading.executeSpot({ ...order, clientOrderId: clientOrderId(tool, ctx, input) }, { signal: ctx.signal }));
   };
   return [
     defineTool({
@@ -36,6 +43,7 @@ export function createTradeTools(deps: FinanceDeps): ToolEntry[] {
       inputSchema: swapInput,
       permissionTier: PermissionTier.CONFIRM_ONCE,
       isFundMoving: true,
+      orderFacts: packOrderFacts(deps, 'swap_tokens'),
       timeoutMs: 30_000,
       tierFor: (i) => spotTierFor(i.amountUsd, cap),
       preview: (i, ctx) => buildPreview(deps, 'swap_tokens', i, ctx),
@@ -48,6 +56,7 @@ export function createTradeTools(deps: FinanceDeps): ToolEntry[] {
       inputSchema: buyInput,
       permissionTier: PermissionTier.CONFIRM_ONCE,
       isFundMoving: true,
+      orderFacts: packOrderFacts(deps, 'buy_token'),
       timeoutMs: 30_000,
       tierFor: (i) => spotTierFor(i.amountUsd, cap),
       preview: (i, ctx) => buildPreview(deps, 'buy_token', i, ctx),
@@ -60,6 +69,7 @@ export function createTradeTools(deps: FinanceDeps): ToolEntry[] {
       inputSchema: sellInput,
       permissionTier: PermissionTier.CONFIRM_ONCE,
       isFundMoving: true,
+      orderFacts: packOrderFacts(deps, 'sell_token'),
       timeoutMs: 30_000,
       tierFor: (i) => spotTierFor(i.amountUsd, cap),
       preview: (i, ctx) => buildPreview(deps, 'sell_token', i, ctx),

@@ -2,6 +2,7 @@ import { isAutonomousSource, PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import { err } from '../tools/envelope';
 import type { ToolEntry } from '../tools/types';
+import { packOrderFacts } from './order-facts';
 import { clientOrderId, type FinanceDeps } from './context';
 import { buildPreview } from './preview';
 import { emergencyStopInput, transferInput, withdrawInput } from './schemas';
@@ -21,12 +22,13 @@ export function createTransferTools(deps: FinanceDeps): ToolEntry[] {
       inputSchema: transferInput,
       permissionTier: PermissionTier.MANUAL_ONLY,
       isFundMoving: true,
+      orderFacts: packOrderFacts(deps, 'transfer_token'),
       timeoutMs: 30_000,
       preview: (i, ctx) => buildPreview(deps, 'transfer_token', i, ctx),
       execute: async (i, ctx) =>
         executed(
           await deps.trading.executeTransfer(
-            { asset: i.asset.toUpperCase(), amount: i.amount, to: i.to, kind: 'transfer', ...(i.chain ? { chain: i.chain } : {}), clientOrderId: clientOrderId('transfer_token', ctx.toolCallId) },
+            { asset: i.asset.toUpperCase(), amount: i.amount, to: i.to, kind: 'transfer', ...(i.chain ? { chain: i.chain } : {}), clientOrderId: clientOrderId('transfer_token', ctx, i) },
             { signal: ctx.signal },
           ),
         ),
@@ -38,12 +40,13 @@ export function createTransferTools(deps: FinanceDeps): ToolEntry[] {
       inputSchema: withdrawInput,
       permissionTier: PermissionTier.MANUAL_ONLY,
       isFundMoving: true,
+      orderFacts: packOrderFacts(deps, 'withdraw_funds'),
       timeoutMs: 30_000,
       preview: (i, ctx) => buildPreview(deps, 'withdraw_funds', i, ctx),
       execute: async (i, ctx) =>
         executed(
           await deps.trading.executeTransfer(
-            { asset: i.asset.toUpperCase(), amount: i.amount, to: i.destination, kind: 'withdraw', clientOrderId: clientOrderId('withdraw_funds', ctx.toolCallId) },
+            { asset: i.asset.toUpperCase(), amount: i.amount, to: i.destination, kind: 'withdraw', clientOrderId: clientOrderId('withdraw_funds', ctx, i) },
             { signal: ctx.signal },
           ),
         ),

@@ -1,5 +1,6 @@
 import type { MinaraErrorCode } from '../errors/codes';
-import type { ToolCallContext, ToolEntry } from '../tools/types';
+import type { ToolCallContext, ToolEntry, ToolOrderFacts } from '../tools/types';
+import { grantView } from '../tools/order-facts';
 import type { EmergencyStopApi } from '../tools/types';
 import type { GrantService } from './grants';
 import { isAutonomousSource, PermissionTier, permissionTierName } from './permission-tier';
@@ -14,6 +15,8 @@ export type GateDecision =
 export interface GateInput {
   readonly tool: ToolEntry;
   readonly input: unknown;
+  /** Normalised order facts of a fund-moving call: stored grants judge these, not the raw arguments. */
+  readonly orderFacts?: ToolOrderFacts | undefined;
   readonly context: ToolCallContext;
   /** Effective tier: static floor, raised by `tierFor` and hooks. */
   readonly tier: PermissionTier;
@@ -92,7 +95,7 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
     if (tier === PermissionTier.CONFIRM_ONCE && (await deps.grants.hasSessionGrant(context.sessionId, tool.name))) {
       return { kind: 'allow', via: 'session_grant' };
     }
-    const grant = await deps.grants.findStoredGrant(tool.name, context.source, input.input);
+    const grant = await deps.grants.findStoredGrant(tool.name, context.source, grantView(input.input, input.orderFacts));
     if (grant) return { kind: 'allow', via: 'stored_grant', grantId: grant.id };
     return {
       kind: 'block',

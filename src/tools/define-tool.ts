@@ -13,8 +13,10 @@ export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;
  * Define a tool. The handler's input type is inferred from `inputSchema`; the result is a type-erased
  * {@link ToolEntry}, so a registry of many tools stays cheap for the type checker.
  *
- * Fund-moving tools (`isFundMoving: true`) must give a `preview`; their schema gains an optional
- * `confirm` boolean, and without `confirm: true` the registry runs `preview` instead of `execute`.
+ * Fund-moving tools (`isFundMoving: true`) must give a `preview` and `orderFacts`; their schema gains an
+ * optional `confirm` boolean, and without `confirm: true` the registry runs `preview` instead of `execute`.
+ * `orderFacts` states what a call does (notional USD, asset, side, destination); the registry computes it
+ * once per call and every check (grants, the finance safety stack, previews) judges those same facts.
  *
  * @throws MinaraError `TOOL_DEFINITION_INVALID` naming the bad field.
  * @example
@@ -49,6 +51,7 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
   let inputSchema: z.ZodType = d.inputSchema;
   if (d.isFundMoving) {
     if (typeof d.preview !== 'function') fail('preview', 'is required for a fund-moving tool (without confirm: true it returns a preview and moves nothing)');
+    if (typeof d.orderFacts !== 'function') fail('orderFacts', 'is required for a fund-moving tool: a function returning { notionalUsd, asset, side, destination? } that grants and safety checks judge');
     if (!(inputSchema instanceof z.ZodObject)) fail('inputSchema', 'must be a z.object(...) for a fund-moving tool (it carries the confirm flag)');
     const obj = inputSchema as z.ZodObject;
     if (!('confirm' in obj.shape)) inputSchema = obj.extend({ confirm: z.boolean().nullish() });
@@ -67,6 +70,7 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
     timeoutMs: d.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,
     tierFor: d.tierFor as ToolEntry['tierFor'],
     preview: d.preview as ToolEntry['preview'],
+    orderFacts: d.orderFacts as ToolEntry['orderFacts'],
     execute: d.execute as ToolEntry['execute'],
   });
 }

@@ -14,8 +14,9 @@ import { type Logger, silentLogger } from '../util/logger';
 import { closestMatches } from '../util/suggest';
 import { createContextCarrier, createToolCallContext } from './context';
 import { err, errFromThrow, isToolEnvelope, ok, type ToolEnvelope } from './envelope';
+import { computeOrderFacts } from './order-facts';
 import { BUILTIN_TOOL_SETS, expandToolSetNames } from './tool-sets';
-import type { DispatchOptions, DispatchOutcome, ToolCallContext, ToolEntry, ToolExecutionContext, ToolHook, ToolRegistry, ToolSetDefinition } from './types';
+import type { DispatchOptions, DispatchOutcome, ToolCallContext, ToolEntry, ToolExecutionContext, ToolHook, ToolOrderFacts, ToolRegistry, ToolSetDefinition } from './types';
 import { validateToolInput } from './validate-input';
 
 /** Options for {@link createToolRegistry}. */
@@ -88,6 +89,9 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
         throw new MinaraError('TOOL_DEFINITION_INVALID', 'register: expected a tool made by defineTool().');
       }
       if (tools.has(t.name)) throw new MinaraError('TOOL_DEFINITION_INVALID', `register: a tool named "${t.name}" is already registered.`);
+      if (t.isFundMoving && typeof t.orderFacts !== 'function') {
+        throw new MinaraError('TOOL_DEFINITION_INVALID', `register: tool "${t.name}" moves funds but has no "orderFacts" (notional USD, asset, side, destination); it cannot be checked, so it is refused.`);
+      }
       if (!sets.has(t.toolSet)) sets.set(t.toolSet, { name: t.toolSet, description: `Tools of set "${t.toolSet}"` });
       tools.set(t.name, t);
     }
@@ -139,6 +143,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     let mode: 'preview' | 'execute' = 'execute';
     let input: unknown = args;
     let tool: ToolEntry | undefined;
+    let orderFacts: ToolOrderFacts | undefined;
 
     const finish = async (
       envelope: ToolEnvelope,
@@ -155,7 +160,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
         for (const h of hooks) {
           if (!h.after) continue;
           try {
-            await h.after({ tool, input, context: ctx, toolCallId, tier, mode, envelope, decision, durationMs });
+            await h.after({ tool, input, context: ctx, toolCallId, tier, mode, orderFacts, envelope, decision, durationMs });
           } catch (error) {
             logger.warn('after-hook failed', { hook: h.name, tool: name, error: error instanceof Error ? error.message : String(error) });
           }
@@ -195,6 +200,13 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     input = validated.data;
     mode = tool.isFundMoving && (input as { confirm?: unknown }).confirm !== true ? 'preview' : 'execute';
 
+    // A fund-moving call states its order facts once; grants, hooks, the preview and the handler all judge these.
+    try {
+      orderFacts = await computeOrderFacts(tool, input, ctx, toolCallId);
+    } catch (error) {
+      return blocked('TOOL_BLOCKED', `could not price or check this order: ${error instanceof Error ? error.message : String(error)}`);
+    }
+
     // The static tier is the floor: computed tiers and hooks only raise it.
     if (tool.tierFor && mode === 'execute') {
       try {
@@ -210,7 +222,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
       if (!h.before) continue;
       let result;
       try {
-        result = await h.before({ tool, input, context: ctx, toolCallId, tier, mode });
+        result = await h.before({ tool, input, context: ctx, toolCallId, tier, mode, orderFacts });
       } catch (error) {
         // A failing policy fails closed.
         return blocked('TOOL_BLOCKED', `Policy "${h.name}" failed: ${error instanceof Error ? error.message : String(error)}`);
@@ -226,7 +238,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     let decision: GateDecision;
     try {
       decision = await evaluateTierGate(
-        { tool, input, context: ctx, tier, mode, hookApprovalReasons, hasApproval: opts.approvalId !== undefined, allowedToolSets, analysisUsed },
+        { tool, input, orderFacts, context: ctx, tier, mode, hookApprovalReasons, hasApproval: opts.approvalId !== undefined, allowedToolSets, analysisUsed },
         { grants, emergencyStop },
       );
     } catch (error) {
@@ -260,7 +272,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     let envelope: ToolEnvelope;
     let outcome: AuditDecision = allowedDecision;
     try {
-      const result = await runWithTimeout(run, input, { call: ctx, toolCallId, tier, approvalId: opts.approvalId }, tool.timeoutMs, opts.signal, name);
+      const result = await runWithTimeout(run, input, { call: ctx, toolCallId, tier, approvalId: opts.approvalId, orderFacts }, tool.timeoutMs, opts.signal, name);
       envelope = isToolEnvelope(result) ? result : ok(result === undefined ? null : result);
       if (!envelope.ok) outcome = 'error';
     } catch (error) {
@@ -301,7 +313,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
 async function runWithTimeout(
   fn: (input: unknown, ctx: ToolExecutionContext) => unknown,
   input: unknown,
-  base: { call: ToolCallContext; toolCallId: string; tier: PermissionTier; approvalId?: string | undefined },
+  base: { call: ToolCallContext; toolCallId: string; tier: PermissionTier; approvalId?: string | undefined; orderFacts?: ToolOrderFacts | undefined },
   timeoutMs: number,
   signal: AbortSignal | undefined,
   name: string,

@@ -59,6 +59,35 @@ export interface ToolExecutionContext {
   readonly tier: PermissionTier;
   /** Id of the approval this execution consumed, if any. */
   readonly approvalId?: string | undefined;
+  /** The normalised order facts of a fund-moving call, computed once by the registry before any check. */
+  readonly orderFacts?: ToolOrderFacts | undefined;
+}
+
+/** What a fund-moving call does, in the words the safety checks use. */
+export type OrderSide = 'buy' | 'sell' | 'swap' | 'long' | 'short' | 'close' | 'transfer' | 'withdraw';
+
+/**
+ * The normalised facts of one fund-moving call: computed once per call by the registry from the tool's
+ * `orderFacts`, then judged by grants (`argLimits` on `notionalUsd`/`amountUsd`, `asset`, `side`,
+ * `destination`), hooks (the finance safety stack), previews and the handler alike. A tool never gets
+ * to size an order one way for the checks and another way for the handler.
+ */
+export interface ToolOrderFacts {
+  /** Notional of the order in USD (finite, ≥ 0). */
+  readonly notionalUsd: number;
+  /** The asset the call is about (upper-case symbol: the non-stable leg, the perp market, the asset sent). */
+  readonly asset: string;
+  readonly side: OrderSide;
+  /** External destination of a transfer or withdrawal. */
+  readonly destination?: string | undefined;
+  /** Units of `asset`, when known. */
+  readonly quantity?: number | undefined;
+}
+
+/** What a tool's `orderFacts` function receives besides its input. */
+export interface OrderFactsContext {
+  readonly call: ToolCallContext;
+  readonly toolCallId: string;
 }
 
 /** The tool set a tool belongs to, and the sets it includes. */
@@ -103,6 +132,12 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType> {
   readonly tierFor?: ((input: z.output<NoInfer<TSchema>>) => PermissionTier) | undefined;
   /** Preview of a fund-moving call (route, expected output, fees): must move nothing. */
   readonly preview?: ((input: z.output<NoInfer<TSchema>>, ctx: ToolExecutionContext) => unknown) | undefined;
+  /**
+   * Required for fund-moving tools: the normalised order facts of a call (notional USD, asset, side,
+   * destination). The registry computes them once per call, before grants and hooks judge the call; a
+   * call whose facts cannot be computed is blocked. A fund-moving tool without it is refused at registration.
+   */
+  readonly orderFacts?: ((input: z.output<NoInfer<TSchema>>, ctx: OrderFactsContext) => ToolOrderFacts | Promise<ToolOrderFacts>) | undefined;
   /** The handler. Return data (wrapped as `{ok:true,data}`), or an envelope from `ok`/`err`; throw on failure. */
   readonly execute: (input: z.output<NoInfer<TSchema>>, ctx: ToolExecutionContext) => unknown;
 }
@@ -124,6 +159,7 @@ export interface ToolEntry {
   readonly timeoutMs: number;
   readonly tierFor?: ((input: unknown) => PermissionTier) | undefined;
   readonly preview?: ((input: unknown, ctx: ToolExecutionContext) => unknown) | undefined;
+  readonly orderFacts?: ((input: unknown, ctx: OrderFactsContext) => ToolOrderFacts | Promise<ToolOrderFacts>) | undefined;
   readonly execute: (input: unknown, ctx: ToolExecutionContext) => unknown;
 }
 
@@ -138,6 +174,8 @@ export interface BeforeHookCall {
   readonly tier: PermissionTier;
   /** `preview` when a fund-moving tool is called without `confirm: true`. */
   readonly mode: 'preview' | 'execute';
+  /** The call's normalised order facts (fund-moving tools only). */
+  readonly orderFacts?: ToolOrderFacts | undefined;
 }
 
 /**

@@ -27,6 +27,7 @@ export function testPack(fills: string[]): AppPack {
         inputSchema: z.object({ symbol: z.string(), amountUsd: z.number().positive() }),
         permissionTier: PermissionTier.CONFIRM_ONCE,
         isFundMoving: true,
+        orderFacts: ({ symbol, amountUsd }) => ({ notionalUsd: amountUsd, asset: symbol, side: 'buy' }),
         preview: ({ symbol, amountUsd }) => ({ preview: true, symbol, amountUsd }),
         execute: ({ symbol, amountUsd }) => {
           fills.push(`${symbol}:${amountUsd}`);

@@ -50,6 +50,7 @@ export async function startGateway(
       defineTool({
         name: 'swap_tokens', toolSet: 'trade', description: 'Swap tokens', permissionTier: PermissionTier.CONFIRM_ONCE, isFundMoving: true,
         inputSchema: z.object({ from: z.string(), to: z.string(), amountUsd: z.number().positive() }),
+        orderFacts: ({ to, amountUsd }) => ({ notionalUsd: amountUsd, asset: to, side: 'swap' }),
         preview: ({ from, to, amountUsd }) => ({ preview: true, from, to, amountUsd }),
         execute: ({ from, to, amountUsd }) => {
           ledger.push(`swap:${from}->${to}:${amountUsd}`);

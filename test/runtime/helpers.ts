@@ -42,6 +42,7 @@ export function financeTools(ledger: Ledger): ToolEntry[] {
     defineTool({
       name: 'swap_tokens', toolSet: 'trade', description: 'Swap tokens', permissionTier: PermissionTier.CONFIRM_ONCE, isFundMoving: true,
       inputSchema: z.object({ from: z.string(), to: z.string(), amountUsd: z.number().positive() }),
+      orderFacts: ({ to, amountUsd }) => ({ notionalUsd: amountUsd, asset: to, side: 'swap' }),
       preview: ({ from, to, amountUsd }) => ({ preview: true, from, to, amountUsd, feeUsd: 0.5 }),
       execute: ({ from, to, amountUsd }) => {
         ledger.calls.push(`swap:${from}->${to}:${amountUsd}`);

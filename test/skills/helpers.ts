@@ -35,6 +35,7 @@ export function financeTools(log: string[] = []): ToolEntry[] {
       inputSchema: z.object({ from: z.string(), to: z.string(), amountUsd: z.number().positive() }),
       permissionTier: PermissionTier.CONFIRM_ONCE,
       isFundMoving: true,
+      orderFacts: ({ to, amountUsd }) => ({ notionalUsd: amountUsd, asset: to, side: 'swap' }),
       preview: ({ from, to, amountUsd }) => ({ preview: true, from, to, amountUsd }),
       execute: ({ from, to, amountUsd }) => {
         log.push(`swap:${from}->${to}:${amountUsd}`);
@@ -59,6 +60,7 @@ export function financeTools(log: string[] = []): ToolEntry[] {
       inputSchema: z.object({ address: z.string(), amount: z.number() }),
       permissionTier: PermissionTier.MANUAL_ONLY,
       isFundMoving: true,
+      orderFacts: ({ address, amount }) => ({ notionalUsd: amount, asset: 'USDC', side: 'withdraw', destination: address }),
       preview: ({ address, amount }) => ({ preview: true, address, amount }),
       execute: ({ address, amount }) => {
         log.push(`withdraw:${address}:${amount}`);

@@ -43,6 +43,7 @@ export function sampleTools(log: string[] = []): ToolEntry[] {
       permissionTier: PermissionTier.CONFIRM_ONCE,
       isFundMoving: true,
       tierFor: ({ amountUsd }) => (amountUsd > 1000 ? PermissionTier.ALWAYS_CONFIRM : PermissionTier.CONFIRM_ONCE),
+      orderFacts: ({ to, amountUsd }) => ({ notionalUsd: amountUsd, asset: to, side: 'swap' }),
       preview: ({ from, to, amountUsd }) => ({ preview: true, from, to, amountUsd, feeUsd: 1 }),
       execute: ({ from, to, amountUsd }) => {
         log.push(`swap:${from}->${to}:${amountUsd}`);

@@ -30,8 +30,12 @@ describe('defineTool', () => {
     expect(() =>
       defineTool({ name: 'buy', toolSet: 'trade', description: 'x', inputSchema: z.object({ a: z.number() }), permissionTier: 2, isFundMoving: true, execute: () => 1 }),
     ).toThrow(/field "preview"/);
+    expect(() =>
+      defineTool({ name: 'buy', toolSet: 'trade', description: 'x', inputSchema: z.object({ a: z.number() }), permissionTier: 2, isFundMoving: true, preview: () => 'p', execute: () => 1 }),
+    ).toThrow(/field "orderFacts"/);
     const t = defineTool({
       name: 'buy', toolSet: 'trade', description: 'x', inputSchema: z.object({ a: z.number() }), permissionTier: 2, isFundMoving: true,
+      orderFacts: ({ a }) => ({ notionalUsd: a, asset: 'ETH', side: 'buy' }),
       preview: () => 'p', execute: () => 1,
     });
     expect(t.inputSchema.safeParse({ a: 1, confirm: true }).success).toBe(true);

@@ -3,7 +3,7 @@ import type { PermissionTier } from '../../safety/permission-tier';
 import type { BeforeHookCall, BeforeHookResult, ToolCallContext, ToolEntry, ToolHook } from '../../tools/types';
 import type { FinanceDeps } from '../context';
 import type { FinanceLimits } from '../limits';
-import { isPackFundMoving, type OrderFacts, orderFacts } from '../order-facts';
+import { hostOrderFacts, isPackFundMoving, type OrderFacts, orderFacts } from '../order-facts';
 
 /** The six stages of the finance safety stack, in order. */
 export const SAFETY_STAGES = ['intent', 'token_safety', 'exposure', 'slippage', 'risk_caps', 'confirm_gate'] as const;
@@ -49,9 +49,10 @@ export function takeStages(ctx: ToolCallContext, toolCallId: string): StageDecis
 }
 
 /**
- * A before-hook for one stage over the pack's fund-moving tools: it computes the order facts once per
- * call (fail closed when they cannot be computed), runs `fn`, records the decision and maps it to a hook
- * result. Hooks only tighten.
+ * A before-hook for one stage over every fund-moving tool of the registry, the pack's and the host's: the
+ * pack's tools are judged on their priced facts (computed once per call, shared with the preview), a host's
+ * tool on the facts its `orderFacts` stated (computed once by the registry). It fails closed when facts
+ * cannot be had, runs `fn`, records the decision and maps it to a hook result. Hooks only tighten.
  */
 export function defineStage(
   stage: SafetyStage,
@@ -62,10 +63,16 @@ export function defineStage(
   return {
     name: `finance.${stage}`,
     async before(call): Promise<BeforeHookResult> {
-      if (!isPackTool(call.tool) || !isPackFundMoving(call.tool.name)) return undefined;
+      if (!call.tool.isFundMoving) return undefined;
       let facts: OrderFacts;
       try {
-        facts = await orderFacts(deps, call.context, call.toolCallId, call.tool.name, call.input);
+        if (isPackTool(call.tool) && isPackFundMoving(call.tool.name)) {
+          facts = await orderFacts(deps, call.context, call.toolCallId, call.tool.name, call.input);
+        } else if (call.orderFacts) {
+          facts = hostOrderFacts(call.tool.name, call.orderFacts);
+        } else {
+          throw new Error(`tool "${call.tool.name}" moves funds but stated no order facts`);
+        }
       } catch (error) {
         const reason = `could not price or check this order: ${error instanceof Error ? error.message : String(error)}`;
         recordStage(call.context, call.toolCallId, { stage, outcome: 'block', detail: reason });
