@@ -7,6 +7,7 @@ export const ERROR_CODES = {
   CONFIG_INVALID: 'A configuration value or option is missing or of the wrong shape.',
   INVALID_ARGUMENT: 'An argument to a public function is missing or of the wrong shape.',
   NOT_FOUND: 'A record addressed by id does not exist (or is not visible in this scope).',
+  SESSION_FORBIDDEN: 'The session belongs to another user; nothing was read, decided or executed.',
   // tools
   TOOL_DEFINITION_INVALID: 'A tool definition is malformed (name, schema, tier, tool set).',
   TOOL_NOT_FOUND: 'No tool is registered under that name.',
@@ -25,7 +26,7 @@ export const ERROR_CODES = {
   REPEATED_BLOCKED_CALL: 'The same blocked call was repeated within a turn and was cut off.',
   // approvals
   APPROVAL_NOT_FOUND: 'No approval request exists with that id.',
-  APPROVAL_INVALID: 'The approval does not verify: bad signature, wrong tool, call or input.',
+  APPROVAL_INVALID: 'The approval does not verify: bad signature, wrong tool, call, input, session or source.',
   APPROVAL_EXPIRED: 'The approval request expired before it was used.',
   APPROVAL_ALREADY_USED: 'The approval was already used (approvals are single use).',
   APPROVAL_DENIED: 'The approval request was denied.',

@@ -9,7 +9,7 @@ import { createConsoleLogger } from '../util/logger';
 import { createEventQueue } from './event-queue';
 import type { AgentEvent } from './events';
 import { renderSystemPrompt, type PromptBlock } from './prompt-blocks';
-import { executeTurn, prepareTurn, type TurnDeps } from './turn';
+import { assertSessionOwner, executeTurn, prepareTurn, type TurnDeps } from './turn';
 import type { AgentRuntimeOptions, GenerateResult, RunInput, TurnScope } from './types';
 import { runWorkflow, type WorkflowDefinition, type WorkflowResult } from './workflows';
 
@@ -129,6 +129,7 @@ export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
 
   async function buildBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }) {
     const probe = validate({ sessionId: input.sessionId, message: input.message ?? '', ...(input.source ? { source: input.source } : {}), ...(input.userId ? { userId: input.userId } : {}) });
+    await assertSessionOwner(options.storage, probe.sessionId, probe.userId ?? deps.defaultUserId);
     const ctx = createToolCallContext({ sessionId: probe.sessionId, source: probe.source ?? 'user', userId: probe.userId ?? deps.defaultUserId });
     const { prompt } = await prepareTurn(deps, probe, ctx, () => {});
     return { blocks: prompt.blocks, toolNames: prompt.toolNames };

@@ -47,6 +47,17 @@ const BLOCK_CODES = new Set([
   'APPROVAL_NOT_DECIDED', 'SKILL_ACTIVATION_REFUSED', 'SANDBOX_ESCAPE',
 ]);
 
+/**
+ * Refuse a run on a session that another user created (`SESSION_FORBIDDEN`). A session with no recorded
+ * owner (created before owners were kept) is left as it is.
+ */
+export async function assertSessionOwner(storage: TurnDeps['options']['storage'], sessionId: string, userId: string): Promise<void> {
+  const session = await storage.conversations.getSession(sessionId);
+  if (session?.userId !== undefined && session.userId !== userId) {
+    throw new MinaraError('SESSION_FORBIDDEN', `Session "${sessionId}" belongs to another user; nothing was run.`);
+  }
+}
+
 /** Prepare session, skills, memory snapshot and prompt blocks for a turn (no model call). */
 export async function prepareTurn(
   deps: TurnDeps,
@@ -162,6 +173,8 @@ function renderRouting(routed: readonly RoutedCatalogEntry[]): string | undefine
 export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: string, emit: (e: AgentEvent) => void): Promise<void> {
   const { options, now } = deps;
   const source = input.source ?? 'user';
+  // A session belongs to the user who created it: nothing runs on another user's session (not even approvals).
+  await assertSessionOwner(options.storage, input.sessionId, input.userId ?? deps.defaultUserId);
   const ctx = createToolCallContext({
     sessionId: input.sessionId,
     source,
@@ -196,6 +209,9 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
 
     // History: load, repair orphaned tool calls, apply approval decisions.
     let history = await loadMessages(options.storage, ctx.sessionId);
+    // An approvals-only run on a session with no conversation has nothing to ask the model: the decisions
+    // are applied and recorded, and the turn ends without a model call.
+    const askModel = history.length > 0 || input.message !== undefined;
     const repaired = repairOrphanedToolCalls(history);
     let historyDirty = repaired.repaired.length > 0;
     history = repaired.messages;
@@ -235,7 +251,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
     }
 
     // The model call, with the overflow guard: a step that overflows the window is compacted and retried.
-    for (let attempt = 0; ; attempt++) {
+    for (let attempt = 0; askModel; attempt++) {
       let overflow: unknown;
       const aiTools = toAISDKTools(options.tools, prompt.toolNames, {
         context: ctx,

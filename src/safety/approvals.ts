@@ -26,7 +26,19 @@ export interface ApprovalService {
   get(approvalId: string): Promise<ApprovalRecord | undefined>;
   list(query?: ApprovalQuery): Promise<ApprovalRecord[]>;
   decide(approvalId: string, decision: { approved: boolean; reason?: string | undefined }): Promise<ApprovalRecord>;
-  consume(approvalId: string, binding: { toolName: string; input: unknown; toolCallId?: string | undefined }): Promise<ApprovalRecord>;
+  consume(approvalId: string, binding: ApprovalBinding): Promise<ApprovalRecord>;
+}
+
+/** What a call presenting an approval must match: the tool, the input, the session and the source it was issued to. */
+export interface ApprovalBinding {
+  readonly toolName: string;
+  readonly input: unknown;
+  /** The session of the call; must be the session the approval was requested in. */
+  readonly sessionId: string;
+  /** The source of the call; must be the source the approval was requested from. */
+  readonly source: string;
+  /** When given, must be the call id the approval was requested for. */
+  readonly toolCallId?: string | undefined;
 }
 
 /** sha256 of the canonical JSON of a tool input. */
@@ -35,9 +47,10 @@ export function hashToolInput(input: unknown): string {
 }
 
 /**
- * Persisted, signed, single-use approvals. A request is bound to tool name, call id and input hash and
- * signed with the instance HMAC key; the decision is signed too. `consume` refuses anything forged,
- * replayed, expired, denied, undecided or bound to other input, and wins the `approved → executed`
+ * Persisted, signed, single-use approvals. A request is bound to tool name, call id, input hash, session and
+ * source and signed with the instance HMAC key; the decision is signed too. `consume` refuses anything
+ * forged, replayed, expired, denied, undecided, bound to other input or presented from another session or
+ * source, and wins the `approved → executed`
  * transition atomically, so two processes cannot both execute one approval.
  */
 export function createApprovalService(options: {
@@ -142,6 +155,12 @@ export function createApprovalService(options: {
       await expireIfDue(record);
       if (record.toolName !== binding.toolName) {
         throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" is for tool "${record.toolName}", not "${binding.toolName}".`);
+      }
+      if ((record.sessionId ?? null) !== binding.sessionId) {
+        throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" was issued for another session; it authorises nothing here.`);
+      }
+      if (record.source !== binding.source) {
+        throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" was issued to a ${record.source} call, not a ${binding.source} one.`);
       }
       if (binding.toolCallId !== undefined && binding.toolCallId !== record.toolCallId) {
         throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" is bound to call "${record.toolCallId}", not "${binding.toolCallId}".`);

@@ -41,6 +41,11 @@ export function maxTier(a: PermissionTier, b: PermissionTier): PermissionTier {
   return (a >= b ? a : b) as PermissionTier;
 }
 
+/** The lower of two tiers. */
+export function minTier(a: PermissionTier, b: PermissionTier): PermissionTier {
+  return (a <= b ? a : b) as PermissionTier;
+}
+
 /** Where a call comes from. Autonomous sources (no human at the keyboard) are `cron`, `webhook` and `workflow`. */
 export type CallSource = 'user' | 'cron' | 'webhook' | 'workflow' | 'subagent';
 

@@ -82,8 +82,9 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
     return { kind: 'block', code: 'MANUAL_ONLY_AUTONOMOUS', reason: `Tool "${tool.name}" is MANUAL_ONLY and cannot run from a ${context.source} source.` };
   }
 
-  // An explicit approval for this exact call authorises it (verified and consumed by the registry).
-  if (input.hasApproval) return { kind: 'allow', via: 'approval' };
+  // An explicit approval for this exact call authorises it (verified against tool, input, session and source
+  // and consumed by the registry). No approval is ever issued to an autonomous source, and none is accepted from one.
+  if (input.hasApproval && !autonomous) return { kind: 'allow', via: 'approval' };
 
   const approvalReasons = [...input.hookApprovalReasons];
   if (boundary) approvalReasons.push(`"${tool.name}" moves funds in a turn that already ran analysis; a fresh approval is required`);

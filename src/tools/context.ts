@@ -1,7 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { MinaraError } from '../errors/minara-error';
 import { generateId } from '../util/ids';
-import { isPermissionTier } from '../safety/permission-tier';
+import { isAutonomousSource, isPermissionTier, minTier } from '../safety/permission-tier';
 import type { ToolCallContext, ToolCallContextInit } from './types';
 
 const SOURCES = new Set(['user', 'cron', 'webhook', 'workflow', 'subagent']);
@@ -49,4 +49,32 @@ export function createContextCarrier(): {
 } {
   const als = new AsyncLocalStorage<ToolCallContext>();
   return { run: (ctx, fn) => als.run(ctx, fn), current: () => als.getStore() };
+}
+
+/**
+ * The context of a call made inside another call (a handler that dispatches, or code under
+ * `runInContext`) that passed a context of its own: it may narrow the ambient one, never widen it. The
+ * session, trace, turn, user and agent stay the caller's; an autonomous source stays autonomous (a user
+ * turn may narrow to an autonomous source); allowed tool sets intersect; the lower risk ceiling wins; the
+ * call is operator-authored only if both say so. The turn's bookkeeping (used tools, blocked calls, state)
+ * is shared, so the analysis → trade boundary sees nested calls.
+ */
+export function narrowContext(parent: ToolCallContext, child: ToolCallContext, expand: (names: readonly string[]) => ReadonlySet<string>): ToolCallContext {
+  if (child === parent) return parent;
+  const source = isAutonomousSource(parent.source) ? parent.source : child.source;
+  let allowedToolSets: readonly string[] | undefined;
+  if (parent.allowedToolSets === undefined) allowedToolSets = child.allowedToolSets;
+  else if (child.allowedToolSets === undefined) allowedToolSets = parent.allowedToolSets;
+  else {
+    const childSets = expand(child.allowedToolSets);
+    allowedToolSets = Object.freeze([...expand(parent.allowedToolSets)].filter((s) => childSets.has(s)).sort());
+  }
+  const riskCeiling = parent.riskCeiling === undefined ? child.riskCeiling : child.riskCeiling === undefined ? parent.riskCeiling : minTier(parent.riskCeiling, child.riskCeiling);
+  return {
+    ...parent,
+    source,
+    allowedToolSets,
+    riskCeiling,
+    operatorAuthored: parent.operatorAuthored === true && child.operatorAuthored === true,
+  };
 }

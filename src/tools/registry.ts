@@ -12,7 +12,7 @@ import type { ApprovalRecord, AuditDecision, Storage } from '../storage/types';
 import { generateId as defaultGenerateId, type IdGenerator } from '../util/ids';
 import { type Logger, silentLogger } from '../util/logger';
 import { closestMatches } from '../util/suggest';
-import { createContextCarrier, createToolCallContext } from './context';
+import { createContextCarrier, createToolCallContext, narrowContext } from './context';
 import { err, errFromThrow, isToolEnvelope, ok, type ToolEnvelope } from './envelope';
 import { computeOrderFacts } from './order-facts';
 import { BUILTIN_TOOL_SETS, expandToolSetNames } from './tool-sets';
@@ -137,7 +137,9 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
 
   async function dispatchDetailed(name: string, args: unknown, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
     const started = performance.now();
-    const ctx = opts.context ?? carrier.current() ?? createToolCallContext({ sessionId: 'host', source: 'user', operatorAuthored: true });
+    const ambient = carrier.current();
+    const ctx = ambient ? (opts.context ? narrowContext(ambient, opts.context, (names) => expandToolSetNames(names, sets)) : ambient)
+      : (opts.context ?? createToolCallContext({ sessionId: 'host', source: 'user', operatorAuthored: true }));
     const toolCallId = opts.toolCallId ?? generateId('call');
     let tier: PermissionTier = PermissionTier.READ_ONLY;
     let mode: 'preview' | 'execute' = 'execute';
@@ -258,21 +260,22 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     let allowedDecision: AuditDecision = 'allowed';
     if (decision.via === 'approval' && opts.approvalId !== undefined) {
       try {
-        await approvals.consume(opts.approvalId, { toolName: name, input, toolCallId: opts.toolCallId });
+        const record = await approvals.consume(opts.approvalId, { toolName: name, input, toolCallId: opts.toolCallId, sessionId: ctx.sessionId, source: ctx.source });
+        // CONFIRM_ONCE: the first approval in a session is remembered for the rest of that session (the one it was issued in).
+        if (tier === PermissionTier.CONFIRM_ONCE && record.sessionId !== undefined) await grants.grantForSession(record.sessionId, name);
       } catch (error) {
         const e = errFromThrow(error);
         return finish(e, e.code === 'APPROVAL_DENIED' ? 'denied' : 'blocked', { approvalId: opts.approvalId });
       }
       allowedDecision = 'approved';
-      // CONFIRM_ONCE: the first approval in a session is remembered for the rest of it.
-      if (tier === PermissionTier.CONFIRM_ONCE) await grants.grantForSession(ctx.sessionId, name);
     }
 
     const run = mode === 'preview' ? tool.preview! : tool.execute;
     let envelope: ToolEnvelope;
     let outcome: AuditDecision = allowedDecision;
     try {
-      const result = await runWithTimeout(run, input, { call: ctx, toolCallId, tier, approvalId: opts.approvalId, orderFacts }, tool.timeoutMs, opts.signal, name);
+      // The handler runs inside its call's context: a nested dispatch inherits it and can only narrow it.
+      const result = await carrier.run(ctx, () => runWithTimeout(run, input, { call: ctx, toolCallId, tier, approvalId: opts.approvalId, orderFacts }, tool.timeoutMs, opts.signal, name));
       envelope = isToolEnvelope(result) ? result : ok(result === undefined ? null : result);
       if (!envelope.ok) outcome = 'error';
     } catch (error) {

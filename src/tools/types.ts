@@ -2,6 +2,7 @@ import type { z } from 'zod';
 import type { MinaraErrorCode } from '../errors/codes';
 import type { CallSource, PermissionTier } from '../safety/permission-tier';
 import type { ApprovalRecord, AuditDecision, GrantArgLimit, GrantRecord, AuditEntry, AuditQuery, ApprovalQuery } from '../storage/types';
+import type { ApprovalBinding } from '../safety/approvals';
 import type { ToolEnvelope } from './envelope';
 
 /**
@@ -205,7 +206,11 @@ export interface ToolHook {
 
 /** Options for one dispatch. */
 export interface DispatchOptions {
-  /** Context for this call; wins over the ambient `runInContext` context. */
+  /**
+   * Context for this call. Outside any call it is used as given; inside a handler (or `runInContext`) it
+   * can only narrow the ambient context: the session, trace and user stay the caller's, an autonomous
+   * source stays autonomous, allowed tool sets intersect and the lower risk ceiling wins.
+   */
   readonly context?: ToolCallContext | undefined;
   /** Model tool-call id; generated when absent. */
   readonly toolCallId?: string | undefined;
@@ -247,7 +252,7 @@ export interface ApprovalsApi {
   /** Approve or deny a pending request; the decision is signed with the instance key. */
   decide(approvalId: string, decision: { approved: boolean; reason?: string | undefined }): Promise<ApprovalRecord>;
   /** Verify an approval authorises exactly this call and mark it used (single use). */
-  consume(approvalId: string, binding: { toolName: string; input: unknown; toolCallId?: string | undefined }): Promise<ApprovalRecord>;
+  consume(approvalId: string, binding: ApprovalBinding): Promise<ApprovalRecord>;
 }
 
 /** Grants as the host sees them. */

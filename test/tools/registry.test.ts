@@ -164,7 +164,7 @@ describe('tool factories', () => {
 });
 
 describe('call context (AsyncLocalStorage)', () => {
-  it('threads the ambient context; an explicit context wins; nested calls see the same one', async () => {
+  it('threads the ambient context; inside it an explicit context can only narrow (the session stays the caller\'s); nested calls see the same one', async () => {
     const seen: string[] = [];
     const registry = createToolRegistry({
       tools: [
@@ -191,7 +191,10 @@ describe('call context (AsyncLocalStorage)', () => {
     seen.length = 0;
     const b = createToolCallContext({ sessionId: 'B' });
     await registry.runInContext(a, () => registry.dispatch('inner', {}, { context: b }));
-    expect(seen).toEqual(['inner:B:A']);
+    expect(seen).toEqual(['inner:A:A']);
+    seen.length = 0;
+    await registry.dispatch('inner', {}, { context: b }); // outside any call, the explicit context is used as given
+    expect(seen).toEqual(['inner:B:B']);
     expect(registry.currentContext()).toBeUndefined();
   });
 
