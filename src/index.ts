@@ -380,6 +380,7 @@ export {
   type AgentEventType,
   type AgentRuntime,
   type AgentRuntimeOptions,
+  type ResolvedRuntimeOptions,
   type AgentTurnStep,
   type ApprovalDecision,
   buildIdentityText,

@@ -10,7 +10,7 @@ import { createEventQueue } from './event-queue';
 import type { AgentEvent } from './events';
 import { renderSystemPrompt, type PromptBlock } from './prompt-blocks';
 import { assertSessionOwner, executeTurn, prepareTurn, type TurnDeps } from './turn';
-import type { AgentRuntimeOptions, GenerateResult, RunInput, TurnScope } from './types';
+import type { AgentRuntimeOptions, GenerateResult, ResolvedRuntimeOptions, RunInput, TurnScope } from './types';
 import { runWorkflow, type WorkflowDefinition, type WorkflowResult } from './workflows';
 
 /** The agent runtime: one turn pipeline behind one event stream. */
@@ -28,7 +28,7 @@ export interface AgentRuntime {
   buildSystemPromptBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }): Promise<{ blocks: PromptBlock[]; toolNames: string[] }>;
   /** The same as one plain string (for `--dump-prompt` and `/prompt`). */
   buildSystemPrompt(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }): Promise<string>;
-  readonly options: AgentRuntimeOptions;
+  readonly options: ResolvedRuntimeOptions;
 }
 
 const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
@@ -48,11 +48,20 @@ const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * await runtime.generate({ sessionId: 's1', approvals: [{ approvalId, approved: true }] });
  * ```
  */
-export function createAgentRuntime(options: AgentRuntimeOptions): AgentRuntime {
-  if (!options || typeof options !== 'object') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: options are required.');
-  if (!options.model) throw new MinaraError('MODEL_NOT_CONFIGURED', 'createAgentRuntime: "model" is required (any AI SDK LanguageModel).');
-  if (!options.tools || typeof options.tools.dispatch !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "tools" must be a ToolRegistry (createToolRegistry).');
+export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntime {
+  if (!rawOptions || typeof rawOptions !== 'object') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: options are required.');
+  if (!rawOptions.model) throw new MinaraError('MODEL_NOT_CONFIGURED', 'createAgentRuntime: "model" is required (any AI SDK LanguageModel).');
+  if (!rawOptions.tools || typeof rawOptions.tools.dispatch !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "tools" must be a ToolRegistry (createToolRegistry).');
+  // One storage for the whole agent: the registry's approvals, grants and emergency stop must live where the
+  // runtime keeps its sessions, or approvals die with the process and a stop set through one is missed by the other.
+  const options: ResolvedRuntimeOptions = { ...rawOptions, storage: (rawOptions.storage ?? rawOptions.tools.storage)! };
   if (!options.storage || typeof options.storage.conversations?.appendMessages !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "storage" must be a Storage (createSqliteStorage or createInMemoryStorage).');
+  if (options.tools.storage !== undefined && options.tools.storage !== options.storage) {
+    throw new MinaraError(
+      'CONFIG_INVALID',
+      'createAgentRuntime: "tools" keeps approvals, grants and the emergency stop in a different storage than "storage"; build the registry with createToolRegistry({ storage }) on the same storage (or omit "storage" here to use the registry\'s).',
+    );
+  }
   const maxSteps = options.maxSteps ?? 12;
   if (!Number.isInteger(maxSteps) || maxSteps < 1 || maxSteps > 100) throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "maxSteps" must be an integer from 1 to 100.');
   const turnTokenBudget = options.turnTokenBudget ?? 400_000;

@@ -16,11 +16,11 @@ import { type AgentEvent, addUsage, type PendingApproval, type TurnStopReason, t
 import { buildIdentityText } from './identity';
 import { buildSystemPromptBlocks, type PromptBlock, toInstructions } from './prompt-blocks';
 import { loadSessionState, saveSessionState, type SessionState } from './session-state';
-import type { AgentRuntimeOptions, RunInput, TurnScope, TurnToolCall } from './types';
+import type { ResolvedRuntimeOptions, RunInput, TurnScope, TurnToolCall } from './types';
 
 /** Everything a turn needs, resolved once by `createAgentRuntime`. */
 export interface TurnDeps {
-  readonly options: AgentRuntimeOptions;
+  readonly options: ResolvedRuntimeOptions;
   readonly now: () => Date;
   readonly generateId: (prefix: string) => string;
   readonly maxSteps: number;
@@ -51,7 +51,7 @@ const BLOCK_CODES = new Set([
  * Refuse a run on a session that another user created (`SESSION_FORBIDDEN`). A session with no recorded
  * owner (created before owners were kept) is left as it is.
  */
-export async function assertSessionOwner(storage: TurnDeps['options']['storage'], sessionId: string, userId: string): Promise<void> {
+export async function assertSessionOwner(storage: ResolvedRuntimeOptions['storage'], sessionId: string, userId: string): Promise<void> {
   const session = await storage.conversations.getSession(sessionId);
   if (session?.userId !== undefined && session.userId !== userId) {
     throw new MinaraError('SESSION_FORBIDDEN', `Session "${sessionId}" belongs to another user; nothing was run.`);

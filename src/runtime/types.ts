@@ -68,8 +68,11 @@ export interface AgentRuntimeOptions {
   readonly model: LanguageModel;
   /** The tool registry; every tool call goes through its dispatch. */
   readonly tools: ToolRegistry;
-  /** Conversations, approvals and the runtime's per-session state. */
-  readonly storage: Storage;
+  /**
+   * Conversations, approvals and the runtime's per-session state. It must be the registry's storage (a
+   * different one is refused with `CONFIG_INVALID`). @default the registry's storage (`tools.storage`)
+   */
+  readonly storage?: Storage | undefined;
   /** Skills: routed every turn; `activate_skills` and `tool_invoke` are registered when missing. */
   readonly skills?: SkillRegistry | undefined;
   /** Memory: one store, or a function that gives the store for a turn's scope (multi-tenant hosts). */
@@ -141,3 +144,6 @@ export interface GenerateResult {
   readonly events: readonly AgentEvent[];
   readonly turnId: string;
 }
+
+/** Runtime options once resolved: the storage is always the registry's. */
+export type ResolvedRuntimeOptions = AgentRuntimeOptions & { readonly storage: Storage };

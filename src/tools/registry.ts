@@ -309,6 +309,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     approvals: { get: approvals.get, list: approvals.list, decide: approvals.decide, consume: approvals.consume },
     grants: { create: grants.create, revoke: grants.revoke, list: grants.list },
     emergencyStop,
+    storage,
     queryAudit: (filter) => storage.audit.query(filter),
   };
 }

@@ -1,7 +1,7 @@
 import type { z } from 'zod';
 import type { MinaraErrorCode } from '../errors/codes';
 import type { CallSource, PermissionTier } from '../safety/permission-tier';
-import type { ApprovalRecord, AuditDecision, GrantArgLimit, GrantRecord, AuditEntry, AuditQuery, ApprovalQuery } from '../storage/types';
+import type { ApprovalRecord, AuditDecision, GrantArgLimit, GrantRecord, AuditEntry, AuditQuery, ApprovalQuery, Storage } from '../storage/types';
 import type { ApprovalBinding } from '../safety/approvals';
 import type { ToolEnvelope } from './envelope';
 
@@ -293,6 +293,8 @@ export interface ToolRegistry {
   readonly approvals: ApprovalsApi;
   readonly grants: GrantsApi;
   readonly emergencyStop: EmergencyStopApi;
+  /** Where this registry keeps approvals, grants, the emergency stop and the audit log. */
+  readonly storage: Storage;
   /** Audit rows, newest first. */
   queryAudit(filter?: AuditQuery): Promise<AuditEntry[]>;
 }

@@ -164,3 +164,32 @@ describe('a tool that calls another tool keeps its caller\'s context', () => {
     expect(log).toEqual([]);
   });
 });
+
+describe('one storage for the registry and the runtime', () => {
+  it('a registry on another storage (or its private in-memory one) is refused with CONFIG_INVALID', async () => {
+    const { createAgentRuntime } = await import('@minara/agent');
+    const { createScriptedModel } = await import('@minara/agent/testing');
+    const model = createScriptedModel([]);
+    const storage = createInMemoryStorage();
+    expect(() => createAgentRuntime({ model, tools: createToolRegistry({}), storage })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID' }));
+    expect(() => createAgentRuntime({ model, tools: createToolRegistry({ storage: createInMemoryStorage() }), storage })).toThrow(/different storage/);
+  });
+
+  it("without a storage the runtime adopts the registry's: approvals persist there and its emergency stop is the runtime's", async () => {
+    const { createAgentRuntime } = await import('@minara/agent');
+    const { createScriptedModel } = await import('@minara/agent/testing');
+    const storage = createInMemoryStorage();
+    const log: string[] = [];
+    const registry = createToolRegistry({
+      storage,
+      tools: [defineTool({ name: 'send_wire', toolSet: 'trade', description: 'x', permissionTier: PermissionTier.ALWAYS_CONFIRM, inputSchema: z.object({ usd: z.number() }), execute: () => { log.push('sent'); return 1; } })],
+    });
+    const runtime = createAgentRuntime({ model: createScriptedModel([{ toolCalls: [{ toolName: 'send_wire', input: { usd: 5 } }] }]), tools: registry });
+    expect(runtime.options.storage).toBe(storage);
+    const { pendingApprovals } = await runtime.generate({ sessionId: 'w1', message: 'wire 5' });
+    expect(await storage.approvals.get(pendingApprovals[0]!.approvalId)).toBeDefined();
+    await storage.meta.set('emergency_stop', JSON.stringify({ engaged: true, reason: 'set through the runtime storage' }));
+    expect((await registry.emergencyStop.status()).engaged).toBe(true);
+    expect(log).toEqual([]);
+  });
+});
