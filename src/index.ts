@@ -91,7 +91,10 @@ export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
 export { createFileTools, type FileToolsOptions } from './tools/file-tools';
 export { toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
 export { resolveInSandbox, type SandboxOptions } from './safety/sandbox';
-export { DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';
+export { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';
+export {
+  APPROVAL_KEY_BYTES, defaultApprovalKeyPath, isProductionEnv, parseApprovalKey, resolveApprovalKey, type ResolveApprovalKeyOptions, type ResolvedApprovalKey,
+} from './safety/approval-key';
 
 // ── config ───────────────────────────────────────────────────────────────────
 export { type EnvSource, loadEnv, type LoadEnvOptions, type LoadEnvResult } from './config/load-env';

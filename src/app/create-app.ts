@@ -20,6 +20,7 @@ import { createSqliteStorage } from '../storage/sqlite/index';
 import type { Storage } from '../storage/types';
 import { createFileTools } from '../tools/file-tools';
 import { createToolRegistry } from '../tools/registry';
+import { resolveApprovalKey } from '../safety/approval-key';
 import type { ToolEntry, ToolHook, ToolRegistry } from '../tools/types';
 import { createConsoleLogger, type Logger } from '../util/logger';
 import { createWorkspace, type Workspace } from '../workspace/workspace';
@@ -45,6 +46,12 @@ export interface CreateAppOptions {
   readonly envFileDir?: string | false | undefined;
   /** Config overrides (dataDir, workspaceDir, model, logLevel, …) over env over defaults. */
   readonly config?: Partial<MinaraConfigInput> | undefined;
+  /**
+   * The key that signs approvals, outside the database. @default `resolveApprovalKey({ env, dataDir })`:
+   * `MINARA_APPROVAL_KEY`, `MINARA_APPROVAL_KEY_FILE`, or `<dataDir>.approval-key` (created with mode 0600
+   * on first run; never created in production mode, where a missing key refuses to start).
+   */
+  readonly approvalKey?: Uint8Array | undefined;
   /** Storage. @default SQLite at `${dataDir}/minara.db` */
   readonly storage?: Storage | undefined;
   /** The model, or a `provider:model` string. @default resolved from MINARA_MODEL and provider keys */
@@ -180,9 +187,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(options.packs ?? []).map((p) => (typeof p === 'function' ? p({ storage, env, dataDir: config.dataDir }) : p)),
     ];
 
-    // Tools: built-in factories, packs, extras.
+    // Tools: built-in factories, packs, extras. Approvals are signed with a key kept outside the database.
+    const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({
       storage,
+      approvalKey,
       bus,
       logger,
       now,

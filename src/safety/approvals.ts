@@ -59,13 +59,17 @@ export function createApprovalService(options: {
   generateId: IdGenerator;
   ttlMs?: number | undefined;
   bus?: MinaraBus | undefined;
+  /** The signing key, kept outside the storage. Without it the storage's own instance key is used (weaker). */
+  key?: Uint8Array | undefined;
 }): ApprovalService {
   const { storage, now, generateId, ttlMs = DEFAULT_APPROVAL_TTL_MS, bus } = options;
-  const key = async () => (await storage.meta.getInstance()).hmacKey;
+  const external = options.key;
+  const key = async () => external ?? (await storage.meta.getInstance()).hmacKey;
 
   const bindingOf = (r: Pick<ApprovalRecord, 'id' | 'toolName' | 'toolCallId' | 'inputHash' | 'tier' | 'source' | 'sessionId' | 'createdAt' | 'expiresAt'>) =>
     canonicalJson({ v: 1, id: r.id, toolName: r.toolName, toolCallId: r.toolCallId, inputHash: r.inputHash, tier: r.tier, source: r.source, sessionId: r.sessionId ?? null, createdAt: r.createdAt, expiresAt: r.expiresAt });
   const decisionOf = (id: string, status: 'approved' | 'denied', decidedAt: string) => `v1|${id}|${status}|${decidedAt}`;
+  const executionOf = (id: string, executedAt: string) => `v1|${id}|executed|${executedAt}`;
 
   async function load(approvalId: string): Promise<ApprovalRecord> {
     if (typeof approvalId !== 'string' || approvalId === '') {
@@ -77,11 +81,24 @@ export function createApprovalService(options: {
     if (!safeEqual(record.signature, hmacHex(k, bindingOf(record)))) {
       throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" has an invalid signature; it was not issued by this instance.`);
     }
+    // The input shown to the approver and run on resume is the input the signed hash binds.
+    if (sha256Hex(record.inputJson) !== record.inputHash) {
+      throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" has stored arguments that differ from the ones it was issued for.`);
+    }
     if (record.status === 'approved' || record.status === 'denied' || record.status === 'executed') {
       const signed = record.status === 'denied' ? 'denied' : 'approved';
       const ok = record.decidedAt !== undefined && record.decisionSignature !== undefined &&
         safeEqual(record.decisionSignature, hmacHex(k, decisionOf(record.id, signed, record.decidedAt)));
       if (!ok) throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" has a decision that was not signed by this instance.`);
+    }
+    if (record.status === 'executed') {
+      const ok = record.executedAt !== undefined && record.executionSignature !== undefined &&
+        safeEqual(record.executionSignature, hmacHex(k, executionOf(record.id, record.executedAt)));
+      if (!ok) throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" is marked executed without a signed execution.`);
+    }
+    if (record.status !== 'executed' && (record.executedAt !== undefined || record.executionSignature !== undefined)) {
+      // A used approval whose status was rolled back in storage: refuse, never replay.
+      throw new ApprovalError('APPROVAL_ALREADY_USED', approvalId, `Approval "${approvalId}" was already executed; its stored state was rolled back.`);
     }
     return record;
   }
@@ -168,7 +185,9 @@ export function createApprovalService(options: {
       if (hashToolInput(binding.input) !== record.inputHash) {
         throw new ApprovalError('APPROVAL_INVALID', approvalId, `Approval "${approvalId}" was given for different input; the arguments changed after approval.`);
       }
-      const won = await storage.approvals.transition(approvalId, ['approved'], 'executed', { executedAt: now().toISOString() });
+      const executedAt = now().toISOString();
+      const executionSignature = hmacHex(await key(), executionOf(approvalId, executedAt));
+      const won = await storage.approvals.transition(approvalId, ['approved'], 'executed', { executedAt, executionSignature });
       if (!won) throw new ApprovalError('APPROVAL_ALREADY_USED', approvalId, `Approval "${approvalId}" was already used; approvals are single use.`);
       return record;
     },

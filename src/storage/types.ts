@@ -27,8 +27,11 @@ export interface MetaStorage {
   delete(key: string): Promise<void>;
 }
 
-/** What an audited dispatch decided. */
-export type AuditDecision = 'allowed' | 'blocked' | 'approval_required' | 'approved' | 'denied' | 'error';
+/**
+ * What an audited dispatch decided. `executing` is written before a fund-moving handler runs (its outcome
+ * row follows), so a process killed mid-transfer leaves a row that says the side effect may have happened.
+ */
+export type AuditDecision = 'allowed' | 'blocked' | 'approval_required' | 'approved' | 'denied' | 'error' | 'executing';
 
 /** One audit row as written. */
 export interface AuditEntryInput {
@@ -104,6 +107,8 @@ export interface ApprovalRecord {
   readonly signature: string;
   /** HMAC over the decision, made with the instance key when approved or denied. */
   readonly decisionSignature?: string | undefined;
+  /** HMAC over the `approved → executed` transition, made with the instance key when it is consumed. */
+  readonly executionSignature?: string | undefined;
 }
 
 /** Filter for listing approvals; newest first. */
@@ -120,6 +125,7 @@ export interface ApprovalTransitionPatch {
   readonly decisionReason?: string | undefined;
   readonly decisionSignature?: string | undefined;
   readonly executedAt?: string | undefined;
+  readonly executionSignature?: string | undefined;
 }
 
 /** Persisted approval requests. `transition` is a compare-and-set, atomic across processes. */

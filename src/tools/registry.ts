@@ -1,6 +1,7 @@
 import type { MinaraBus } from '../events/bus';
 import { MinaraError } from '../errors/minara-error';
 import type { MinaraErrorCode } from '../errors/codes';
+import { APPROVAL_KEY_BYTES, isProductionEnv } from '../safety/approval-key';
 import { createApprovalService, hashToolInput } from '../safety/approvals';
 import { createEmergencyStop } from '../safety/emergency-stop';
 import { createGrantService } from '../safety/grants';
@@ -34,6 +35,17 @@ export interface ToolRegistryOptions {
   storage?: Storage | undefined;
   /** Write one audit row per dispatch. @default true */
   audit?: boolean | undefined;
+  /**
+   * The key that signs approvals, kept outside the storage (see `resolveApprovalKey`: `MINARA_APPROVAL_KEY`
+   * or a 0600 key file beside the data directory). Without it the storage's own instance key signs, so anyone
+   * who can read the database can forge approvals; in production mode a fund-moving tool is refused without it.
+   */
+  approvalKey?: Uint8Array | undefined;
+  /**
+   * Production mode: registering a fund-moving tool without `approvalKey` is refused (`CONFIG_INVALID`).
+   * @default true when `NODE_ENV` or `MINARA_ENV` is `production`
+   */
+  production?: boolean | undefined;
   /** Lifetime of an approval request in ms. @default 900000 (15 minutes) */
   approvalTtlMs?: number | undefined;
   /** Identical blocked calls in one turn before the call is cut off. @default 2 */
@@ -73,7 +85,11 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   const sets = new Map<string, ToolSetDefinition>();
   for (const s of [...BUILTIN_TOOL_SETS, ...(options.toolSets ?? [])]) sets.set(s.name, s);
   const carrier = createContextCarrier();
-  const approvals = createApprovalService({ storage, now, generateId, ttlMs: approvalTtlMs, bus });
+  const { approvalKey, production = isProductionEnv() } = options;
+  if (approvalKey !== undefined && !(approvalKey instanceof Uint8Array && approvalKey.length >= APPROVAL_KEY_BYTES)) {
+    throw new MinaraError('CONFIG_INVALID', `createToolRegistry: "approvalKey" must be a Uint8Array of at least ${APPROVAL_KEY_BYTES} bytes (see resolveApprovalKey / parseApprovalKey).`);
+  }
+  const approvals = createApprovalService({ storage, now, generateId, ttlMs: approvalTtlMs, bus, key: approvalKey });
   const grants = createGrantService({ storage, now, generateId });
   const emergencyStop = createEmergencyStop({ storage, now, bus });
   for (const h of hooks) {
@@ -89,6 +105,9 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
         throw new MinaraError('TOOL_DEFINITION_INVALID', 'register: expected a tool made by defineTool().');
       }
       if (tools.has(t.name)) throw new MinaraError('TOOL_DEFINITION_INVALID', `register: a tool named "${t.name}" is already registered.`);
+      if (t.isFundMoving && approvalKey === undefined && production) {
+        throw new MinaraError('CONFIG_INVALID', `register: fund-moving tool "${t.name}" needs an approval key outside the database in production mode: pass "approvalKey" (set MINARA_APPROVAL_KEY; see resolveApprovalKey).`);
+      }
       if (t.isFundMoving && typeof t.orderFacts !== 'function') {
         throw new MinaraError('TOOL_DEFINITION_INVALID', `register: tool "${t.name}" moves funds but has no "orderFacts" (notional USD, asset, side, destination); it cannot be checked, so it is refused.`);
       }
@@ -110,7 +129,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   async function writeAudit(row: {
     toolName: string; tier: number; ctx: ToolCallContext; toolCallId: string; decision: AuditDecision;
     code?: string | undefined; reason?: string | undefined; durationMs: number; input: unknown; mode: 'preview' | 'execute'; approvalId?: string | undefined;
-  }): Promise<void> {
+  }, strict = false): Promise<void> {
     if (!auditEnabled) return;
     try {
       await storage.audit.append({
@@ -130,8 +149,9 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
         mode: row.mode,
       });
     } catch (error) {
-      // The audit failure is logged loudly; the call's outcome is already decided.
+      // The audit failure is logged loudly; the call's outcome is already decided (a strict row is not: it throws).
       logger.error('audit append failed', { tool: row.toolName, error: error instanceof Error ? error.message : String(error) });
+      if (strict) throw error;
     }
   }
 
@@ -271,6 +291,15 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     }
 
     const run = mode === 'preview' ? tool.preview! : tool.execute;
+    if (mode === 'execute' && tool.isFundMoving) {
+      // Audit before the side effect: a process killed mid-transfer leaves an `executing` row; a call whose
+      // row cannot be written does not run.
+      try {
+        await writeAudit({ toolName: name, tier, ctx, toolCallId, decision: 'executing', durationMs: performance.now() - started, input, mode, approvalId: opts.approvalId }, true);
+      } catch (error) {
+        return finish(err(`The audit log could not be written, so this fund-moving call did not run: ${error instanceof Error ? error.message : String(error)}`, { code: 'TOOL_BLOCKED', retryable: true }), 'blocked', { approvalId: opts.approvalId });
+      }
+    }
     let envelope: ToolEnvelope;
     let outcome: AuditDecision = allowedDecision;
     try {

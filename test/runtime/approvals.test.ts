@@ -36,7 +36,7 @@ describe('approvals across turns and restarts', () => {
     expect(toolMessages).toContain('"filled":true');
     expect(toolMessages).not.toContain('APPROVAL_REQUIRED');
     const audit = await storage2.audit.query({ toolName: 'swap_tokens' });
-    expect(audit.map((a) => a.decision).sort()).toEqual(['approval_required', 'approved']);
+    expect(audit.map((a) => a.decision).sort()).toEqual(['approval_required', 'approved', 'executing']);
     // The same approval cannot be used again.
     const third = setup([{ text: 'nope' }], { storage: storage2 });
     const r3 = await recordEvents(third.runtime.run({ sessionId: 'trade-1', approvals: [{ approvalId: request.approvalId, approved: true }] }));

@@ -110,7 +110,7 @@ describe('SQLite shared by two OS processes', () => {
     const db = new Database(path, { readonly: true });
     try {
       // Migrations were applied once.
-      expect(db.prepare("SELECT COUNT(*) FROM schema_migrations WHERE domain = 'core'").pluck().get()).toBe(1);
+      expect(db.prepare("SELECT COUNT(*) FROM schema_migrations WHERE domain = 'core'").pluck().get()).toBe(2);
       expect(db.prepare('SELECT COUNT(*) FROM instance_meta').pluck().get()).toBe(1);
 
       // Every audit row of both processes is there.

@@ -221,7 +221,7 @@ describe('createSqliteStorage', () => {
     it('reports schema versions per domain, including built-in domains without migrations', async () => {
       const storage = make({ path: ':memory:', migrations: [tableMigration('host', 1, 'h1'), tableMigration('host', 2, 'h2')] });
       const versions = await storage.schemaVersions();
-      expect(versions.core).toBe(1);
+      expect(versions.core).toBe(2);
       expect(versions.memory).toEqual(expect.any(Number));
       expect(versions.host).toBe(2);
     });
@@ -346,7 +346,7 @@ describe('createSqliteStorage', () => {
       expect(warnings[0]!.fields).toMatchObject({ reason: expect.stringContaining('vec0.so') });
       await storage.audit.append(auditEntry());
       expect(await storage.audit.count()).toBe(1);
-      expect(await storage.schemaVersions()).toMatchObject({ core: 1 });
+      expect(await storage.schemaVersions()).toMatchObject({ core: 2 });
       expect(logger.lines.filter((l) => l.level === 'warn')).toHaveLength(1);
     });
 

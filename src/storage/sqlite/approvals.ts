@@ -22,12 +22,13 @@ interface ApprovalRow {
   executed_at: string | null;
   signature: string;
   decision_signature: string | null;
+  execution_signature: string | null;
 }
 
 const INSERT = `INSERT INTO approvals
   (id, tool_name, tool_call_id, input_hash, input_json, tier, session_id, trace_id, source, reason, status,
-   created_at, expires_at, decided_at, decision_reason, executed_at, signature, decision_signature)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+   created_at, expires_at, decided_at, decision_reason, executed_at, signature, decision_signature, execution_signature)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 function toRecord(r: ApprovalRow): ApprovalRecord {
   return {
@@ -49,6 +50,7 @@ function toRecord(r: ApprovalRow): ApprovalRecord {
     ...opt('executedAt', r.executed_at),
     signature: r.signature,
     ...opt('decisionSignature', r.decision_signature),
+    ...opt('executionSignature', r.execution_signature),
   };
 }
 
@@ -70,7 +72,7 @@ export function createSqliteApprovalStorage(handle: SqliteHandle): ApprovalStora
               record.id, record.toolName, record.toolCallId, record.inputHash, record.inputJson, record.tier,
               nul(record.sessionId), nul(record.traceId), record.source, record.reason, record.status,
               record.createdAt, record.expiresAt, nul(record.decidedAt), nul(record.decisionReason),
-              nul(record.executedAt), record.signature, nul(record.decisionSignature),
+              nul(record.executedAt), record.signature, nul(record.decisionSignature), nul(record.executionSignature),
             );
         } catch (error) {
           if (isPrimaryKeyViolation(error)) throw duplicateId('approvals.create', 'an approval', record.id, error);
@@ -116,10 +118,11 @@ export function createSqliteApprovalStorage(handle: SqliteHandle): ApprovalStora
                decided_at = COALESCE(?, decided_at),
                decision_reason = COALESCE(?, decision_reason),
                decision_signature = COALESCE(?, decision_signature),
-               executed_at = COALESCE(?, executed_at)
+               executed_at = COALESCE(?, executed_at),
+               execution_signature = COALESCE(?, execution_signature)
              WHERE id = ? AND status IN (${placeholders(fromStatuses.length)})`,
           )
-          .run(to, nul(patch.decidedAt), nul(patch.decisionReason), nul(patch.decisionSignature), nul(patch.executedAt), id, ...fromStatuses),
+          .run(to, nul(patch.decidedAt), nul(patch.decisionReason), nul(patch.decisionSignature), nul(patch.executedAt), nul(patch.executionSignature), id, ...fromStatuses),
       );
       return result.changes === 1;
     },

@@ -106,4 +106,12 @@ export const coreMigrations: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    domain: 'core',
+    version: 2,
+    name: 'approvals: signed execution transition',
+    up(db) {
+      db.exec('ALTER TABLE approvals ADD COLUMN execution_signature TEXT');
+    },
+  },
 ];
