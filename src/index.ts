@@ -438,4 +438,4 @@ export { INJECTION_PATTERNS, type ScanFinding, scanInput } from './safety/input-
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
 
 // ── models ───────────────────────────────────────────────────────────────────
-export { DEFAULT_MODELS, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';
+export { DEFAULT_MODELS, endpointWarnings, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';

@@ -6,7 +6,7 @@ import { MinaraError } from '../errors/minara-error';
 import { createEventBus, type MinaraBus } from '../events/bus';
 import { minaraProvidersFromEnv } from '../finance/adapters/factory';
 import { createFinancePack, type FinancePack, type FinancePackOptions } from '../finance/create-finance-pack';
-import { modelConfigStatus, type ModelConfigStatus, resolveEmbedder, resolveModel } from '../llm/resolve-model';
+import { endpointWarnings, modelConfigStatus, type ModelConfigStatus, resolveEmbedder, resolveModel } from '../llm/resolve-model';
 import { createMemoryStore } from '../memory/store';
 import { createMemoryTools } from '../memory/tools';
 import type { MemoryStore } from '../memory/types';
@@ -140,6 +140,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   const now = options.now ?? (() => new Date());
   const userId = options.userId ?? 'default';
 
+  for (const warning of endpointWarnings(env)) logger.warn(warning);
   const ownsStorage = options.storage === undefined;
   const storage = options.storage ?? createSqliteStorage({ path: config.dbPath, logger, now });
   try {

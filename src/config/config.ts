@@ -40,7 +40,7 @@ const ENV_KEYS: Record<keyof MinaraConfigInput, string> = {
   dataDir: 'MINARA_DATA_DIR',
   workspaceDir: 'MINARA_WORKSPACE_DIR',
   model: 'MINARA_MODEL',
-  baseUrl: 'MINARA_BASE_URL',
+  baseUrl: 'MINARA_MODEL_BASE_URL',
   logLevel: 'MINARA_LOG_LEVEL',
   maxSteps: 'MINARA_MAX_STEPS',
   gatewayPort: 'GATEWAY_PORT',
@@ -65,6 +65,8 @@ export function loadConfig(options: { env?: Readonly<Record<string, string | und
     const v = env[envName];
     if (v !== undefined && v !== '') raw[key] = v;
   }
+  // The model endpoint's old name keeps working for the model only (the Minara API has MINARA_API_BASE_URL).
+  if (raw.baseUrl === undefined && env.MINARA_BASE_URL) raw.baseUrl = env.MINARA_BASE_URL;
   for (const [key, v] of Object.entries(overrides)) if (v !== undefined) raw[key] = v;
   const parsed = MinaraConfigSchema.safeParse(raw);
   if (!parsed.success) {

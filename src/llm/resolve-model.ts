@@ -21,7 +21,7 @@ export const MODEL_HELP = [
   'No language model is configured. Set one of:',
   '  MINARA_MODEL=anthropic:claude-sonnet-4-5   with ANTHROPIC_API_KEY',
   '  MINARA_MODEL=openai:gpt-4.1-mini           with OPENAI_API_KEY',
-  '  MINARA_MODEL=openai-compatible:llama3.1    with MINARA_BASE_URL=http://127.0.0.1:11434/v1 (Ollama, LM Studio, vLLM, OpenRouter)',
+  '  MINARA_MODEL=openai-compatible:llama3.1    with MINARA_MODEL_BASE_URL=http://127.0.0.1:11434/v1 (Ollama, LM Studio, vLLM, OpenRouter)',
   'in the shell or in a .env file, or pass --model provider:model.',
 ].join('\n');
 
@@ -40,7 +40,7 @@ type Env = Readonly<Record<string, string | undefined>>;
 export function modelConfigStatus(options: { model?: string | undefined; baseUrl?: string | undefined; env?: Env } = {}): ModelConfigStatus {
   const env = options.env ?? process.env;
   const spec = options.model ?? env.MINARA_MODEL;
-  const baseUrl = options.baseUrl ?? env.MINARA_BASE_URL;
+  const baseUrl = options.baseUrl ?? env.MINARA_MODEL_BASE_URL ?? env.MINARA_BASE_URL;
   if (spec === undefined || spec.trim() === '') {
     if (env.ANTHROPIC_API_KEY) return { configured: true, provider: 'anthropic', modelId: DEFAULT_MODELS.anthropic, label: `anthropic:${DEFAULT_MODELS.anthropic}` };
     if (env.OPENAI_API_KEY) return { configured: true, provider: 'openai', modelId: DEFAULT_MODELS.openai, label: `openai:${DEFAULT_MODELS.openai}` };
@@ -54,7 +54,7 @@ export function modelConfigStatus(options: { model?: string | undefined; baseUrl
   }
   if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses anthropic but ANTHROPIC_API_KEY is not set.', help: MODEL_HELP };
   if (provider === 'openai' && !env.OPENAI_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses openai but OPENAI_API_KEY is not set.', help: MODEL_HELP };
-  if (provider === 'openai-compatible' && !baseUrl) return { configured: false, reason: 'MINARA_MODEL uses openai-compatible but MINARA_BASE_URL is not set.', help: MODEL_HELP };
+  if (provider === 'openai-compatible' && !baseUrl) return { configured: false, reason: 'MINARA_MODEL uses openai-compatible but MINARA_MODEL_BASE_URL is not set.', help: MODEL_HELP };
   return { configured: true, provider, modelId, ...(provider === 'openai-compatible' ? { baseUrl } : {}), label: `${provider}:${modelId}` };
 }
 
@@ -106,4 +106,17 @@ export async function resolveEmbedder(options: { env?: Env } = {}): Promise<Embe
   if (!apiKey) throw new MinaraError('CONFIG_INVALID', 'EMBEDDING_PROVIDER=openai needs EMBEDDING_API_KEY or OPENAI_API_KEY.');
   const { createOpenAI } = await import('@ai-sdk/openai');
   return createOpenAI({ apiKey }).embedding(env.EMBEDDING_MODEL ?? 'text-embedding-3-small');
+}
+
+/**
+ * Configuration warnings about endpoints and credentials, for the host to log once at start. Today: the
+ * legacy `MINARA_BASE_URL` (model endpoint only) set together with `MINARA_API_KEY`, a setup that once sent
+ * the Minara key to the model server.
+ */
+export function endpointWarnings(env: Env = process.env): string[] {
+  const out: string[] = [];
+  if (env.MINARA_BASE_URL && !env.MINARA_MODEL_BASE_URL && env.MINARA_API_KEY) {
+    out.push('MINARA_BASE_URL now sets only the model endpoint; the Minara API uses MINARA_API_BASE_URL (default https://api.minara.ai). Rename MINARA_BASE_URL to MINARA_MODEL_BASE_URL to silence this warning.');
+  }
+  return out;
 }

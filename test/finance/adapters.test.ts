@@ -163,7 +163,7 @@ describe('real adapters against recorded fixtures', () => {
   it('a tool factory whose key is missing contributes nothing', () => {
     expect(createMinaraToolFactory()({})).toEqual([]);
     expect(minaraProvidersFromEnv({})).toEqual({});
-    const tools = createMinaraToolFactory()({ MINARA_API_KEY: 'k', MINARA_BASE_URL: base });
+    const tools = createMinaraToolFactory()({ MINARA_API_KEY: 'k', MINARA_API_BASE_URL: base });
     expect(tools.map((t) => t.name)).toContain('get_price');
     expect(tools.every((t) => !t.isFundMoving)).toBe(true);
     expect(MinaraError.isInstance(new Error('x'))).toBe(false);

@@ -21,7 +21,7 @@ describe('model resolution', () => {
     expect(modelConfigStatus({ env: {} })).toMatchObject({ configured: false, reason: expect.stringContaining('MINARA_MODEL is not set') });
     expect(modelConfigStatus({ env: { MINARA_MODEL: 'claude' } })).toMatchObject({ configured: false, reason: expect.stringContaining('"provider:model"') });
     expect(modelConfigStatus({ env: { MINARA_MODEL: 'anthropic:x' } })).toMatchObject({ configured: false, reason: expect.stringContaining('ANTHROPIC_API_KEY') });
-    expect(modelConfigStatus({ env: { MINARA_MODEL: 'openai-compatible:x' } })).toMatchObject({ configured: false, reason: expect.stringContaining('MINARA_BASE_URL') });
+    expect(modelConfigStatus({ env: { MINARA_MODEL: 'openai-compatible:x' } })).toMatchObject({ configured: false, reason: expect.stringContaining('MINARA_MODEL_BASE_URL') });
     await expect(resolveModel({ env: {} })).rejects.toSatisfy((e) => MinaraError.isInstance(e) && e.code === 'MODEL_NOT_CONFIGURED' && e.message.includes('MINARA_MODEL=anthropic'));
   });
 

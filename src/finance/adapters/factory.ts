@@ -15,14 +15,15 @@ export interface MinaraToolFactoryOptions {
 }
 
 /**
- * The Minara providers from the environment (`MINARA_API_KEY`, `MINARA_BASE_URL`), or `{}` when the key is
+ * The Minara providers from the environment (`MINARA_API_KEY`, `MINARA_API_BASE_URL`), or `{}` when the key is
  * missing, ready to spread into `createFinancePack({ storage, ...minaraProvidersFromEnv(process.env) })`
  * (which then falls back to paper trading on the simulated feed).
  */
 export function minaraProvidersFromEnv(env: Readonly<Record<string, string | undefined>>, options: MinaraToolFactoryOptions = {}): { market?: MarketDataProvider; provider?: TradingProvider } {
   const apiKey = env.MINARA_API_KEY;
   if (!apiKey) return {};
-  const o = { apiKey, ...(env.MINARA_BASE_URL ? { baseUrl: env.MINARA_BASE_URL } : {}), ...options };
+  // The Minara API has its own variable: the key must never follow the model endpoint (MINARA_MODEL_BASE_URL).
+  const o = { apiKey, ...(env.MINARA_API_BASE_URL ? { baseUrl: env.MINARA_API_BASE_URL } : {}), ...options };
   return { market: createMinaraMarket(o), provider: createMinaraTradingProvider(o) };
 }
 

@@ -7,7 +7,7 @@ import type { MarketDataProvider, OrderResult, PerpQuote, TokenInfo, TradingProv
 export interface MinaraAdapterOptions extends Omit<ProviderFetchOptions, 'provider' | 'baseUrl' | 'headers'> {
   /** `MINARA_API_KEY`. */
   readonly apiKey: string;
-  /** `MINARA_BASE_URL`. @default 'https://api.minara.ai' */
+  /** `MINARA_API_BASE_URL`. @default 'https://api.minara.ai' */
   readonly baseUrl?: string | undefined;
 }
 
