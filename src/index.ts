@@ -86,6 +86,7 @@ export type {
 
 export { DEFAULT_TOOL_TIMEOUT_MS, defineTool, defineToolFactory, type ToolFactory } from './tools/define-tool';
 export { createToolRegistry, type ToolRegistryOptions } from './tools/registry';
+export { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH } from './tools/input-bounds';
 export { createToolCallContext } from './tools/context';
 export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
 export { createFileTools, type FileToolsOptions } from './tools/file-tools';

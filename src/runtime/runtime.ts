@@ -9,6 +9,7 @@ import { createConsoleLogger } from '../util/logger';
 import { createEventQueue } from './event-queue';
 import type { AgentEvent } from './events';
 import { renderSystemPrompt, type PromptBlock } from './prompt-blocks';
+import { guardToolInputs } from './tool-input-guard';
 import { assertSessionOwner, executeTurn, prepareTurn, type TurnDeps } from './turn';
 import type { AgentRuntimeOptions, GenerateResult, ResolvedRuntimeOptions, RunInput, TurnScope } from './types';
 import { runWorkflow, type WorkflowDefinition, type WorkflowResult } from './workflows';
@@ -77,6 +78,7 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
     typeof options.memory === 'function' ? options.memory(scope) : options.memory;
   const deps: TurnDeps = {
     options,
+    model: guardToolInputs(options.model),
     now: options.now ?? (() => new Date()),
     generateId: options.generateId ?? defaultGenerateId,
     maxSteps,

@@ -21,6 +21,8 @@ import type { ResolvedRuntimeOptions, RunInput, TurnScope, TurnToolCall } from '
 /** Everything a turn needs, resolved once by `createAgentRuntime`. */
 export interface TurnDeps {
   readonly options: ResolvedRuntimeOptions;
+  /** The model the turn calls: `options.model` behind the tool-input guard. */
+  readonly model: ResolvedRuntimeOptions['model'];
   readonly now: () => Date;
   readonly generateId: (prefix: string) => string;
   readonly maxSteps: number;
@@ -269,7 +271,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
       });
       const result = options.tools.runInContext(ctx, () =>
         streamText({
-          model: options.model,
+          model: deps.model,
           instructions: toInstructions(prompt.blocks),
           messages: withHistoryBreakpoint(history),
           tools: aiTools as ToolSet,
@@ -486,3 +488,4 @@ function errorText(error: unknown): string {
     return String(error);
   }
 }
+

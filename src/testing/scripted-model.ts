@@ -7,8 +7,11 @@ export interface ScriptedStep {
   readonly text?: string | undefined;
   /** Reasoning text (sent before the answer). */
   readonly reasoning?: string | undefined;
-  /** Tool calls; `input` is an object (serialised to JSON for the provider protocol). */
-  readonly toolCalls?: ReadonlyArray<{ readonly toolName: string; readonly input: unknown; readonly toolCallId?: string | undefined }> | undefined;
+  /**
+   * Tool calls; `input` is an object (serialised to JSON for the provider protocol), or `inputText` the raw
+   * JSON text a provider would send (to play malformed, huge or deeply nested model output).
+   */
+  readonly toolCalls?: ReadonlyArray<{ readonly toolName: string; readonly input?: unknown; readonly inputText?: string | undefined; readonly toolCallId?: string | undefined }> | undefined;
   /** Token usage reported for this step. Input tokens default to a deterministic estimate of the prompt size. */
   readonly usage?: { readonly inputTokens?: number; readonly outputTokens?: number; readonly cacheReadTokens?: number; readonly cacheWriteTokens?: number } | undefined;
   /** @default 'tool-calls' when the step has tool calls, else 'stop' */
@@ -114,7 +117,7 @@ export function createScriptedModel(steps: readonly ScriptEntry[], options: Scri
     raw: undefined,
   });
   const toolCallsOf = (step: ScriptedStep) =>
-    (step.toolCalls ?? []).map((tc) => ({ toolCallId: tc.toolCallId ?? `call_${++callIds}`, toolName: tc.toolName, input: JSON.stringify(tc.input ?? {}) }));
+    (step.toolCalls ?? []).map((tc) => ({ toolCallId: tc.toolCallId ?? `call_${++callIds}`, toolName: tc.toolName, input: tc.inputText ?? JSON.stringify(tc.input ?? {}) }));
 
   const model = new MockLanguageModelV4({
     provider,

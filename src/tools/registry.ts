@@ -16,6 +16,7 @@ import { closestMatches } from '../util/suggest';
 import { createContextCarrier, createToolCallContext, narrowContext } from './context';
 import { err, errFromThrow, isToolEnvelope, ok, type ToolEnvelope } from './envelope';
 import { computeOrderFacts } from './order-facts';
+import { REJECTED_TOOL_INPUT_KEY, toolInputBoundsProblem } from './input-bounds';
 import { BUILTIN_TOOL_SETS, expandToolSetNames } from './tool-sets';
 import type { DispatchOptions, DispatchOutcome, ToolCallContext, ToolEntry, ToolExecutionContext, ToolHook, ToolOrderFacts, ToolRegistry, ToolSetDefinition } from './types';
 import { validateToolInput } from './validate-input';
@@ -214,6 +215,12 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     tier = tool.permissionTier;
     if (!visible(tool)) return finish(err(`Tool "${name}" is not available in this environment.`, { code: 'TOOL_UNAVAILABLE' }), 'error');
 
+    // Bound depth and size before any schema walks the input (a 5,000-level input overflows recursive code).
+    const bounds = toolInputBoundsProblem(args);
+    if (bounds !== undefined) {
+      input = { [REJECTED_TOOL_INPUT_KEY]: bounds };
+      return finish(err(`Invalid input for tool "${name}": ${bounds}.`, { code: 'TOOL_INPUT_INVALID', retryable: true }), 'error');
+    }
     const validated = validateToolInput(tool.inputSchema, args);
     if (!validated.success) {
       const detail = validated.issues.map((i) => `${i.path}: ${i.message}`).join('; ');
