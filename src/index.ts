@@ -92,6 +92,7 @@ export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
 export { createFileTools, type FileToolsOptions } from './tools/file-tools';
 export { toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
 export { resolveInSandbox, type SandboxOptions } from './safety/sandbox';
+export { findPersonalData, normaliseForScan, PERSONAL_DATA_CLASSES, type PersonalDataClass } from './safety/personal-data';
 export { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';
 export {
   APPROVAL_KEY_BYTES, defaultApprovalKeyPath, isProductionEnv, parseApprovalKey, resolveApprovalKey, type ResolveApprovalKeyOptions, type ResolvedApprovalKey,

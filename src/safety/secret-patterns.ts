@@ -3,7 +3,8 @@
  * PII gate. Order matters: `anthropic_key` is tested before `openai_key`.
  *
  * Deliberately absent (too many false positives against hashes, signatures and prose): Solana base58
- * addresses, BIP-39 mnemonics, bare 64-hex strings.
+ * addresses and bare 64-hex strings. Seed phrases, cards, IBANs, e-mail and phone numbers are personal data,
+ * checked by `findPersonalData` (the dreaming gate) with validation a regex alone cannot do.
  */
 export interface SecretPattern {
   /** Stable class name used in logs and quarantine records. */

@@ -94,11 +94,18 @@ describe('dreaming pipeline', () => {
     expect((await ok.runDreamTick()).logs).toHaveLength(2);
   });
 
-  it('does not quarantine the deliberately omitted classes (Solana base58, 64-hex, mnemonic-like prose)', async () => {
+  it('does not quarantine the deliberately omitted classes (Solana base58, 64-hex)', async () => {
     const dir = await workspaceWithLogs({ '2026-03-01-s1.md': 'x\n' });
-    const text = '### Facts\n- Tx 5f1d3c9a0b7e2d4c6a8f0e1d3c5b7a9f1e3d5c7b9a1f3e5d7c9b1a3f5e7d9c1b confirmed\n- SOL address 7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV\n- Words: abandon ability able about above absent absorb abstract absurd abuse access accident';
+    const text = '### Facts\n- Tx 5f1d3c9a0b7e2d4c6a8f0e1d3c5b7a9f1e3d5c7b9a1f3e5d7c9b1a3f5e7d9c1b confirmed\n- SOL address 7EcDhSYGxXyscszYEp35KHN8vvw3svAuLKTzXwCFLtV';
     const ws = createWorkspace({ dir, now: () => NOW, dreaming: { model: textModel(text) } });
     expect((await ws.runDreamTick()).outcome).toBe('appended');
+  });
+
+  it('quarantines a run of twelve BIP-39 words (a seed phrase), which it once let through', async () => {
+    const dir = await workspaceWithLogs({ '2026-03-01-s1.md': 'x\n' });
+    const text = '### Facts\n- Words: abandon ability able about above absent absorb abstract absurd abuse access accident';
+    const ws = createWorkspace({ dir, now: () => NOW, dreaming: { model: textModel(text) } });
+    expect(await ws.runDreamTick()).toMatchObject({ outcome: 'pii_detected_quarantine', pattern: 'seed_phrase' });
   });
 
   it('logs llm_error, keeps the watermark and releases the lock when the model fails', async () => {

@@ -1,7 +1,7 @@
 import { join } from 'node:path';
 import { realpath } from 'node:fs/promises';
 import { generateText, type LanguageModel } from 'ai';
-import { findSecrets } from '../../safety/secret-patterns';
+import { findPersonalData } from '../../safety/personal-data';
 import type { Logger } from '../../util/logger';
 import { type LockRecord, tryAcquireFileLock } from '../file-lock';
 import type { DailyLogEntry } from '../file-cache';
@@ -136,7 +136,7 @@ export async function runDreamTick(deps: DreamDeps): Promise<DreamTickResult> {
       return { outcome: 'nothing_to_promote', logs: rels, watermark: maxMtime };
     }
 
-    const hits = findSecrets(response, { includeIdentifiers: true });
+    const hits = findPersonalData(response);
     if (hits.length > 0) {
       const patterns = [...new Set(hits.map((h) => h.pattern))];
       const pattern = patterns[0] ?? 'unknown';
