@@ -16,7 +16,7 @@ export interface ServeOptions {
 
 export async function runServe(cli: CliOptions, options: ServeOptions = {}): Promise<number> {
   const write = options.write ?? ((s: string) => process.stdout.write(s));
-  const [{ buildApp }, { createGateway, gatewayEnv, serveGateway }] = await Promise.all([import('./app'), import('@minara/agent/gateway')]);
+  const [{ buildApp }, { createGateway, createJwtAuthenticator, gatewayEnv, serveGateway }] = await Promise.all([import('./app'), import('@minara/agent/gateway')]);
   const app = await buildApp(cli, { surface: 'gateway' });
   try {
     const env = gatewayEnv();
@@ -27,10 +27,13 @@ export async function runServe(cli: CliOptions, options: ServeOptions = {}): Pro
       memoryFor: app.memoryFor,
       ...(app.workspace ? { workspace: app.workspace } : {}),
       ...(env.authToken ? { authToken: env.authToken } : {}),
+      ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),
+      trustUserHeader: env.trustUserHeader,
       logger: app.logger,
     });
     const served = await serveGateway({ gateway, port: options.port ?? env.port, host: options.host ?? env.host });
-    write(`minara gateway listening on ${served.url}${env.authToken ? ' (bearer token required)' : ''}\n`);
+    const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ' (bearer token required)' : '';
+    write(`minara gateway listening on ${served.url}${auth}\n`);
     if (!app.modelStatus.configured) write('No model is configured: chat turns will answer with how to configure one.\n');
     write('Press Ctrl-C to stop.\n');
     await (options.until ??

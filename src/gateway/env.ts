@@ -1,4 +1,5 @@
 import { MinaraError } from '../errors/minara-error';
+import type { JwtAuthenticatorOptions } from './auth';
 
 /** Gateway settings read from the environment. */
 export interface GatewayEnv {
@@ -8,10 +9,19 @@ export interface GatewayEnv {
   readonly host: string;
   /** `GATEWAY_AUTH_TOKEN`, when set and non-empty. */
   readonly authToken?: string | undefined;
+  /**
+   * Per-user JWT authentication from `GATEWAY_JWT_SECRET` or `GATEWAY_JWKS_URL` (with optional
+   * `GATEWAY_JWT_ISSUER`, `GATEWAY_JWT_AUDIENCE`), ready for `createJwtAuthenticator`.
+   */
+  readonly jwt?: JwtAuthenticatorOptions | undefined;
+  /** `GATEWAY_TRUST_USER_HEADER=1`: a trusted proxy names the user in `x-minara-user`. */
+  readonly trustUserHeader: boolean;
 }
 
 /**
- * Read `GATEWAY_PORT` (default 8080), `GATEWAY_HOST` (default 127.0.0.1) and `GATEWAY_AUTH_TOKEN`.
+ * Read `GATEWAY_PORT` (default 8080), `GATEWAY_HOST` (default 127.0.0.1), `GATEWAY_AUTH_TOKEN`, the per-user
+ * JWT settings (`GATEWAY_JWT_SECRET` or `GATEWAY_JWKS_URL`, `GATEWAY_JWT_ISSUER`, `GATEWAY_JWT_AUDIENCE`) and
+ * `GATEWAY_TRUST_USER_HEADER`.
  * A malformed port is a `CONFIG_INVALID` naming the variable.
  */
 export function gatewayEnv(env: Readonly<Record<string, string | undefined>> = process.env): GatewayEnv {
@@ -25,5 +35,15 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>> = p
   }
   const host = env['GATEWAY_HOST']?.trim() || '127.0.0.1';
   const token = env['GATEWAY_AUTH_TOKEN']?.trim();
-  return { port, host, ...(token ? { authToken: token } : {}) };
+  const secret = env['GATEWAY_JWT_SECRET']?.trim();
+  const jwksUrl = env['GATEWAY_JWKS_URL']?.trim();
+  if (secret && jwksUrl) throw new MinaraError('CONFIG_INVALID', 'GATEWAY_JWT_SECRET and GATEWAY_JWKS_URL: set one, not both.');
+  if ((secret || jwksUrl) && token) throw new MinaraError('CONFIG_INVALID', 'GATEWAY_AUTH_TOKEN and GATEWAY_JWT_SECRET/GATEWAY_JWKS_URL: choose one shared token or per-user tokens, not both.');
+  const issuer = env['GATEWAY_JWT_ISSUER']?.trim();
+  const audience = env['GATEWAY_JWT_AUDIENCE']?.trim();
+  const jwt: JwtAuthenticatorOptions | undefined = secret || jwksUrl
+    ? { ...(secret ? { secret } : { jwksUrl }), ...(issuer ? { issuer } : {}), ...(audience ? { audience } : {}) }
+    : undefined;
+  const trust = env['GATEWAY_TRUST_USER_HEADER']?.trim();
+  return { port, host, ...(token ? { authToken: token } : {}), ...(jwt ? { jwt } : {}), trustUserHeader: trust === '1' || trust === 'true' };
 }

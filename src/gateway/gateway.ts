@@ -3,7 +3,7 @@ import { generateId as defaultGenerateId } from '../util/ids';
 import { createConsoleLogger } from '../util/logger';
 import { createActiveStreams } from './active-streams';
 import { decideApproval, listApprovals } from './approvals-routes';
-import { createBearerCheck } from './auth';
+import { createBearerCheck, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
@@ -42,12 +42,19 @@ export function createGateway(options: GatewayOptions): Gateway {
     maxBodyBytes = DEFAULT_MAX_BODY_BYTES,
     defaultUserId = 'default',
     userHeader = 'x-minara-user',
+    rolesHeader = 'x-minara-roles',
+    trustUserHeader = false,
+    authenticate,
     logger = createConsoleLogger({ level: 'warn' }),
     now = () => new Date(),
     generateId = defaultGenerateId,
   } = options;
   if (authToken !== undefined && (typeof authToken !== 'string' || authToken.length < 16 || /\s/.test(authToken))) {
     throw new MinaraError('CONFIG_INVALID', 'createGateway: "authToken" must be a string of at least 16 characters without whitespace (e.g. `openssl rand -hex 32`).');
+  }
+  if (authenticate !== undefined && typeof authenticate !== 'function') throw new MinaraError('CONFIG_INVALID', 'createGateway: "authenticate" must be a function (request) => { userId, roles } | null.');
+  if (authenticate !== undefined && authToken !== undefined) {
+    throw new MinaraError('CONFIG_INVALID', 'createGateway: give "authenticate" (per-user) or "authToken" (one shared token), not both.');
   }
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new MinaraError('CONFIG_INVALID', 'createGateway: "maxBodyBytes" must be an integer of at least 1024.');
   if (!USER_ID.test(defaultUserId)) throw new MinaraError('CONFIG_INVALID', 'createGateway: "defaultUserId" must be 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".');
@@ -56,6 +63,20 @@ export function createGateway(options: GatewayOptions): Gateway {
   const streams = createActiveStreams({ generateId, logger });
   const deps: GatewayDeps = { options, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing };
   const checkToken = authToken === undefined ? undefined : createBearerCheck(authToken);
+
+  const authenticated = new WeakMap<Request, GatewayIdentity>();
+  /** Who the request is: the authenticator's identity, the trusted proxy's headers, or the single user. */
+  async function identify(request: Request): Promise<{ userId: string; operator: boolean }> {
+    const who = authenticated.get(request);
+    if (who) return { userId: who.userId, operator: (who.roles ?? []).includes('operator') };
+    if (trustUserHeader) {
+      const header = request.headers.get(userHeader);
+      if (header !== null && !USER_ID.test(header)) throw badRequest(`${userHeader}: expected 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".`);
+      const roles = (request.headers.get(rolesHeader) ?? '').split(',').map((r) => r.trim());
+      return { userId: header ?? defaultUserId, operator: roles.includes('operator') };
+    }
+    return { userId: defaultUserId, operator: true };
+  }
 
   const router = createRouter();
   router.add('GET', '/healthz', () => json(200, { ok: true, activeStreams: streams.size() }));
@@ -87,16 +108,28 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (checkToken && !isHealth && !checkToken(request.headers.get('authorization'))) {
       throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with the gateway token.');
     }
+    if (authenticate && !isHealth) {
+      let who: GatewayIdentity | null;
+      try {
+        who = await authenticate(request);
+      } catch (error) {
+        // The reason is logged for the operator, never sent: it may describe the key or the token.
+        logger.warn('gateway: authentication failed', { reason: error instanceof Error ? error.name : 'error' });
+        who = null;
+      }
+      if (!who || typeof who.userId !== 'string' || !USER_ID.test(who.userId)) {
+        throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with a valid, unexpired token for this gateway.');
+      }
+      authenticated.set(request, who);
+    }
     const match = router.match(request.method, url.pathname);
     if (match.kind === 'not-found') throw new HttpError(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname}.`);
     if (match.kind === 'method-not-allowed') {
       const e = methodNotAllowed(request.method, match.allow);
       return jsonError(405, e.code, e.message, undefined, { allow: match.allow.join(', ') });
     }
-    const header = request.headers.get(userHeader);
-    if (header !== null && !USER_ID.test(header)) throw badRequest(`${userHeader}: expected 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".`);
-    const userId = header ?? defaultUserId;
-    return match.handler({ request, url, params: match.params, userId });
+    const identity = await identify(request);
+    return match.handler({ request, url, params: match.params, ...identity });
   }
 
   return {
@@ -112,7 +145,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
     },
     activeStreams: () => streams.size(),
-    authRequired: checkToken !== undefined,
+    authRequired: checkToken !== undefined || authenticate !== undefined,
     async close() {
       closing = true;
       await streams.drain();

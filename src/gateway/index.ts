@@ -20,3 +20,4 @@ export { DEFAULT_MAX_BODY_BYTES } from './body';
 export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from './ui-stream-encoder';
 export { EDITABLE_MEMORY_SOURCE } from './memory-routes';
 export { HttpError } from './http-error';
+export { createJwtAuthenticator, type GatewayAuthenticate, type GatewayIdentity, type JwtAuthenticatorOptions } from './auth';

@@ -8,8 +8,10 @@ export interface RouteContext {
   readonly request: Request;
   readonly url: URL;
   readonly params: RouteParams;
-  /** The tenant: the user header, or the gateway's default user. */
+  /** The tenant: from `authenticate`, the trusted user header, or the gateway's default user. */
   readonly userId: string;
+  /** May write the shared workspace files: role `operator`, or the single user when there are no per-user identities. */
+  readonly operator: boolean;
 }
 
 export type RouteHandler = (ctx: RouteContext) => Promise<Response> | Response;

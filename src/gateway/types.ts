@@ -1,3 +1,4 @@
+import type { GatewayAuthenticate } from './auth';
 import type { MemoryStore } from '../memory/types';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { Storage } from '../storage/types';
@@ -25,10 +26,24 @@ export interface GatewayOptions {
   readonly authToken?: string | undefined;
   /** Largest request body in bytes; larger bodies get 413 and are not read past the limit. @default 1048576 (1 MiB) */
   readonly maxBodyBytes?: number | undefined;
-  /** Tenant when a request carries no user header. @default 'default' */
+  /**
+   * Per-user authentication: decide who each request is (`{ userId, roles }`), or `null` for 401. Use
+   * `createJwtAuthenticator` for signed tokens (a shared secret or a JWKS URL), or your own. Exclusive with
+   * `authToken`. @default none: one shared token (or none), one user
+   */
+  readonly authenticate?: GatewayAuthenticate | undefined;
+  /** The tenant in single-user mode (no `authenticate`, no trusted user header). @default 'default' */
   readonly defaultUserId?: string | undefined;
-  /** Header naming the tenant. Trusted: put an authenticating proxy in front when users are untrusted. @default 'x-minara-user' */
+  /**
+   * Honour `userHeader` (and `rolesHeader`) as the tenant: only behind a proxy that authenticates users and
+   * sets these headers itself, stripping any the client sent. Off, a client's header is ignored, so holding
+   * the shared token never makes anyone another user. @default false
+   */
+  readonly trustUserHeader?: boolean | undefined;
+  /** Header naming the tenant when `trustUserHeader` is on. @default 'x-minara-user' */
   readonly userHeader?: string | undefined;
+  /** Header with comma-separated roles when `trustUserHeader` is on. @default 'x-minara-roles' */
+  readonly rolesHeader?: string | undefined;
   /** @default a console logger at `warn` */
   readonly logger?: Logger | undefined;
   /** Clock. @default () => new Date() */
@@ -43,7 +58,7 @@ export interface Gateway {
   fetch(request: Request): Promise<Response>;
   /** Chat turns running right now (each consumed server-side, resumable). */
   activeStreams(): number;
-  /** Whether a bearer token is required. */
+  /** Whether requests must authenticate (a shared bearer token or `authenticate`). */
   readonly authRequired: boolean;
   /** Refuse new chat turns (503) and wait for the running ones to finish and persist. */
   close(): Promise<void>;

@@ -56,7 +56,9 @@ export function getWorkspaceFile(deps: GatewayDeps): RouteHandler {
  * editor loaded (`null`: only if it does not exist). 409 with `currentSha256` otherwise; nothing written.
  */
 export function putWorkspaceFile(deps: GatewayDeps): RouteHandler {
-  return async ({ request, params }: RouteContext) => {
+  return async ({ request, params, operator }: RouteContext) => {
+    // The workspace files are the operator's: SOUL.md and AGENTS.md shape every tenant's prompt.
+    if (!operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Workspace files are the operator\'s; writing them needs the "operator" role.');
     const ws = workspaceOf(deps);
     const name = fileName(params['name']);
     const body = await readJsonObject(request, deps.maxBodyBytes);

@@ -72,7 +72,8 @@ export async function startGateway(
   const workspace = createWorkspace({ dir: workspaceDir, heartbeat: false });
   const model = createScriptedModel(script, options.model);
   const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger, memory: (scope) => memoryFor(scope.userId), surface: 'gateway' });
-  const gateway = createGateway({ runtime, storage, tools, memoryFor, workspace, logger: silentLogger, ...options.gateway });
+  // These tests stand for a trusted proxy that names the tenant in x-minara-user (auth.test.ts covers the other modes).
+  const gateway = createGateway({ runtime, storage, tools, memoryFor, workspace, logger: silentLogger, trustUserHeader: true, ...options.gateway });
   const served = await serveGateway({ gateway, port: 0 });
   return {
     url: served.url, served, storage, model, ledger, gateway, tools, memoryFor, workspaceDir,

@@ -73,8 +73,12 @@ describe('auth', () => {
     }
     expect(['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1'].every(isLoopbackHost)).toBe(true);
     expect(['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '127.0.0.256', 'localhost.evil.com'].some(isLoopbackHost)).toBe(false);
-    expect(gatewayEnv({})).toEqual({ port: 8080, host: '127.0.0.1' });
-    expect(gatewayEnv({ GATEWAY_PORT: '9090', GATEWAY_AUTH_TOKEN: TOKEN })).toEqual({ port: 9090, host: '127.0.0.1', authToken: TOKEN });
+    expect(gatewayEnv({})).toEqual({ port: 8080, host: '127.0.0.1', trustUserHeader: false });
+    expect(gatewayEnv({ GATEWAY_PORT: '9090', GATEWAY_AUTH_TOKEN: TOKEN })).toEqual({ port: 9090, host: '127.0.0.1', authToken: TOKEN, trustUserHeader: false });
+    expect(gatewayEnv({ GATEWAY_JWKS_URL: 'https://id.example.com/jwks', GATEWAY_JWT_AUDIENCE: 'minara', GATEWAY_TRUST_USER_HEADER: '1' })).toEqual({
+      port: 8080, host: '127.0.0.1', jwt: { jwksUrl: 'https://id.example.com/jwks', audience: 'minara' }, trustUserHeader: true,
+    });
+    expect(() => gatewayEnv({ GATEWAY_JWT_SECRET: 'x'.repeat(40), GATEWAY_AUTH_TOKEN: TOKEN })).toThrow(/choose one/);
     expect(() => gatewayEnv({ GATEWAY_PORT: 'http' })).toThrow(/GATEWAY_PORT/);
   });
 });
@@ -154,7 +158,7 @@ describe('bad input: the right 4xx with a JSON error, nothing stored', () => {
     ];
     for (const [p, status] of attempts) {
       for (const method of ['GET', 'PUT']) {
-        const res = await raw(h.url, { method, path: p, ...(method === 'PUT' ? { headers: { 'content-type': 'application/json' }, body: put } : {}) });
+        const res = await raw(h.url, { method, path: p, ...(method === 'PUT' ? { headers: { 'content-type': 'application/json', 'x-minara-roles': 'operator' }, body: put } : {}) });
         expect(res.status, `${method} ${p}`).toBe(status);
         expect(errorCode(res.body).code, `${method} ${p}`).toMatch(/SANDBOX_ESCAPE|WORKSPACE_FILE_NOT_EDITABLE|NOT_FOUND|HTTP_BAD_REQUEST/);
       }
