@@ -1,4 +1,5 @@
-import { realpathSync, lstatSync, mkdirSync } from 'node:fs';
+import { constants, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs';
+import { type FileHandle, open, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SandboxEscapeError } from '../errors/subclasses';
 
@@ -93,4 +94,48 @@ export function resolveInSandbox(relativePath: string, options: SandboxOptions):
 function isInside(root: string, candidate: string): boolean {
   const rel = path.relative(root, candidate);
   return rel === '' || (!rel.startsWith('..') && !path.isAbsolute(rel));
+}
+
+/** Options for {@link openInSandbox}. */
+export interface OpenInSandboxOptions extends SandboxOptions {
+  /** `fs.constants` open flags; `O_NOFOLLOW` is always added. @default O_RDONLY */
+  readonly flags?: number | undefined;
+  /** Mode of a created file. @default 0o644 */
+  readonly mode?: number | undefined;
+}
+
+/**
+ * Open a file inside the sandbox and prove, **after** opening, that the descriptor is inside the root. Node
+ * has no `openat`/`RESOLVE_BENEATH`, so a directory swapped for a symlink between `resolveInSandbox` and
+ * `open` would be followed; here the opened descriptor's own path (`/proc/self/fd/N` on Linux, else the
+ * real path re-resolved and matched by device and inode) must lie under the root's real path, or the
+ * descriptor is closed unread and unwritten. A regular file with more than one hard link is refused
+ * (a hard link makes an outside file look like an inside one). Caller closes the handle.
+ *
+ * @throws SandboxEscapeError on any escape; the filesystem error (ENOENT, …) when the open itself fails.
+ */
+export async function openInSandbox(relativePath: string, options: OpenInSandboxOptions): Promise<FileHandle> {
+  const abs = resolveInSandbox(relativePath, options);
+  const rootReal = realpathSync(options.root);
+  const handle = await open(abs, (options.flags ?? constants.O_RDONLY) | constants.O_NOFOLLOW, options.mode ?? 0o644);
+  try {
+    const st = await handle.stat();
+    let where: string | undefined;
+    try {
+      where = await readlink(`/proc/self/fd/${handle.fd}`);
+    } catch {
+      // No procfs: re-resolve and require the same inode.
+      const again = realpathSync(abs);
+      const st2 = statSync(again);
+      if (st2.dev === st.dev && st2.ino === st.ino) where = again;
+    }
+    if (where === undefined || !isInside(rootReal, where) || where === rootReal) {
+      throw new SandboxEscapeError(relativePath, 'the path changed while it was being opened and now leads outside the sandbox');
+    }
+    if (st.isFile() && st.nlink > 1) throw new SandboxEscapeError(relativePath, 'the file has more than one hard link, so it may be a file from outside the sandbox');
+    return handle;
+  } catch (error) {
+    await handle.close();
+    throw error;
+  }
 }

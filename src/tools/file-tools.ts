@@ -3,7 +3,8 @@ import path from 'node:path';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import { PermissionTier } from '../safety/permission-tier';
-import { resolveInSandbox } from '../safety/sandbox';
+import { openInSandbox, resolveInSandbox } from '../safety/sandbox';
+import { SandboxEscapeError } from '../errors/subclasses';
 import { generateId } from '../util/ids';
 import { defineTool } from './define-tool';
 import type { ToolEntry } from './types';
@@ -51,8 +52,9 @@ export function createFileTools(options: FileToolsOptions): ToolEntry[] {
       const abs = resolveInSandbox(rel, { root });
       let handle;
       try {
-        handle = await fsp.open(abs, constants.O_RDONLY | constants.O_NOFOLLOW);
+        handle = await openInSandbox(rel, { root, flags: constants.O_RDONLY });
       } catch (error) {
+        if (error instanceof SandboxEscapeError) throw error;
         throw new MinaraError('NOT_FOUND', `read_file: cannot open "${rel}" (${(error as NodeJS.ErrnoException).code ?? 'error'}).`);
       }
       try {
@@ -86,7 +88,7 @@ export function createFileTools(options: FileToolsOptions): ToolEntry[] {
       // Re-resolve after creating folders: a folder swapped for a symlink in between is caught here.
       const target = resolveInSandbox(rel, { root });
       if (mode === 'append') {
-        const handle = await fsp.open(target, constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NOFOLLOW, 0o644);
+        const handle = await openInSandbox(rel, { root, flags: constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT });
         try {
           await handle.writeFile(content, 'utf8');
         } finally {
@@ -97,8 +99,11 @@ export function createFileTools(options: FileToolsOptions): ToolEntry[] {
           const exists = await fsp.lstat(target).then(() => true, () => false);
           if (exists) throw new MinaraError('INVALID_ARGUMENT', `write_file: "${rel}" already exists (mode "create").`);
         }
-        const tmp = path.join(path.dirname(target), `.${path.basename(target)}.${generateId('tmp')}`);
-        const handle = await fsp.open(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o644);
+        const tmpName = `.${path.basename(target)}.${generateId('tmp')}`;
+        const tmpRel = [...rel.split('/').filter((x) => x !== '' && x !== '.').slice(0, -1), tmpName].join('/');
+        // The temp file is opened and proven inside before a byte is written; the rename stays in its folder.
+        const handle = await openInSandbox(tmpRel, { root, flags: constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL });
+        const tmp = path.join(path.dirname(target), tmpName);
         try {
           await handle.writeFile(content, 'utf8');
           await handle.sync();
