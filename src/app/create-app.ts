@@ -24,6 +24,7 @@ import { resolveApprovalKey } from '../safety/approval-key';
 import type { ToolEntry, ToolHook, ToolRegistry } from '../tools/types';
 import { createConsoleLogger, type Logger } from '../util/logger';
 import { createWorkspace, type Workspace } from '../workspace/workspace';
+import { createTenantWorkspace } from '../workspace/tenant';
 import { workspaceConfigFromEnv } from '../workspace/config';
 import { readHardConstraints } from './hard-constraints';
 import { createNotConfiguredModel } from './not-configured-model';
@@ -101,7 +102,13 @@ export interface MinaraApp {
   readonly skills: SkillRegistry;
   readonly skillLoadIssues: readonly SkillLoadIssue[];
   readonly externalSkills: ExternalSkillsManager;
+  /** The operator's workspace (the app's `userId`). */
   readonly workspace: Workspace | undefined;
+  /**
+   * The workspace a tenant's turns use: the operator's for the app's `userId`, else a tenant workspace
+   * (`createTenantWorkspace`) with the operator's identity read-only and the tenant's own files.
+   */
+  workspaceFor(userId: string): Workspace | undefined;
   /** The memory store of a tenant (cached per user id). */
   memoryFor(userId: string): MemoryStore;
   /** The default tenant's memory. */
@@ -230,6 +237,19 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       workspace = createWorkspace({ ...workspaceConfigFromEnv(env), dir: config.workspaceDir, logger, now, ...(modelStatus.configured ? { dreaming: { ...workspaceConfigFromEnv(env).dreaming, model: options.utilityModel ?? model } } : {}) });
       await workspace.seed();
     }
+    // The operator (the app's user) owns the workspace; every other tenant gets a tenant workspace over it:
+    // the operator's identity files, read-only, and the tenant's own USER.md, MEMORY.md, heartbeat and journal.
+    const tenantWorkspaces = new Map<string, Workspace>();
+    const operatorWorkspace = workspace;
+    const workspaceFor = (tenant: string): Workspace | undefined => {
+      if (!operatorWorkspace || tenant === userId) return operatorWorkspace;
+      let w = tenantWorkspaces.get(tenant);
+      if (!w) {
+        w = createTenantWorkspace({ ...workspaceConfigFromEnv(env), operator: operatorWorkspace, userId: tenant, logger, now, heartbeat: operatorWorkspace.settings.heartbeat, dailyLog: operatorWorkspace.settings.dailyLog });
+        tenantWorkspaces.set(tenant, w);
+      }
+      return w;
+    };
 
     const runtime = createAgentRuntime({
       maxSteps: config.maxSteps,
@@ -239,7 +259,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       storage,
       skills,
       memory: (scope) => memoryFor(scope.userId),
-      ...(workspace ? { workspace } : {}),
+      ...(workspace ? { workspace: (scope: { userId: string }) => workspaceFor(scope.userId) } : {}),
       ...(packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
       ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
       defaultUserId: userId,
@@ -259,6 +279,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       skillLoadIssues,
       externalSkills,
       workspace,
+      workspaceFor,
       memoryFor,
       memory: memoryFor(userId),
       runtime,
@@ -268,6 +289,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       async close() {
         for (const store of stores.values()) await store.close();
         workspace?.close();
+        for (const w of tenantWorkspaces.values()) w.close();
         if (ownsStorage) await storage.close();
       },
     };

@@ -1,5 +1,6 @@
 import { MinaraError } from '../errors/minara-error';
 import { EDITABLE_WORKSPACE_FILES } from '../workspace/files';
+import { OPERATOR_IDENTITY_FILES } from '../workspace/tenant';
 import type { Workspace } from '../workspace/workspace';
 import { WorkspaceConflictError } from '../workspace/errors';
 import { field, readJsonObject } from './body';
@@ -30,10 +31,12 @@ function fileName(raw: string | undefined): string {
 
 /** `GET /v1/workspace/files`: the editable files with their sha256 (`null` when absent). */
 export function listWorkspaceFiles(deps: GatewayDeps): RouteHandler {
-  return async () => {
+  return async ({ operator }: RouteContext) => {
     const ws = workspaceOf(deps);
     const files = [];
     for (const name of EDITABLE_WORKSPACE_FILES) {
+      // Tenants see the agent's identity files; the operator's own memory and heartbeat stay the operator's.
+      if (!operator && !OPERATOR_IDENTITY_FILES.has(name)) continue;
       const f = await ws.readFile(name);
       files.push({ name, exists: f.exists, sha256: f.sha256, bytes: Buffer.byteLength(f.content) });
     }
@@ -43,9 +46,10 @@ export function listWorkspaceFiles(deps: GatewayDeps): RouteHandler {
 
 /** `GET /v1/workspace/files/:name`: `{ name, exists, content, sha256 }`. */
 export function getWorkspaceFile(deps: GatewayDeps): RouteHandler {
-  return async ({ params }: RouteContext) => {
+  return async ({ params, operator }: RouteContext) => {
     const ws = workspaceOf(deps);
     const name = fileName(params['name']);
+    if (!operator && !OPERATOR_IDENTITY_FILES.has(name)) throw new HttpError(403, 'HTTP_FORBIDDEN', `${name} is the operator's; reading it needs the "operator" role.`);
     const f = await ws.readFile(name);
     return json(200, { name: f.name, exists: f.exists, content: f.content, sha256: f.sha256 });
   };

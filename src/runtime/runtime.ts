@@ -1,5 +1,6 @@
 import { MinaraError } from '../errors/minara-error';
 import type { MemoryStore } from '../memory/types';
+import type { Workspace } from '../workspace/workspace';
 import { createSkillMetaTools } from '../skills/meta-tools';
 import type { SkillSession } from '../skills/session';
 import { parseSignalContext } from '../skills/signals';
@@ -76,8 +77,11 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   }
   const memoryFor = (scope: TurnScope): MemoryStore | undefined =>
     typeof options.memory === 'function' ? options.memory(scope) : options.memory;
+  const workspaceFor = (scope: TurnScope): Workspace | undefined =>
+    typeof options.workspace === 'function' ? options.workspace(scope) : options.workspace;
   const deps: TurnDeps = {
     options,
+    workspaceFor,
     model: guardToolInputs(options.model),
     now: options.now ?? (() => new Date()),
     generateId: options.generateId ?? defaultGenerateId,

@@ -16,11 +16,14 @@ import { type AgentEvent, addUsage, type PendingApproval, type TurnStopReason, t
 import { buildIdentityText } from './identity';
 import { buildSystemPromptBlocks, type PromptBlock, toInstructions } from './prompt-blocks';
 import { loadSessionState, saveSessionState, type SessionState } from './session-state';
+import type { Workspace } from '../workspace/workspace';
 import type { ResolvedRuntimeOptions, RunInput, TurnScope, TurnToolCall } from './types';
 
 /** Everything a turn needs, resolved once by `createAgentRuntime`. */
 export interface TurnDeps {
   readonly options: ResolvedRuntimeOptions;
+  /** The workspace of a tenant (the one workspace, or `options.workspace(scope)`). */
+  readonly workspaceFor: (scope: TurnScope) => Workspace | undefined;
   /** The model the turn calls: `options.model` behind the tool-input guard. */
   readonly model: ResolvedRuntimeOptions['model'];
   readonly now: () => Date;
@@ -119,7 +122,8 @@ export async function prepareTurn(
     }
   }
 
-  const ws = options.workspace ? await options.workspace.loadPromptBlocks({ source, sessionId: ctx.sessionId }) : undefined;
+  const workspace = deps.workspaceFor(scope);
+  const ws = workspace ? await workspace.loadPromptBlocks({ source, sessionId: ctx.sessionId }) : undefined;
   const pending = await options.storage.approvals.list({ status: 'pending', sessionId: ctx.sessionId, limit: 20 });
   const livePending = pending.filter((a) => Date.parse(a.expiresAt) > now().getTime());
 
@@ -415,9 +419,10 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
     steps: stepCount, usage, toolCalls, pendingApprovals, turnCount,
   };
   options.bus?.emit('turn:ended', { sessionId: ctx.sessionId, turnId, source, text, toolsUsed: [...ctx.usedTools] });
-  if (options.workspace) {
+  const workspace = deps.workspaceFor(scope);
+  if (workspace) {
     try {
-      await options.workspace.onTurnEnd({
+      await workspace.onTurnEnd({
         sessionId: ctx.sessionId, surface: input.surface ?? options.surface ?? 'sdk', turnCount, source, replyText: text,
         ...(input.message !== undefined ? { userText: input.message } : {}),
         openLoops: pendingApprovals.map((p) => `confirm ${p.toolName} (approval ${p.approvalId})`),

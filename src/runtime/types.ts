@@ -77,8 +77,12 @@ export interface AgentRuntimeOptions {
   readonly skills?: SkillRegistry | undefined;
   /** Memory: one store, or a function that gives the store for a turn's scope (multi-tenant hosts). */
   readonly memory?: MemoryStore | ((scope: TurnScope) => MemoryStore) | undefined;
-  /** The markdown workspace: identity and dynamic blocks, and the end-of-turn hook. */
-  readonly workspace?: Workspace | undefined;
+  /**
+   * The markdown workspace: identity and dynamic blocks, and the end-of-turn hook. A function gives each
+   * tenant its own (e.g. `createTenantWorkspace`), like `memory`, so no tenant's heartbeat, journal or notes
+   * reach another tenant's prompt.
+   */
+  readonly workspace?: Workspace | ((scope: TurnScope) => Workspace | undefined) | undefined;
   /** L0.5 scenario classifier (playbook + preloads). */
   readonly scenarios?: ScenarioClassifier | undefined;
   /** A cheaper model for LLM autocompaction. @default no LLM compaction (hard trim instead) */

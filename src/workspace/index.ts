@@ -66,3 +66,4 @@ export {
   type ImportedMemoryRow,
   type MemoryRowSink,
 } from './import/hermes';
+export { createTenantWorkspace, OPERATOR_IDENTITY_FILES, type TenantWorkspaceOptions, tenantWorkspaceDir } from './tenant';
