@@ -1,3 +1,4 @@
+import { redactSecrets } from '../safety/secret-patterns';
 import type { MinaraErrorCode } from '../errors/codes';
 import { MinaraError } from '../errors/minara-error';
 
@@ -48,9 +49,10 @@ export function err(message: string, options: { code?: MinaraErrorCode | (string
 
 /** A failure envelope from anything thrown: `MinaraError` keeps its code; anything else is TOOL_EXECUTION_FAILED. */
 export function errFromThrow(error: unknown): ToolErr {
-  if (MinaraError.isInstance(error)) return err(error.message, { code: error.code, retryable: error.retryable });
+  // Error messages reach the model, the transcript, events and the audit log: secret-looking strings go first.
+  if (MinaraError.isInstance(error)) return err(redactSecrets(error.message), { code: error.code, retryable: error.retryable });
   const message = error instanceof Error ? error.message : String(error);
-  return err(message || 'Tool failed', { code: 'TOOL_EXECUTION_FAILED', retryable: false });
+  return err(redactSecrets(message) || 'Tool failed', { code: 'TOOL_EXECUTION_FAILED', retryable: false });
 }
 
 /** True for an envelope made by `ok`, `err` or `errFromThrow`. */

@@ -1,3 +1,4 @@
+import { redactSecrets } from '../../safety/secret-patterns';
 import type { MinaraErrorCode } from '../../errors/codes';
 import { MinaraError } from '../../errors/minara-error';
 
@@ -72,6 +73,9 @@ export function createProviderFetch(options: ProviderFetchOptions): ProviderFetc
     fetch: doFetch = globalThis.fetch, sleep = (ms: number) => new Promise<void>((r) => setTimeout(r, ms)),
   } = options;
   const base = baseUrl.replace(/\/+$/, '');
+  // Upstream error bodies are quoted in messages; a careless upstream may echo the credentials it was sent.
+  const credentials = Object.values(headers).flatMap((v) => [v, v.replace(/^Bearer\s+/i, '')]).filter((v) => v.length >= 8);
+  const scrub = (text: string) => redactSecrets(credentials.reduce((t, c) => t.split(c).join('[REDACTED]'), text));
 
   return {
     async json(path, req = {}) {
@@ -102,12 +106,12 @@ export function createProviderFetch(options: ProviderFetchOptions): ProviderFetc
           } else if (res.status >= 500) {
             last = new ProviderError('PROVIDER_ERROR', provider, `server error ${res.status}`, { status: res.status, attempts: attempt, retryable: true });
           } else if (res.status >= 400) {
-            throw new ProviderError('PROVIDER_ERROR', provider, `request failed with ${res.status}: ${text.slice(0, 200)}`, { status: res.status, attempts: attempt });
+            throw new ProviderError('PROVIDER_ERROR', provider, `request failed with ${res.status}: ${scrub(text).slice(0, 200)}`, { status: res.status, attempts: attempt });
           } else {
             try {
               return JSON.parse(text) as unknown;
             } catch (cause) {
-              throw new ProviderError('PROVIDER_ERROR', provider, `malformed JSON in the response (${text.slice(0, 60)}…)`, { status: res.status, attempts: attempt, cause });
+              throw new ProviderError('PROVIDER_ERROR', provider, `malformed JSON in the response (${scrub(text).slice(0, 60)}…)`, { status: res.status, attempts: attempt, cause });
             }
           }
         } catch (error) {
