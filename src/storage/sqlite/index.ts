@@ -33,8 +33,10 @@ import { readSchemaVersions, runMigrations } from './migrate';
 import { isInMemoryPath, openDatabase } from './open-database';
 import { createSqliteHandle } from './sqlite-handle';
 import { createSqliteTradingStorage, tradingMigrations } from './trading';
+import { type SqliteVerifyReport, verifySqliteStorage } from './verify';
 
 export type { SqliteHandle, SqliteMigration } from './handle';
+export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
 const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading'];
@@ -102,6 +104,21 @@ export interface SqliteStorage extends Storage {
   readonly path: string;
   /** The connection: `read`/`write` with busy retries, cached `prepare`. Fails once the storage is closed. */
   readonly handle: SqliteHandle;
+  /**
+   * Check the file and every structure derived from rows, changing nothing: `PRAGMA integrity_check` and
+   * `foreign_key_check`; the full-text index against the memories (FTS5's own `integrity-check`, after indexing
+   * the rows still waiting, inside a savepoint that is rolled back); float vectors, their sign bits and the
+   * sqlite-vec index against the rows and each other; memory edges against their rows; executed approvals
+   * carrying their execution signature. Used by the crash test after every kill; run it after a host crash or
+   * before a backup. It takes the write lock briefly (the full-text comparison), like any write.
+   *
+   * @example
+   * ```ts
+   * const report = await storage.verify();
+   * if (!report.ok) for (const p of report.problems) console.error(`${p.check}: ${p.message}`);
+   * ```
+   */
+  verify(): Promise<SqliteVerifyReport>;
 }
 
 function checkOptions(options: unknown): asserts options is SqliteStorageOptions {
@@ -203,6 +220,9 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     conversations: createSqliteConversationStorage(handle, now),
     memory,
     trading: createSqliteTradingStorage(handle),
+    async verify() {
+      return verifySqliteStorage(handle);
+    },
     async schemaVersions() {
       return handle.read('schemaVersions', (db) => readSchemaVersions(db, knownDomains));
     },
