@@ -168,6 +168,9 @@ async function confinedTarget(root: string, rel: string): Promise<string> {
   return join(realParent, abs.slice(parent.length + 1));
 }
 
+/** The name of a temp file an atomic write creates next to its target; group 1 is the writer's pid. */
+export const TEMP_FILE_PATTERN = /^\.[0-9a-f]{12}\.(\d+)\.tmp$/;
+
 async function writeTemp(target: string, content: string | Uint8Array): Promise<string> {
   const tmp = join(dirname(target), `.${randomBytes(6).toString('hex')}.${process.pid}.tmp`);
   const handle = await open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | O_NOFOLLOW, 0o644);

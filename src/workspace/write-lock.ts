@@ -1,7 +1,9 @@
-import { mkdir, realpath } from 'node:fs/promises';
-import { join } from 'node:path';
+import { lstat, mkdir, readdir, realpath, unlink } from 'node:fs/promises';
+import { hostname as osHostname } from 'node:os';
+import { dirname, join } from 'node:path';
 import type { Logger } from '../util/logger';
-import { acquireFileLock } from './file-lock';
+import { acquireFileLock, defaultIsPidAlive } from './file-lock';
+import { TEMP_FILE_PATTERN } from './safe-fs';
 import { STATE_FILES } from './files';
 
 /** How long a writer waits for the workspace write lock before `WORKSPACE_LOCK_HELD`. */
@@ -24,9 +26,40 @@ export async function withWriteLock<T>(root: string, logger: Logger, fn: () => P
     logger,
     module: 'workspace/write-lock',
   });
+  const dead = lock.tookOverFrom;
+  if (dead !== undefined && dead.hostname === osHostname() && !defaultIsPidAlive(dead.pid)) {
+    await sweepTempFiles(dirname(path), dead.pid, logger);
+  }
   try {
     return await fn();
   } finally {
     await lock.release();
   }
+}
+
+/** How deep below the workspace root a sweep looks for a dead writer's temp files (journals live one level down). */
+const SWEEP_DEPTH = 3;
+
+/**
+ * Remove the temp files a writer killed mid-write left behind (`.<random>.<pid>.tmp`, written before the
+ * rename that would have replaced the target). Only the dead holder's pid is swept, so a live writer's temp
+ * file is never touched; symlinked directories are not followed.
+ */
+async function sweepTempFiles(root: string, pid: number, logger: Logger): Promise<void> {
+  const walk = async (dir: string, depth: number): Promise<void> => {
+    const entries = await readdir(dir, { withFileTypes: true }).catch(() => []);
+    for (const entry of entries) {
+      const path = join(dir, entry.name);
+      if (entry.isDirectory() && depth < SWEEP_DEPTH) await walk(path, depth + 1);
+      const match = TEMP_FILE_PATTERN.exec(entry.name);
+      if (entry.isFile() && match !== null && Number(match[1]) === pid) {
+        const st = await lstat(path).catch(() => undefined);
+        if (st?.isFile()) {
+          await unlink(path).catch(() => {});
+          logger.warn('workspace: removed a temp file left by a writer that died mid-write', { module: 'workspace/write-lock', path, pid });
+        }
+      }
+    }
+  };
+  await walk(root, 0);
 }
