@@ -90,7 +90,7 @@ export { MAX_TOOL_INPUT_BYTES, MAX_TOOL_INPUT_DEPTH } from './tools/input-bounds
 export { createToolCallContext } from './tools/context';
 export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
 export { createFileTools, type FileToolsOptions } from './tools/file-tools';
-export { toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
+export { type SettledToolCall, toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
 export { openInSandbox, type OpenInSandboxOptions, resolveInSandbox, type SandboxOptions } from './safety/sandbox';
 export { findPersonalData, normaliseForScan, PERSONAL_DATA_CLASSES, type PersonalDataClass } from './safety/personal-data';
 export { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';

@@ -10,6 +10,7 @@ import type { ToolEnvelope } from '../tools/envelope';
 import { toAISDKTools } from '../tools/ai-sdk';
 import { createToolCallContext } from '../tools/context';
 import type { DispatchOutcome, ToolCallContext } from '../tools/types';
+import { createCallJournal, restoreJournaledCalls } from './call-journal';
 import { compactMessages } from './compaction';
 import { loadMessages, repairOrphanedToolCalls, replaceToolResult, toNewMessages } from './conversation';
 import { type AgentEvent, addUsage, type PendingApproval, type TurnStopReason, type TurnUsage, ZERO_USAGE } from './events';
@@ -205,6 +206,8 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
   let scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, sessionId: ctx.sessionId };
   // Messages the model produced in finished steps; persisted even when a later step fails.
   let responseMessages: ModelMessage[] = [];
+  // Each call that returns is journaled at once, so a step cut short (abort, crash) does not forget it.
+  const journal = createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger);
 
   try {
     const prepared = await prepareTurn(deps, input, ctx, emit);
@@ -215,6 +218,13 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
 
     // History: load, repair orphaned tool calls, apply approval decisions.
     let history = await loadMessages(options.storage, ctx.sessionId);
+    // Calls a process that died mid-turn ran and journaled: restore them before anything else reads history.
+    const restored = await restoreJournaledCalls(options.storage, ctx.sessionId, history, now());
+    if (restored.messages.length > 0) {
+      await options.storage.conversations.appendMessages(ctx.sessionId, toNewMessages(restored.messages, turnId, now()));
+      history = [...history, ...restored.messages];
+      deps.logger.warn('restored tool calls a turn ran before its process died', { sessionId: ctx.sessionId, toolCallIds: restored.restored });
+    }
     // An approvals-only run on a session with no conversation has nothing to ask the model: the decisions
     // are applied and recorded, and the turn ends without a model call.
     const askModel = history.length > 0 || input.message !== undefined;
@@ -261,6 +271,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
       let overflow: unknown;
       const aiTools = toAISDKTools(options.tools, prompt.toolNames, {
         context: ctx,
+        onSettled: (call) => journal.add({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input, output: call.envelope }),
         onResult: (name, outcome) => {
           outcomes.set(outcome.toolCallId, outcome);
           if (name === 'activate_skills' && outcome.envelope.ok && skillSession) {
@@ -396,13 +407,16 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
     }
   }
 
-  // End of turn: persist what the model said (even after an error or abort), then state, then fan out.
-  if (responseMessages.length > 0) {
-    try {
-      await options.storage.conversations.appendMessages(ctx.sessionId, toNewMessages(responseMessages, turnId, now()));
-    } catch (error) {
-      deps.logger.error('could not persist the turn', { sessionId: ctx.sessionId, error: errorText(error) });
-    }
+  // End of turn: persist what the model said (even after an error or abort), plus calls that returned in a
+  // step cut short, then clear the journal, then state, then fan out.
+  try {
+    let tail = journal.missingFrom(responseMessages);
+    if (tail.length > 0) tail = journal.missingFrom([...(await loadMessages(options.storage, ctx.sessionId)), ...responseMessages]);
+    const toStore = [...responseMessages, ...tail];
+    if (toStore.length > 0) await options.storage.conversations.appendMessages(ctx.sessionId, toNewMessages(toStore, turnId, now()));
+    await journal.clear();
+  } catch (error) {
+    deps.logger.error('could not persist the turn', { sessionId: ctx.sessionId, error: errorText(error) });
   }
   const turnCount = state.turnCount + 1;
   try {

@@ -13,6 +13,22 @@ export interface ToAISDKToolsOptions {
    * instead (e.g. to append guidance to a result); return nothing to send the outcome's own envelope.
    */
   readonly onResult?: ((toolName: string, outcome: DispatchOutcome) => ToolEnvelope | void) | undefined;
+  /**
+   * Awaited after each call returns and before the AI SDK receives its result: the runtime journals the call
+   * here so a process that dies before the step ends still knows the call ran. Gets the envelope the model
+   * will see. A throw becomes the call's error, so log instead of throwing.
+   */
+  readonly onSettled?: ((call: SettledToolCall) => Promise<void> | void) | undefined;
+}
+
+/** What {@link ToAISDKToolsOptions.onSettled} receives. */
+export interface SettledToolCall {
+  readonly toolName: string;
+  readonly toolCallId: string;
+  /** The input as the model sent it. */
+  readonly input: unknown;
+  /** The envelope the model will see. */
+  readonly envelope: ToolEnvelope;
 }
 
 /** JSON Schemas derived from zod schemas, computed once per tool entry. */
@@ -54,7 +70,9 @@ export function toAISDKTools(registry: ToolRegistry, names: readonly string[], o
           signal: abortSignal,
           context: options.context ?? registry.currentContext(),
         });
-        return options.onResult?.(name, outcome) ?? outcome.envelope;
+        const envelope = options.onResult?.(name, outcome) ?? outcome.envelope;
+        await options.onSettled?.({ toolName: name, toolCallId, input, envelope });
+        return envelope;
       },
     });
   }

@@ -1,7 +1,7 @@
 import { simulateReadableStream, streamText, isStepCount } from 'ai';
 import { MockLanguageModelV4 } from 'ai/test';
 import { describe, expect, it } from 'vitest';
-import { createToolCallContext, createToolRegistry, toAISDKTools } from '@minara/agent';
+import { createToolCallContext, createToolRegistry, type SettledToolCall, toAISDKTools } from '@minara/agent';
 import { createInMemoryStorage } from '@minara/agent/testing';
 import { sampleTools } from './helpers';
 
@@ -63,6 +63,23 @@ describe('toAISDKTools', () => {
     for await (const part of result.stream) if (part.type === 'tool-result') outs.push(part.output);
     expect(outs).toEqual([expect.objectContaining({ ok: false, code: 'TOOL_INPUT_INVALID' })]);
     expect((await registry.queryAudit({ toolName: 'get_price' }))[0]).toMatchObject({ decision: 'error', code: 'TOOL_INPUT_INVALID' });
+  });
+
+  it('onSettled is awaited with the call and its envelope before the AI SDK sees the result', async () => {
+    const registry = createToolRegistry({ tools: sampleTools(), storage: createInMemoryStorage() });
+    const order: string[] = [];
+    const settled: SettledToolCall[] = [];
+    const tools = toAISDKTools(registry, ['get_price'], {
+      onSettled: async (call) => {
+        await new Promise((r) => setTimeout(r, 20));
+        settled.push(call);
+        order.push('settled');
+      },
+    });
+    const result = streamText({ model: modelCalling('get_price', { symbol: 'BTC' }), tools, stopWhen: isStepCount(3), prompt: 'x' });
+    for await (const part of result.stream) if (part.type === 'tool-result') order.push('result');
+    expect(order).toEqual(['settled', 'result']);
+    expect(settled).toEqual([{ toolName: 'get_price', toolCallId: 'c1', input: { symbol: 'BTC' }, envelope: expect.objectContaining({ ok: true }) }]);
   });
 
   it('describes inputs with JSON Schema and refuses unknown names', () => {

@@ -1,0 +1,134 @@
+import { randomBytes } from 'node:crypto';
+import { hostname as osHostname } from 'node:os';
+import type { ModelMessage, ToolModelMessage } from 'ai';
+import type { Storage } from '../storage/types';
+import type { ToolEnvelope } from '../tools/envelope';
+import type { Logger } from '../util/logger';
+
+/**
+ * The call journal: each tool call that returned during a turn is written to storage metadata as it returns,
+ * before the turn ends and appends its messages. If the process dies mid-turn (SIGKILL, OOM, power), or an
+ * abort ends a step after its tools ran, the executed calls and their results are still known: the turn end
+ * adds the ones its messages lack, and the next turn of the session (in any process) restores the ones a dead
+ * process left, so the model never re-runs a call that already ran because it forgot it.
+ */
+
+/** One call that returned. */
+export interface JournaledCall {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  readonly output: ToolEnvelope;
+}
+
+interface JournalRecord {
+  readonly turnId: string;
+  readonly pid: number;
+  /** Random per process: a restarted process can get the dead one's pid (PID 1 in a container). */
+  readonly process: string;
+  readonly host: string;
+  readonly at: string;
+  readonly calls: readonly JournaledCall[];
+}
+
+/** A journal left by a live process on another host is taken over only after this long. */
+export const JOURNAL_TAKEOVER_MS = 15 * 60_000;
+
+const PROCESS_TOKEN = randomBytes(8).toString('hex');
+
+const key = (sessionId: string) => `runtime:calls-in-flight:${sessionId}`;
+
+function isPidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+/** Tool-call ids that already have a result in `messages`. */
+function answeredIds(messages: readonly ModelMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) if (m.role === 'tool') for (const part of m.content) if (part.type === 'tool-result') ids.add(part.toolCallId);
+  return ids;
+}
+
+/** The calls as an assistant message with the calls and a tool message with their results. */
+export function callMessages(calls: readonly JournaledCall[]): ModelMessage[] {
+  if (calls.length === 0) return [];
+  return [
+    { role: 'assistant', content: calls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.toolCallId, toolName: c.toolName, input: c.input })) },
+    {
+      role: 'tool',
+      content: calls.map((c) => ({
+        type: 'tool-result' as const,
+        toolCallId: c.toolCallId,
+        toolName: c.toolName,
+        output: { type: 'json' as const, value: JSON.parse(JSON.stringify(c.output)) as never },
+      })),
+    } as ToolModelMessage,
+  ];
+}
+
+/** The journal of one running turn. */
+export function createCallJournal(storage: Storage, sessionId: string, turnId: string, logger: Pick<Logger, 'error'>) {
+  const calls: JournaledCall[] = [];
+  const record = (): string =>
+    JSON.stringify({ turnId, pid: process.pid, process: PROCESS_TOKEN, host: osHostname(), at: new Date().toISOString(), calls } satisfies JournalRecord);
+  return {
+    /** Write one returned call (awaited before the stream moves on). A failed write is logged, not thrown. */
+    async add(call: JournaledCall): Promise<void> {
+      calls.push(call);
+      try {
+        await storage.meta.set(key(sessionId), record());
+      } catch (error) {
+        logger.error('could not journal a tool call', { sessionId, toolName: call.toolName, error: error instanceof Error ? error.message : String(error) });
+      }
+    },
+    /** Messages for the calls that returned but are not answered in `messages` (a step cut short). */
+    missingFrom(messages: readonly ModelMessage[]): ModelMessage[] {
+      const answered = answeredIds(messages);
+      return callMessages(calls.filter((c) => !answered.has(c.toolCallId)));
+    },
+    /** Forget the journal once the turn's messages are stored. */
+    async clear(): Promise<void> {
+      if (calls.length === 0) return;
+      try {
+        await storage.meta.delete(key(sessionId));
+      } catch (error) {
+        logger.error('could not clear the tool-call journal', { sessionId, error: error instanceof Error ? error.message : String(error) });
+      }
+    },
+  };
+}
+
+/**
+ * Before a turn loads its history: a journal left by a turn whose process died is turned into transcript
+ * messages (calls the transcript already answers are skipped) and removed. A journal of a live process on
+ * this host is left alone (that turn is still running); one from another host is taken over after
+ * {@link JOURNAL_TAKEOVER_MS}. Returns the ids restored.
+ */
+export async function restoreJournaledCalls(storage: Storage, sessionId: string, history: readonly ModelMessage[], now: Date): Promise<{ messages: ModelMessage[]; restored: string[] }> {
+  const raw = await storage.meta.get(key(sessionId));
+  if (raw === undefined) return { messages: [], restored: [] };
+  let record: JournalRecord;
+  try {
+    record = JSON.parse(raw) as JournalRecord;
+    if (!Array.isArray(record.calls)) throw new Error('no calls');
+  } catch {
+    await storage.meta.delete(key(sessionId));
+    return { messages: [], restored: [] };
+  }
+  const live =
+    record.host !== osHostname()
+      ? now.getTime() - Date.parse(record.at) < JOURNAL_TAKEOVER_MS
+      : record.pid === process.pid
+        ? record.process === PROCESS_TOKEN
+        : isPidAlive(record.pid);
+  if (live) return { messages: [], restored: [] };
+  const answered = answeredIds(history);
+  const missing = record.calls.filter((c) => typeof c?.toolCallId === 'string' && !answered.has(c.toolCallId));
+  await storage.meta.delete(key(sessionId));
+  return { messages: callMessages(missing), restored: missing.map((c) => c.toolCallId) };
+}
