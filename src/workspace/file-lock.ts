@@ -33,8 +33,6 @@ export interface FileLockOptions {
 export interface HeldLock {
   readonly path: string;
   readonly record: LockRecord;
-  /** The stale holder this acquisition removed first, if any (its pid is dead or its lock outlived the TTL). */
-  readonly tookOverFrom?: LockRecord | undefined;
   /** Remove the lock if it is still ours. Returns false when it was taken over meanwhile. Never throws. */
   release(): Promise<boolean>;
 }
@@ -250,7 +248,7 @@ export async function acquireFileLock(
   const deadline = Date.now() + waitMs;
   for (;;) {
     const attempt = await tryAcquireFileLock(path, options);
-    if (attempt.acquired) return attempt.tookOverFrom === undefined ? attempt.lock : { ...attempt.lock, tookOverFrom: attempt.tookOverFrom };
+    if (attempt.acquired) return attempt.lock;
     if (Date.now() >= deadline) {
       const h = attempt.holder;
       throw new MinaraError(
