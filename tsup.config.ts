@@ -8,6 +8,7 @@ export default defineConfig([
       testing: 'src/testing/index.ts',
       finance: 'src/finance/index.ts',
       gateway: 'src/gateway/index.ts',
+      mcp: 'src/mcp/index.ts',
     },
     format: ['esm'],
     target: 'node22',
@@ -17,7 +18,7 @@ export default defineConfig([
     clean: true,
     splitting: true,
     treeshake: true,
-    external: ['ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'eventemitter3', /^ai\//, /^@ai-sdk\//],
+    external: ['ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'eventemitter3', /^ai\//, /^@ai-sdk\//, /^@modelcontextprotocol\//],
   },
   {
     entry: { cli: 'cli/index.ts' },

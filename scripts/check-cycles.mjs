@@ -25,7 +25,9 @@ const ALLOWED = {
   runtime: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'llm'],
   testing: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
   gateway: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
-  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing'],
+  // MCP sits beside the gateway: it adapts the registry to and from MCP (and serves it over HTTP).
+  mcp: [...base, 'config', 'storage', 'tools', 'safety'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp'],
 };
 
 function walk(dir, out = []) {

@@ -60,6 +60,9 @@ export const ERROR_CODES = {
   PROVIDER_ERROR: 'An external provider returned an error or malformed data.',
   PROVIDER_RATE_LIMITED: 'An external provider rate-limited the request (429).',
   PROVIDER_TIMEOUT: 'An external provider did not answer in time.',
+  // MCP
+  MCP_UNAVAILABLE: 'The MCP server is not connected (it failed to start, crashed and is restarting, or was closed).',
+  MCP_ERROR: 'The MCP server answered a tool call with an error, or did not answer in time.',
   // gateway
   HTTP_BAD_REQUEST: 'The HTTP request body or parameters are invalid.',
   HTTP_UNAUTHORIZED: 'The bearer token is missing or wrong.',

@@ -38,7 +38,7 @@ export interface PendingApproval {
  */
 export type AgentEvent =
   | { readonly type: 'turn-start'; readonly turnId: string; readonly sessionId: string; readonly traceId: string; readonly source: CallSource; readonly at: string }
-  | { readonly type: 'input-flagged'; readonly target: 'message' | 'memory' | 'workspace' | 'history'; readonly kind: 'prompt_injection' | 'secret'; readonly pattern: string; readonly excerpt: string }
+  | { readonly type: 'input-flagged'; readonly target: 'message' | 'memory' | 'workspace' | 'history' | 'tool'; readonly kind: 'prompt_injection' | 'secret'; readonly pattern: string; readonly excerpt: string }
   | { readonly type: 'skill-activated'; readonly skillIds: readonly string[]; readonly via: 'signal' | 'scenario' | 'model' | 'session'; readonly shed: readonly string[] }
   | { readonly type: 'compaction'; readonly beforeTokens: number; readonly afterTokens: number; readonly steps: readonly string[] }
   | { readonly type: 'text-delta'; readonly delta: string }

@@ -350,6 +350,14 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
               if (envelope.code === 'REPEATED_BLOCKED_CALL') stopReason = 'repeated-blocked-call';
             } else {
               emit({ type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: envelope });
+              // A tool that scanned untrusted content it returned (MCP results) lists its findings: surface them.
+              const untrusted = envelope.ok ? (envelope.data as { untrusted?: unknown } | undefined)?.untrusted : undefined;
+              if (Array.isArray(untrusted)) {
+                for (const f of untrusted as Array<{ kind?: unknown; pattern?: unknown }>) {
+                  if (f?.kind !== 'prompt_injection' && f?.kind !== 'secret') continue;
+                  emit({ type: 'input-flagged', target: 'tool', kind: f.kind, pattern: String(f.pattern), excerpt: part.toolName });
+                }
+              }
             }
             break;
           }

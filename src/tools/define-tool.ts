@@ -4,7 +4,8 @@ import { isPermissionTier } from '../safety/permission-tier';
 import type { ToolDefinition, ToolEntry } from './types';
 
 const NAME = /^[a-z][a-z0-9_]{0,63}$/;
-const TOOL_SET = /^[a-z][a-z0-9_-]{0,39}$/;
+/** A tool-set name, optionally namespaced (`mcp:github`): lowercase letters, digits, `_` and `-`. */
+const TOOL_SET = /^[a-z][a-z0-9_-]{0,39}(?::[a-z0-9][a-z0-9_-]{0,47})?$/;
 
 /** Default handler timeout in milliseconds. */
 export const DEFAULT_TOOL_TIMEOUT_MS = 30_000;

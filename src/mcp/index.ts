@@ -1,0 +1,38 @@
+/**
+ * `@minara/agent/mcp`: MCP servers' tools as ordinary registry tools (client), and the agent's registry served
+ * over MCP. Needs the optional peer dependency `@modelcontextprotocol/sdk`; the root entry never loads it.
+ *
+ * @module
+ * @example
+ * ```ts
+ * import { createMcpTools, loadMcpConfigFile } from '@minara/agent/mcp';
+ *
+ * const mcp = await createMcpTools({ config: await loadMcpConfigFile('workspace/mcp.json') });
+ * const tools = createToolRegistry({ storage, tools: mcp.tools });
+ * ```
+ */
+export {
+  createMcpTools,
+  type CreateMcpToolsOptions,
+  MCP_DEFAULTS,
+  MCP_TOOL_NAME_MAX,
+  type McpCallResult,
+  mcpResultData,
+  type McpResultData,
+  type McpResultFinding,
+  type McpServerStatus,
+  mcpToolName,
+  mcpToolSet,
+  type McpToolInfo,
+  mcpToolTier,
+  type McpTools,
+} from './client';
+export {
+  loadMcpConfigFile,
+  type McpConfig,
+  type McpHttpServerConfig,
+  type McpServerConfig,
+  type McpStdioServerConfig,
+  type McpToolSettings,
+  parseMcpConfig,
+} from './config';
