@@ -14,6 +14,8 @@ export interface CliOptions {
   readonly dataDir?: string | undefined;
   /** `--model provider:model` */
   readonly model?: string | undefined;
+  /** `--mcp-config <path>`: an mcp.json (default: MINARA_MCP_CONFIG, else <workspace>/mcp.json) */
+  readonly mcpConfig?: string | undefined;
 }
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
@@ -61,6 +63,7 @@ export async function buildApp(options: CliOptions = {}, extras: BuildAppExtras 
       ...(options.workspace ? { workspaceDir: options.workspace } : {}),
     },
     ...(model !== undefined ? { model } : {}),
+    ...(options.mcpConfig ? { mcp: options.mcpConfig } : {}),
     ...(extras.finance !== undefined ? { finance: extras.finance } : {}),
     ...(extras.packs ? { packs: extras.packs } : {}),
     ...(extras.tools ? { tools: extras.tools } : {}),

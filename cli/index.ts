@@ -20,6 +20,7 @@ Usage:
   minara skills list
   minara skills upgrade <id>
   minara skills remove <id>
+  minara mcp list                       MCP servers from the config: state, transport, tools
   minara --version                      Print the version
   minara --help                         Show this help
 
@@ -27,6 +28,7 @@ Options:
   --workspace <dir>          Workspace directory (default: <data-dir>/workspace, or MINARA_WORKSPACE_DIR)
   --data-dir <dir>           Data directory: database, sandbox, skills, history (default: ~/.minara, or MINARA_DATA_DIR)
   --model <provider:model>   The model, e.g. anthropic:claude-sonnet-4-5 (default: MINARA_MODEL and provider keys)
+  --mcp-config <path>        MCP servers (mcp.json; default: MINARA_MCP_CONFIG, else <workspace>/mcp.json)
 
 Without a model the REPL still starts and every slash command works; a message explains how to configure one.
 `;
@@ -35,7 +37,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -43,9 +45,9 @@ interface Parsed {
   readonly force: boolean;
 }
 
-const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--port', '--host']);
+const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host']);
 const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force']);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'help']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'help']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, string>> = { '--port': 'serve', '--host': 'serve', '--force': 'skills' };
 
@@ -106,6 +108,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
     ...(values.has('--workspace') ? { workspace: values.get('--workspace') } : {}),
     ...(values.has('--data-dir') ? { dataDir: values.get('--data-dir') } : {}),
     ...(values.has('--model') ? { model: values.get('--model') } : {}),
+    ...(values.has('--mcp-config') ? { mcpConfig: values.get('--mcp-config') } : {}),
   };
   return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force') };
 }
@@ -153,6 +156,20 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'skills': {
       const { runSkillsCommand } = await import('./skills-command');
       return runSkillsCommand(options, parsed.positionals, { force: parsed.force });
+    }
+    case 'mcp': {
+      if (parsed.positionals[0] !== 'list' || parsed.positionals.length > 1) {
+        process.stderr.write('minara: usage: minara mcp list\n');
+        return 2;
+      }
+      const [{ buildApp }, { formatMcpStatus }] = await Promise.all([import('./app'), import('./slash-commands')]);
+      const app = await buildApp(options);
+      try {
+        process.stdout.write(`${formatMcpStatus(app)}\n`);
+      } finally {
+        await app.close();
+      }
+      return 0;
     }
     case 'repl': {
       const [{ buildApp }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);

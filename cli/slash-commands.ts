@@ -208,6 +208,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
       }
     },
   },
+  { name: 'mcp', usage: '/mcp', description: 'MCP servers: state, transport, tool count, skipped tools', run: (ctx) => ctx.print(formatMcpStatus(ctx.app)) },
   { name: 'call', usage: '/call <tool> <json>', description: 'Run a tool through the same gate (confirmation included)', run: callTool },
   { name: 'approvals', usage: '/approvals [approve|deny <id>]', description: 'Pending approvals; approve or deny one and resume its turn', run: approvalsCommand },
   { name: 'soul', usage: '/soul', description: 'Print SOUL.md', run: (ctx) => printWorkspaceFile(ctx, 'soul') },
@@ -278,4 +279,13 @@ export async function runSlashCommand(ctx: ReplContext, line: string): Promise<b
     ctx.print(`/${command.name} failed: ${errorText(e)}`);
   }
   return true;
+}
+
+/** The MCP servers of an app, one line each (shared by `/mcp` and `minara mcp list`). */
+export function formatMcpStatus(app: MinaraApp): string {
+  const servers = app.mcp?.status() ?? [];
+  if (servers.length === 0) return 'No MCP servers configured (see docs/mcp.md: --mcp-config, MINARA_MCP_CONFIG or <workspace>/mcp.json).';
+  const lines = servers.map((s) => `${s.name.padEnd(16)} ${s.state.padEnd(10)} ${s.transport.padEnd(15)} ${String(s.tools).padStart(3)} tools${s.error ? `  ! ${s.error}` : ''}`);
+  for (const s of servers) for (const k of s.skipped) lines.push(`  ${s.name}: skipped ${k.tool}: ${k.reason}`);
+  return lines.join('\n');
 }

@@ -19,6 +19,9 @@ import type { Skill, SkillDefinition } from '../skills/types';
 import { createSqliteStorage } from '../storage/sqlite/index';
 import type { Storage } from '../storage/types';
 import { createFileTools } from '../tools/file-tools';
+import type { McpTools } from '../mcp/client';
+import { loadMcpConfigFile, type McpConfig, parseMcpConfig } from '../mcp/config';
+import { mcpToolName } from '../mcp/names';
 import { createToolRegistry } from '../tools/registry';
 import { resolveApprovalKey } from '../safety/approval-key';
 import type { ToolEntry, ToolHook, ToolRegistry } from '../tools/types';
@@ -70,6 +73,12 @@ export interface CreateAppOptions {
   readonly finance?: false | Omit<FinancePackOptions, 'storage'> | undefined;
   /** More domain packs (tools, hooks, skills, scenarios). */
   readonly packs?: ReadonlyArray<AppPack | ((ctx: { storage: Storage; env: Readonly<Record<string, string | undefined>>; dataDir: string }) => AppPack)> | undefined;
+  /**
+   * MCP servers whose tools join the registry (docs/mcp.md), or `false` for none. A string is a path to an
+   * `mcp.json`. Needs the optional peer dependency `@modelcontextprotocol/sdk` when any server is configured.
+   * @default `MINARA_MCP_CONFIG`, else `${workspaceDir}/mcp.json` when it exists
+   */
+  readonly mcp?: McpConfig | string | false | undefined;
   /** Extra tools and hooks. */
   readonly tools?: readonly ToolEntry[] | undefined;
   readonly hooks?: readonly ToolHook[] | undefined;
@@ -116,6 +125,8 @@ export interface MinaraApp {
   readonly runtime: AgentRuntime;
   /** The finance pack, unless disabled. */
   readonly finance: FinancePack | undefined;
+  /** The MCP connections when any server is configured (`status()`, `close()`); their tools are in `tools`. */
+  readonly mcp: McpTools | undefined;
   readonly bus: MinaraBus;
   readonly logger: Logger;
   /** Close memory stores, the workspace and storage (if the app opened it). */
@@ -149,6 +160,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
 
   for (const warning of endpointWarnings(env)) logger.warn(warning);
   const ownsStorage = options.storage === undefined;
+  let mcp: McpTools | undefined;
   const storage = options.storage ?? createSqliteStorage({ path: config.dbPath, logger, now });
   try {
     // Model and embedder.
@@ -195,7 +207,23 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(options.packs ?? []).map((p) => (typeof p === 'function' ? p({ storage, env, dataDir: config.dataDir }) : p)),
     ];
 
-    // Tools: built-in factories, packs, extras. Approvals are signed with a key kept outside the database.
+    // MCP servers: loaded only when configured, so the SDK (an optional peer) is never needed otherwise.
+    const mcpConfig = await resolveMcpConfig(options.mcp, env, config.workspaceDir);
+    if (mcpConfig && Object.keys(mcpConfig.mcpServers).length > 0) {
+      const { createMcpTools } = await import('../mcp/client');
+      mcp = await createMcpTools({
+        config: mcpConfig,
+        logger,
+        onFinding: (f) =>
+          storage.audit.append({
+            at: now().toISOString(), toolName: mcpToolName(f.server, f.tool), tier: 0, source: 'user', sessionId: f.sessionId, toolCallId: f.toolCallId,
+            decision: 'allowed', code: f.kind === 'secret' ? 'INPUT_SECRET' : 'INPUT_PROMPT_INJECTION', reason: `mcp result: ${f.pattern}`,
+            durationMs: 0, argsJson: JSON.stringify({ target: 'tool', server: f.server, tool: f.tool, pattern: f.pattern }),
+          }),
+      });
+    }
+
+    // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({
       storage,
@@ -209,6 +237,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
         ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
         ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
         ...packs.flatMap((p) => p.tools ?? []),
+        ...(mcp?.tools ?? []),
         ...(options.tools ?? []),
       ],
     });
@@ -284,9 +313,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       memory: memoryFor(userId),
       runtime,
       finance,
+      mcp,
       bus,
       logger,
       async close() {
+        await mcp?.close();
         for (const store of stores.values()) await store.close();
         workspace?.close();
         for (const w of tenantWorkspaces.values()) w.close();
@@ -294,9 +325,18 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       },
     };
   } catch (error) {
+    await mcp?.close().catch(() => {});
     if (ownsStorage) await storage.close().catch(() => {});
     throw error;
   }
+}
+
+/** The MCP config createApp uses: the option, else MINARA_MCP_CONFIG, else `<workspace>/mcp.json` when present. */
+async function resolveMcpConfig(option: CreateAppOptions['mcp'], env: Readonly<Record<string, string | undefined>>, workspaceDir: string): Promise<McpConfig | undefined> {
+  if (option === false) return undefined;
+  if (typeof option === 'object') return parseMcpConfig(option, env);
+  const file = option ?? env.MINARA_MCP_CONFIG ?? path.join(workspaceDir, 'mcp.json');
+  return loadMcpConfigFile(file, env);
 }
 
 /** One classifier over several packs': the highest score wins; ties go to the earlier pack. Still at most one. */

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
@@ -13,11 +12,10 @@ import { defineTool } from '../tools/define-tool';
 import type { ToolEntry } from '../tools/types';
 import { type Logger, silentLogger } from '../util/logger';
 import type { McpConfig, McpServerConfig, McpStdioServerConfig } from './config';
+import { mcpToolName, mcpToolSet } from './names';
 
 /** Defaults of the per-server policy (see {@link McpServerConfig}). */
 export const MCP_DEFAULTS = Object.freeze({ connectTimeoutMs: 10_000, callTimeoutMs: 60_000, maxResultBytes: 65_536 });
-/** Longest registry name an MCP tool gets (the limit most model APIs put on tool names). */
-export const MCP_TOOL_NAME_MAX = 64;
 const RESTART_BACKOFF_MS = [250, 500, 1_000, 2_000, 5_000, 10_000] as const;
 
 /** The state of one server. */
@@ -74,27 +72,6 @@ export interface McpTools {
   applyToolListChanges(): Promise<ToolEntry[]>;
   /** Close every connection and end stdio child processes. */
   close(): Promise<void>;
-}
-
-/** Lowercase snake-case part of a registry name. */
-function sanitise(part: string): string {
-  return part.toLowerCase().replace(/[^a-z0-9_]+/g, '_').replace(/_+/g, '_').replace(/^_|_$/g, '') || 'x';
-}
-
-/**
- * The registry name of a server's tool: `mcp__<server>__<tool>`, lowercase snake case, at most
- * {@link MCP_TOOL_NAME_MAX} characters (a longer one keeps its start and ends with 8 hex of its hash).
- */
-export function mcpToolName(server: string, tool: string): string {
-  const full = `mcp__${sanitise(server)}__${sanitise(tool)}`;
-  if (full.length <= MCP_TOOL_NAME_MAX) return full;
-  const hash = createHash('sha256').update(`${server}\u0000${tool}`).digest('hex').slice(0, 8);
-  return `${full.slice(0, MCP_TOOL_NAME_MAX - 9).replace(/_+$/, '')}_${hash}`;
-}
-
-/** The tool set of a server's tools: `mcp:<server>`. */
-export function mcpToolSet(server: string): string {
-  return `mcp:${sanitise(server).replace(/_/g, '-').slice(0, 48)}`;
 }
 
 /** What {@link mcpToolTier} reads of a server's tool (a subset of MCP's `Tool`). */

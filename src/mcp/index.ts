@@ -15,14 +15,11 @@ export {
   createMcpTools,
   type CreateMcpToolsOptions,
   MCP_DEFAULTS,
-  MCP_TOOL_NAME_MAX,
   type McpCallResult,
   mcpResultData,
   type McpResultData,
   type McpResultFinding,
   type McpServerStatus,
-  mcpToolName,
-  mcpToolSet,
   type McpToolInfo,
   mcpToolTier,
   type McpTools,
@@ -36,3 +33,4 @@ export {
   type McpToolSettings,
   parseMcpConfig,
 } from './config';
+export { MCP_TOOL_NAME_MAX, mcpToolName, mcpToolSet } from './names';
