@@ -7,7 +7,7 @@ import { ToolListChangedNotificationSchema, type Tool as McpTool } from '@modelc
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import { scanInput, type ScanFinding } from '../safety/input-scanner';
-import { isAutonomousSource, PermissionTier } from '../safety/permission-tier';
+import { type CallSource, isAutonomousSource, PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry } from '../tools/types';
 import { type Logger, silentLogger } from '../util/logger';
@@ -42,6 +42,8 @@ export interface McpResultFinding extends ScanFinding {
   readonly tool: string;
   readonly toolCallId: string;
   readonly sessionId: string;
+  /** The source of the call that got the result. */
+  readonly source: CallSource;
 }
 
 /** Options of {@link createMcpTools}. */
@@ -238,15 +240,17 @@ function createServer(
   const live = new Set<string>();
   const log = { module: 'mcp', server: name };
 
-  async function connect(): Promise<Connection> {
+  /** A fresh SDK client (declaring no capabilities) connected over `transport`, or closed on timeout. */
+  async function open(transport: Transport, kind: McpServerStatus['transport']): Promise<Connection> {
     const client = new Client({ name: deps.clientName, version: '0.1.0' }, { capabilities: {} });
     client.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
       toolListChanged = true;
     });
-    const attempt = async (transport: Transport, kind: McpServerStatus['transport']): Promise<Connection> => {
-      await client.connect(transport, { timeout: connectTimeoutMs });
-      return { client, transport, kind };
-    };
+    await withTimeout(client.connect(transport, { timeout: connectTimeoutMs }), connectTimeoutMs, () => transport.close());
+    return { client, transport, kind };
+  }
+
+  async function connect(): Promise<Connection> {
     if (isStdio(config)) {
       const transport = new StdioClientTransport({
         command: config.command,
@@ -261,26 +265,19 @@ function createServer(
         tail = (tail + chunk.toString('utf8')).slice(-2_000);
       });
       try {
-        return await withTimeout(attempt(transport, 'stdio'), connectTimeoutMs, () => transport.close());
+        return await open(transport, 'stdio');
       } catch (error) {
         throw new Error(`${errorText(error)}${tail ? ` (stderr: ${tail.trim().split('\n').slice(-3).join(' | ')})` : ''}`);
       }
     }
     const url = new URL(config.url);
     const requestInit = { headers: { ...(config.headers ?? {}) } };
-    const http = new StreamableHTTPClientTransport(url, { requestInit });
     try {
-      return await withTimeout(attempt(http, 'streamable-http'), connectTimeoutMs, () => http.close());
+      return await open(new StreamableHTTPClientTransport(url, { requestInit }), 'streamable-http');
     } catch (error) {
-      // Servers that predate Streamable HTTP answer the POST with 4xx: try the SSE transport once.
-      if (!/\b(40[045]|405)\b/.test(errorText(error))) throw error;
-      const fallback = new Client({ name: deps.clientName, version: '0.1.0' }, { capabilities: {} });
-      fallback.setNotificationHandler(ToolListChangedNotificationSchema, async () => {
-        toolListChanged = true;
-      });
-      const sse = new SSEClientTransport(url, { requestInit });
-      await withTimeout(fallback.connect(sse, { timeout: connectTimeoutMs }), connectTimeoutMs, () => sse.close());
-      return { client: fallback, transport: sse, kind: 'sse' };
+      // Servers that predate Streamable HTTP answer the POST with 400, 404 or 405: try the SSE transport once.
+      if (!/\b40[045]\b/.test(errorText(error))) throw error;
+      return open(new SSEClientTransport(url, { requestInit }), 'sse');
     }
   }
 
@@ -381,7 +378,7 @@ function createServer(
             const data = mcpResultData(result as McpCallResult, maxResultBytes);
             const findings = data.text ? scanInput(data.text) : [];
             for (const f of findings) {
-              await deps.onFinding?.({ ...f, server: name, tool: tool.name, toolCallId: ctx.toolCallId, sessionId: ctx.call.sessionId });
+              await deps.onFinding?.({ ...f, server: name, tool: tool.name, toolCallId: ctx.toolCallId, sessionId: ctx.call.sessionId, source: ctx.call.source });
             }
             if ((result as McpCallResult).isError === true) throw new MinaraError('MCP_ERROR', `MCP server "${name}" tool "${tool.name}" failed: ${data.text.slice(0, 2_000) || 'no message'}`);
             return {

@@ -4,6 +4,8 @@ import type { ModelMessage, ToolModelMessage } from 'ai';
 import type { Storage } from '../storage/types';
 import type { ToolEnvelope } from '../tools/envelope';
 import type { Logger } from '../util/logger';
+import { defaultIsPidAlive } from '../workspace/file-lock';
+import { answeredToolCallIds, jsonToolOutput } from './conversation';
 
 /**
  * The call journal: each tool call that returned during a turn is written to storage metadata as it returns,
@@ -38,24 +40,8 @@ const PROCESS_TOKEN = randomBytes(8).toString('hex');
 
 const key = (sessionId: string) => `runtime:calls-in-flight:${sessionId}`;
 
-function isPidAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-}
-
-/** Tool-call ids that already have a result in `messages`. */
-function answeredIds(messages: readonly ModelMessage[]): Set<string> {
-  const ids = new Set<string>();
-  for (const m of messages) if (m.role === 'tool') for (const part of m.content) if (part.type === 'tool-result') ids.add(part.toolCallId);
-  return ids;
-}
-
 /** The calls as an assistant message with the calls and a tool message with their results. */
-export function callMessages(calls: readonly JournaledCall[]): ModelMessage[] {
+function callMessages(calls: readonly JournaledCall[]): ModelMessage[] {
   if (calls.length === 0) return [];
   return [
     { role: 'assistant', content: calls.map((c) => ({ type: 'tool-call' as const, toolCallId: c.toolCallId, toolName: c.toolName, input: c.input })) },
@@ -65,7 +51,7 @@ export function callMessages(calls: readonly JournaledCall[]): ModelMessage[] {
         type: 'tool-result' as const,
         toolCallId: c.toolCallId,
         toolName: c.toolName,
-        output: { type: 'json' as const, value: JSON.parse(JSON.stringify(c.output)) as never },
+        output: jsonToolOutput(c.output),
       })),
     } as ToolModelMessage,
   ];
@@ -88,7 +74,7 @@ export function createCallJournal(storage: Storage, sessionId: string, turnId: s
     },
     /** Messages for the calls that returned but are not answered in `messages` (a step cut short). */
     missingFrom(messages: readonly ModelMessage[]): ModelMessage[] {
-      const answered = answeredIds(messages);
+      const answered = answeredToolCallIds(messages);
       return callMessages(calls.filter((c) => !answered.has(c.toolCallId)));
     },
     /** Forget the journal once the turn's messages are stored. */
@@ -125,9 +111,9 @@ export async function restoreJournaledCalls(storage: Storage, sessionId: string,
       ? now.getTime() - Date.parse(record.at) < JOURNAL_TAKEOVER_MS
       : record.pid === process.pid
         ? record.process === PROCESS_TOKEN
-        : isPidAlive(record.pid);
+        : defaultIsPidAlive(record.pid);
   if (live) return { messages: [], restored: [] };
-  const answered = answeredIds(history);
+  const answered = answeredToolCallIds(history);
   const missing = record.calls.filter((c) => typeof c?.toolCallId === 'string' && !answered.has(c.toolCallId));
   await storage.meta.delete(key(sessionId));
   return { messages: callMessages(missing), restored: missing.map((c) => c.toolCallId) };

@@ -22,15 +22,24 @@ export const INTERRUPTED_ENVELOPE: ToolEnvelope = Object.freeze({
   retryable: false,
 });
 
+/** Tool-call ids that already have a result in `messages`. */
+export function answeredToolCallIds(messages: readonly ModelMessage[]): Set<string> {
+  const ids = new Set<string>();
+  for (const m of messages) if (m.role === 'tool') for (const part of m.content) if (part.type === 'tool-result') ids.add(part.toolCallId);
+  return ids;
+}
+
+/** A tool result's `output` for a transcript: the envelope as a JSON value (a plain copy). */
+export function jsonToolOutput(envelope: ToolEnvelope): { type: 'json'; value: never } {
+  return { type: 'json', value: JSON.parse(JSON.stringify(envelope)) as never };
+}
+
 /**
  * Close every assistant tool call that has no tool result (a crash or an abort mid-turn leaves them), so
  * the next model call is valid. Returns the repaired list and the ids that were closed.
  */
 export function repairOrphanedToolCalls(messages: readonly ModelMessage[]): { messages: ModelMessage[]; repaired: string[] } {
-  const answered = new Set<string>();
-  for (const m of messages) {
-    if (m.role === 'tool') for (const part of m.content) if (part.type === 'tool-result') answered.add(part.toolCallId);
-  }
+  const answered = answeredToolCallIds(messages);
   const out: ModelMessage[] = [];
   const repaired: string[] = [];
   for (let i = 0; i < messages.length; i++) {
@@ -43,7 +52,7 @@ export function repairOrphanedToolCalls(messages: readonly ModelMessage[]): { me
       type: 'tool-result' as const,
       toolCallId: p.toolCallId,
       toolName: p.toolName,
-      output: { type: 'json' as const, value: JSON.parse(JSON.stringify(INTERRUPTED_ENVELOPE)) as never },
+      output: jsonToolOutput(INTERRUPTED_ENVELOPE),
     }));
     const next = messages[i + 1];
     if (next?.role === 'tool') {
@@ -80,7 +89,7 @@ export function replaceToolResult(
     const content = m.content.map((p) => {
       if (!touched && p.type === 'tool-result' && (p.toolCallId === match.toolCallId || carries(p.output))) {
         touched = true;
-        return { ...p, output: { type: 'json' as const, value: JSON.parse(JSON.stringify(envelope)) as never } };
+        return { ...p, output: jsonToolOutput(envelope) };
       }
       return p;
     });

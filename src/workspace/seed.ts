@@ -1,7 +1,7 @@
 import { lstat, mkdir, readdir, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { DAILY_LOG_DIR, SEEDABLE_WORKSPACE_FILES, STATE_FILES, WORKSPACE_FILE_NAMES } from './files';
-import { createExclusiveConfined } from './safe-fs';
+import { createExclusiveConfined, TEMP_FILE_PATTERN } from './safe-fs';
 import { WORKSPACE_TEMPLATES } from './templates/index';
 
 /** What {@link seedWorkspaceIfMissing} did. */
@@ -18,8 +18,9 @@ export interface SeedResult {
   readonly sweptOrphans: number;
 }
 
-/** Temp files of atomic writes, lock records being written, and moved-aside stale locks (older releases). */
-const ORPHAN_RE = /^\.(?:[0-9a-f]{12}\.\d+\.tmp|.+\.[0-9a-f]{24}\.(?:stale|tmp))$/;
+/** Lock records being written, and moved-aside stale locks (older releases); temp files of atomic writes are {@link TEMP_FILE_PATTERN}. */
+const LOCK_ORPHAN_RE = /^\..+\.[0-9a-f]{24}\.(?:stale|tmp)$/;
+const isOrphan = (name: string) => TEMP_FILE_PATTERN.test(name) || LOCK_ORPHAN_RE.test(name);
 const ORPHAN_AGE_MS = 10 * 60 * 1000;
 
 /** Remove temp files a crashed writer left behind (older than 10 minutes; live writers hold them for ms). */
@@ -28,7 +29,7 @@ async function sweepOrphans(root: string): Promise<number> {
   for (const dir of [root, join(root, DAILY_LOG_DIR)]) {
     const names = await readdir(dir).catch(() => [] as string[]);
     for (const name of names) {
-      if (!ORPHAN_RE.test(name)) continue;
+      if (!isOrphan(name)) continue;
       const path = join(dir, name);
       const st = await lstat(path).catch(() => undefined);
       if (st?.isFile() && Date.now() - st.mtimeMs > ORPHAN_AGE_MS) {

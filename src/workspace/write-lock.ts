@@ -49,9 +49,9 @@ async function sweepTempFiles(root: string, logger: Logger): Promise<void> {
     for (const entry of entries) {
       const path = join(dir, entry.name);
       if (entry.isDirectory() && depth < SWEEP_DEPTH) await walk(path, depth + 1);
-      const match = TEMP_FILE_PATTERN.exec(entry.name);
-      const pid = Number(match?.[1]);
-      if (entry.isFile() && match !== null && pid !== process.pid && !defaultIsPidAlive(pid)) {
+      const match = entry.isFile() ? TEMP_FILE_PATTERN.exec(entry.name) : null;
+      const pid = match === null ? undefined : Number(match[1]);
+      if (pid !== undefined && pid !== process.pid && !defaultIsPidAlive(pid)) {
         const st = await lstat(path).catch(() => undefined);
         if (st?.isFile()) {
           await unlink(path).catch(() => {});

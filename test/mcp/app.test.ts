@@ -43,7 +43,7 @@ describe('createApp with MCP servers', () => {
       expect(r.ok).toBe(true);
       const rows = await app.storage.audit.query({ sessionId: 'app-mcp' });
       expect(rows.map((row) => row.code)).toContain('INPUT_PROMPT_INJECTION');
-      expect(rows.filter((row) => row.code === 'INPUT_PROMPT_INJECTION').map((row) => [row.toolName, row.reason])).toContainEqual(['mcp__odd__injected', 'mcp result: ignore_instructions']);
+      expect(rows.filter((row) => row.code === 'INPUT_PROMPT_INJECTION').map((row) => [row.toolName, row.reason, row.source])).toContainEqual(['mcp__odd__injected', 'mcp result: ignore_instructions', 'user']);
     } finally {
       await app.close();
     }

@@ -13,7 +13,7 @@ import {
   PermissionTier,
   silentLogger,
 } from '@minara/agent';
-import { createMcpTools, loadMcpConfigFile, type McpResultFinding, mcpResultData, mcpToolName, mcpToolSet, mcpToolTier, parseMcpConfig } from '@minara/agent/mcp';
+import { createMcpTools, loadMcpConfigFile, MCP_DEFAULTS, type McpResultFinding, mcpResultData, mcpToolName, mcpToolSet, mcpToolTier, parseMcpConfig } from '@minara/agent/mcp';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage, createScriptedModel, recordEvents } from '@minara/agent/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -221,10 +221,11 @@ describe('MCP client against real servers', () => {
     const tools = createToolRegistry({ tools: mcp.tools });
     const huge = await call(tools, 'mcp__odd__huge', {});
     expect(Buffer.byteLength(String(huge.data?.text))).toBeLessThan(66_000);
+    expect(MCP_DEFAULTS.maxResultBytes).toBe(65_536);
     expect(String(huge.data?.text)).toMatch(/more bytes cut: the result was larger than 65536 bytes/);
     const injected = await call(tools, 'mcp__odd__injected', {}, user('inj'));
     expect(injected.data?.untrusted).toContainEqual({ kind: 'prompt_injection', pattern: 'ignore_instructions' });
-    expect(findings).toContainEqual(expect.objectContaining({ server: 'odd', tool: 'injected', sessionId: 'inj', kind: 'prompt_injection' }));
+    expect(findings).toContainEqual(expect.objectContaining({ server: 'odd', tool: 'injected', sessionId: 'inj', source: 'user', kind: 'prompt_injection' }));
   });
 
   it('gate: destructive tools wait for approval, the emergency stop and autonomous sources block, tool sets restrict', async () => {

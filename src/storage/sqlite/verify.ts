@@ -68,7 +68,7 @@ export function verifySqliteStorage(handle: SqliteHandle): SqliteVerifyReport {
     const badBits: number[] = [];
     for (const row of db.prepare('SELECT memory_id, embedding, bits FROM memory_vectors').iterate() as Iterable<{ memory_id: number; embedding: Buffer; bits: Buffer | null }>) {
       const floats = new Float32Array(row.embedding.buffer, row.embedding.byteOffset, row.embedding.byteLength / 4);
-      if (row.bits === null || !Buffer.from(signBits(floats)).equals(row.bits)) badBits.push(row.memory_id);
+      if (row.bits === null || !signBits(floats).equals(row.bits)) badBits.push(row.memory_id);
     }
     if (badBits.length > 0) add('vectors', `sign bits that do not match the vector: ${sample(badBits)}`);
     const vecTable = db.prepare("SELECT 1 FROM sqlite_master WHERE name = 'memories_vec'").get() !== undefined;
