@@ -52,6 +52,8 @@ export interface BuildAppExtras {
   readonly now?: CreateAppOptions['now'];
   /** @default 'repl' */
   readonly surface?: string | undefined;
+  /** `false`: connect no MCP servers even when configured (commands that do not use their tools). */
+  readonly mcp?: false | undefined;
 }
 
 export async function buildApp(options: CliOptions = {}, extras: BuildAppExtras = {}): Promise<MinaraApp> {
@@ -63,7 +65,7 @@ export async function buildApp(options: CliOptions = {}, extras: BuildAppExtras 
       ...(options.workspace ? { workspaceDir: options.workspace } : {}),
     },
     ...(model !== undefined ? { model } : {}),
-    ...(options.mcpConfig ? { mcp: options.mcpConfig } : {}),
+    ...(extras.mcp === false ? { mcp: false as const } : options.mcpConfig ? { mcp: options.mcpConfig } : {}),
     ...(extras.finance !== undefined ? { finance: extras.finance } : {}),
     ...(extras.packs ? { packs: extras.packs } : {}),
     ...(extras.tools ? { tools: extras.tools } : {}),

@@ -21,6 +21,12 @@ Usage:
   minara skills upgrade <id>
   minara skills remove <id>
   minara mcp list                       MCP servers from the config: state, transport, tools
+  minara mcp serve [--tool-sets a,b]    Serve the agent's tools to an MCP host over stdio
+  minara mcp serve --http [--port N] [--host H]
+                                        …or over Streamable HTTP at /mcp (bearer auth as the gateway)
+  minara approvals [list]               Pending approvals
+  minara approvals approve|deny <id> [--reason text]
+                                        Decide one (an MCP host's call runs when the host calls again)
   minara --version                      Print the version
   minara --help                         Show this help
 
@@ -37,19 +43,32 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
   readonly host?: string | undefined;
   readonly force: boolean;
+  /** `--http` (mcp serve) */
+  readonly http: boolean;
+  /** `--tool-sets a,b` (mcp serve) */
+  readonly toolSets?: readonly string[] | undefined;
+  /** `--reason text` (approvals) */
+  readonly reason?: string | undefined;
 }
 
-const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host']);
-const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force']);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'help']);
+const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason']);
+const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'help']);
 /** Flags only some commands accept. */
-const ONLY_FOR: Readonly<Record<string, string>> = { '--port': 'serve', '--host': 'serve', '--force': 'skills' };
+const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
+  '--port': ['serve', 'mcp'],
+  '--host': ['serve', 'mcp'],
+  '--force': ['skills'],
+  '--http': ['mcp'],
+  '--tool-sets': ['mcp'],
+  '--reason': ['approvals'],
+};
 
 export function parseArgs(argv: readonly string[]): Parsed {
   const values = new Map<string, string>();
@@ -90,7 +109,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
   }
   for (const flag of [...values.keys(), ...flags]) {
     const only = ONLY_FOR[flag];
-    if (only && only !== command && command !== 'help') throw new UsageError(`option ${flag} only applies to "minara ${only}"`);
+    if (only && !only.includes(command) && command !== 'help') throw new UsageError(`option ${flag} only applies to ${only.map((c) => `"minara ${c}"`).join(' and ')}`);
   }
   if (command === 'repl' || command === 'dump-prompt' || command === 'demo' || command === 'serve') {
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
@@ -110,7 +129,10 @@ export function parseArgs(argv: readonly string[]): Parsed {
     ...(values.has('--model') ? { model: values.get('--model') } : {}),
     ...(values.has('--mcp-config') ? { mcpConfig: values.get('--mcp-config') } : {}),
   };
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force') };
+  const rawSets = values.get('--tool-sets');
+  const toolSets = rawSets?.split(',').map((s) => s.trim());
+  if (toolSets?.some((s) => s === '')) throw new UsageError(`--tool-sets expects comma-separated tool-set names, e.g. read,memory, got "${rawSets}"`);
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason') };
 }
 
 function version(): string {
@@ -158,18 +180,12 @@ async function main(argv: readonly string[]): Promise<number> {
       return runSkillsCommand(options, parsed.positionals, { force: parsed.force });
     }
     case 'mcp': {
-      if (parsed.positionals[0] !== 'list' || parsed.positionals.length > 1) {
-        process.stderr.write('minara: usage: minara mcp list\n');
-        return 2;
-      }
-      const [{ buildApp }, { formatMcpStatus }] = await Promise.all([import('./app'), import('./slash-commands')]);
-      const app = await buildApp(options);
-      try {
-        process.stdout.write(`${formatMcpStatus(app)}\n`);
-      } finally {
-        await app.close();
-      }
-      return 0;
+      const { runMcpCommand } = await import('./mcp-command');
+      return runMcpCommand(options, parsed.positionals, { http: parsed.http, port: parsed.port, host: parsed.host, toolSets: parsed.toolSets });
+    }
+    case 'approvals': {
+      const { runApprovalsCommand } = await import('./approvals-command');
+      return runApprovalsCommand(options, parsed.positionals, { reason: parsed.reason });
     }
     case 'repl': {
       const [{ buildApp }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);

@@ -113,12 +113,12 @@ async function approvalsCommand(ctx: ReplContext, args: string): Promise<void> {
   if (!record) return ctx.print(`No approval "${id}".`);
   if (record.status !== 'pending') return ctx.print(`Approval ${id} is ${record.status}.`);
   const approved = verb === 'approve';
-  if (record.sessionId) {
+  if (record.sessionId && record.source !== 'mcp') {
     ctx.print(`${approved ? 'Approving' : 'Denying'} ${record.toolName} (${id}) and resuming session ${record.sessionId}…`);
     await ctx.resume(record.sessionId, [{ approvalId: id, approved, reason: 'REPL /approvals' }]);
   } else {
     await approvals.decide(id, { approved, reason: 'REPL /approvals' });
-    ctx.print(`${approved ? 'Approved' : 'Denied'} ${id}.`);
+    ctx.print(`${approved ? 'Approved' : 'Denied'} ${id}.${record.source === 'mcp' ? ' The MCP host runs it when it calls the tool again.' : ''}`);
   }
 }
 
@@ -285,7 +285,7 @@ export async function runSlashCommand(ctx: ReplContext, line: string): Promise<b
 export function formatMcpStatus(app: MinaraApp): string {
   const servers = app.mcp?.status() ?? [];
   if (servers.length === 0) return 'No MCP servers configured (see docs/mcp.md: --mcp-config, MINARA_MCP_CONFIG or <workspace>/mcp.json).';
-  const lines = servers.map((s) => `${s.name.padEnd(16)} ${s.state.padEnd(10)} ${s.transport.padEnd(15)} ${String(s.tools).padStart(3)} tools${s.error ? `  ! ${s.error}` : ''}`);
+  const lines = servers.map((s) => `${s.name.padEnd(16)} ${s.state.padEnd(10)} ${s.transport.padEnd(15)} ${s.state === 'idle' ? '  (lazy: connects at the first turn)' : `${String(s.tools).padStart(3)} tools`}${s.error ? `  ! ${s.error}` : ''}`);
   for (const s of servers) for (const k of s.skipped) lines.push(`  ${s.name}: skipped ${k.tool}: ${k.reason}`);
   return lines.join('\n');
 }

@@ -426,6 +426,7 @@ export {
   toInstructions,
   type ToolCallStep,
   type TurnScope,
+  type TurnStartInfo,
   type TurnStopReason,
   type TurnSummary,
   type TurnToolCall,

@@ -280,6 +280,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       return w;
     };
 
+    const liveMcp = mcp;
     const runtime = createAgentRuntime({
       maxSteps: config.maxSteps,
       ...options.runtime,
@@ -292,6 +293,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
       ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
       defaultUserId: userId,
+      // The turn boundary: lazy MCP servers connect and servers' changed tool lists join the registry here.
+      onTurnStart: [
+        ...(liveMcp ? [async () => tools.register(await liveMcp.applyToolListChanges())] : []),
+        ...(options.runtime?.onTurnStart ?? []),
+      ],
       surface: options.surface ?? 'sdk',
       bus,
       logger,

@@ -50,7 +50,8 @@ export function listApprovals(deps: GatewayDeps): RouteHandler {
 
 /**
  * `POST /v1/approvals/:id { approved, reason? }`: decide a pending approval and resume its session's turn
- * server-side (the call is re-validated and run, or denied, and the model answers). The resumed turn is
+ * server-side (the call is re-validated and run, or denied, and the model answers). An approval of an MCP
+ * host's call (source `mcp`) or one with no session is only decided: the host calls the tool again. The resumed turn is
  * registered like a chat turn, so `GET /v1/chat/:sessionId/stream` can follow it.
  */
 export function decideApproval(deps: GatewayDeps): RouteHandler {
@@ -67,8 +68,8 @@ export function decideApproval(deps: GatewayDeps): RouteHandler {
       throw new HttpError(409, 'HTTP_CONFLICT', `Approval "${id}" is already ${record.status}.`, { approval: publicApproval(record) });
     }
     const decision = { approvalId: id, approved, ...(reason !== undefined ? { reason } : {}) };
-    if (record.sessionId === undefined) {
-      // No conversation to resume: record the decision only.
+    if (record.sessionId === undefined || record.source === 'mcp') {
+      // No conversation to resume (an MCP host calls again once approved): record the decision only.
       const decided = await tools.approvals.decide(id, decision);
       return json(200, { approval: publicApproval(decided), turn: null });
     }

@@ -8,7 +8,7 @@ import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
-import { createRouter, methodNotAllowed } from './router';
+import { createRouter, methodNotAllowed, type RouteHandler } from './router';
 import type { Gateway, GatewayDeps, GatewayOptions } from './types';
 import { getWorkspaceFile, listWorkspaceFiles, putWorkspaceFile } from './workspace-routes';
 
@@ -92,6 +92,12 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));
   router.add('GET', '/v1/approvals', listApprovals(deps));
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
+  const mcp = options.mcp;
+  if (mcp !== undefined) {
+    if (typeof mcp.handleHttp !== 'function') throw new MinaraError('CONFIG_INVALID', 'createGateway: "mcp" must come from createMcpToolServer() (@minara/agent/mcp).');
+    const serveMcp: RouteHandler = ({ request, userId }) => mcp.handleHttp(request, { userId });
+    for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', serveMcp);
+  }
 
   const onInternal = (error: unknown) =>
     logger.error('gateway: request failed', { error: error instanceof Error ? (error.stack ?? error.message) : String(error) });

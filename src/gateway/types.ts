@@ -50,6 +50,18 @@ export interface GatewayOptions {
   readonly now?: (() => Date) | undefined;
   /** Ids of assistant messages and text parts. @default the package's `generateId` */
   readonly generateId?: ((prefix: string) => string) | undefined;
+  /**
+   * Serve the registry over MCP Streamable HTTP at `/mcp` (POST, GET, DELETE), behind the same authentication
+   * as every other route: pass `createMcpToolServer(…)` from `@minara/agent/mcp`. Each MCP session belongs to
+   * the tenant that opened it. @default no `/mcp` route
+   */
+  readonly mcp?: GatewayMcpHandler | undefined;
+}
+
+/** What the gateway's `/mcp` route needs of an MCP server (`createMcpToolServer` from `@minara/agent/mcp` fits). */
+export interface GatewayMcpHandler {
+  /** Answer one Streamable HTTP request for the authenticated tenant. */
+  handleHttp(request: Request, identity: { readonly userId: string }): Promise<Response>;
 }
 
 /** The web-standard gateway: mount `fetch` in Node `http` (`serveGateway`), Hono, Next.js or Bun. */

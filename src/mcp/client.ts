@@ -22,8 +22,11 @@ const RESTART_BACKOFF_MS = [250, 500, 1_000, 2_000, 5_000, 10_000] as const;
 export interface McpServerStatus {
   readonly name: string;
   readonly transport: 'stdio' | 'streamable-http' | 'sse';
-  /** `connected`, `restarting` after a crash (calls fail with retryable `MCP_UNAVAILABLE`), `failed` at start, `closed`. */
-  readonly state: 'connected' | 'restarting' | 'failed' | 'closed';
+  /**
+   * `idle` (a lazy server before the first turn), `connected`, `restarting` after a crash (calls fail with
+   * retryable `MCP_UNAVAILABLE`), `failed` at start, `closed`.
+   */
+  readonly state: 'idle' | 'connected' | 'restarting' | 'failed' | 'closed';
   /** Registry tools from this server. */
   readonly tools: number;
   /** Tools the server listed that were not registered (hidden by config or with an unusable schema), with why. */
@@ -67,9 +70,10 @@ export interface McpTools {
   /** Each server's state and tool count. */
   status(): McpServerStatus[];
   /**
-   * Re-list the tools of servers that announced `tools/list_changed` and return the registry tools to add.
-   * Call it at a turn boundary (never mid-turn, so a session's tool list stays byte-stable within a turn);
-   * tools a server dropped fail with `TOOL_UNAVAILABLE`.
+   * The turn boundary: connect lazy servers not yet started, re-list the tools of servers that announced
+   * `tools/list_changed`, and return the registry tools to add (`createApp` does this before every turn and
+   * registers them). Never call it mid-turn: a turn's tool list stays byte-stable. Tools a server dropped
+   * fail with `TOOL_UNAVAILABLE`; a new tool whose name collides with a known one is skipped with a warning.
    */
   applyToolListChanges(): Promise<ToolEntry[]>;
   /** Close every connection and end stdio child processes. */
@@ -181,7 +185,7 @@ export async function createMcpTools(options: CreateMcpToolsOptions): Promise<Mc
     throw new MinaraError('CONFIG_INVALID', 'createMcpTools: config must be { mcpServers: { … } } (see parseMcpConfig)');
   }
   const servers = Object.entries(config.mcpServers).map(([name, server]) => createServer(name, server, { logger, onFinding, clientName }));
-  await Promise.all(servers.map((s) => s.start()));
+  await Promise.all(servers.filter((s) => !s.lazy).map((s) => s.start()));
   const names = new Map<string, string>();
   const tools: ToolEntry[] = [];
   for (const s of servers) {
@@ -199,10 +203,17 @@ export async function createMcpTools(options: CreateMcpToolsOptions): Promise<Mc
     tools,
     status: () => servers.map((s) => s.status()),
     async applyToolListChanges() {
+      const idle = servers.filter((s) => s.status().state === 'idle');
+      await Promise.all(idle.map((s) => s.start()));
       const added: ToolEntry[] = [];
       for (const s of servers) {
-        for (const entry of await s.relist()) {
-          if (names.has(entry.name)) continue;
+        for (const entry of idle.includes(s) ? s.entries() : await s.relist()) {
+          const owner = names.get(entry.name);
+          if (owner === s.name) continue;
+          if (owner !== undefined) {
+            logger.warn(`mcp: skipping "${entry.name}" of server "${s.name}": the name is taken by server "${owner}"`, { module: 'mcp', server: s.name });
+            continue;
+          }
           names.set(entry.name, s.name);
           added.push(entry);
         }
@@ -229,7 +240,7 @@ function createServer(
   const maxResultBytes = config.maxResultBytes ?? MCP_DEFAULTS.maxResultBytes;
   const toolSet = mcpToolSet(name);
   let conn: Connection | undefined;
-  let state: McpServerStatus['state'] = 'failed';
+  let state: McpServerStatus['state'] = config.lazy === true ? 'idle' : 'failed';
   let lastError: string | undefined;
   let listed: McpTool[] = [];
   let skipped: Array<{ tool: string; reason: string }> = [];
@@ -395,23 +406,35 @@ function createServer(
   }
 
   let entries: ToolEntry[] = [];
+  let starting: Promise<void> | undefined;
   return {
     name,
-    async start(): Promise<void> {
-      try {
-        conn = await connect();
-        listed = await listTools(conn);
-        entries = toEntries(listed);
-        watch(conn);
-        state = 'connected';
-      } catch (error) {
-        lastError = errorText(error);
-        state = 'failed';
-        deps.logger.error(`mcp: server "${name}" did not start: ${lastError}`, { ...log });
-        const c = conn;
-        conn = undefined;
-        await c?.client.close().catch(() => {});
-      }
+    lazy: config.lazy === true,
+    /** Connect and list tools, once (concurrent callers share the attempt). */
+    start(): Promise<void> {
+      starting ??= (async () => {
+        if (closed) return;
+        try {
+          conn = await connect();
+          if (closed) {
+            await conn.client.close().catch(() => {});
+            conn = undefined;
+            return;
+          }
+          listed = await listTools(conn);
+          entries = toEntries(listed);
+          watch(conn);
+          state = 'connected';
+        } catch (error) {
+          lastError = errorText(error);
+          state = 'failed';
+          deps.logger.error(`mcp: server "${name}" did not start: ${lastError}`, { ...log });
+          const c = conn;
+          conn = undefined;
+          await c?.client.close().catch(() => {});
+        }
+      })();
+      return starting;
     },
     entries: () => entries,
     async relist(): Promise<ToolEntry[]> {

@@ -24,6 +24,11 @@ interface McpServerPolicy {
   readonly trustAnnotations?: boolean | undefined;
   /** Let autonomous sources (cron, webhook, workflow) call this server's tools at all. @default false */
   readonly allowAutonomous?: boolean | undefined;
+  /**
+   * Connect at the first turn (its tools join the registry at that turn boundary) instead of at startup, so a
+   * command or session that never runs a turn never starts the server. @default false (eager)
+   */
+  readonly lazy?: boolean | undefined;
   /** Time for `initialize` and `tools/list`, in ms. @default 10000 */
   readonly connectTimeoutMs?: number | undefined;
   /** Time for one tool call, in ms (also the registry timeout of its tools). @default 60000 */
@@ -57,7 +62,7 @@ export interface McpConfig {
 
 const TIERS = new Set<number>([PermissionTier.READ_ONLY, PermissionTier.CONFIRM_ONCE, PermissionTier.ALWAYS_CONFIRM, PermissionTier.MANUAL_ONLY]);
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/;
-const POLICY_KEYS = ['tier', 'tools', 'trustAnnotations', 'allowAutonomous', 'connectTimeoutMs', 'callTimeoutMs', 'maxResultBytes'];
+const POLICY_KEYS = ['tier', 'tools', 'trustAnnotations', 'allowAutonomous', 'lazy', 'connectTimeoutMs', 'callTimeoutMs', 'maxResultBytes'];
 
 const fail = (field: string, message: string): never => {
   throw new ConfigError(`mcp: ${field}: ${message}`, [field]);
@@ -132,6 +137,7 @@ function parseServer(name: string, raw: unknown, env: Readonly<Record<string, st
     tools,
     trustAnnotations: bool(o.trustAnnotations, `${at}.trustAnnotations`),
     allowAutonomous: bool(o.allowAutonomous, `${at}.allowAutonomous`),
+    lazy: bool(o.lazy, `${at}.lazy`),
     connectTimeoutMs: positive(o.connectTimeoutMs, `${at}.connectTimeoutMs`),
     callTimeoutMs: positive(o.callTimeoutMs, `${at}.callTimeoutMs`),
     maxResultBytes: positive(o.maxResultBytes, `${at}.maxResultBytes`),

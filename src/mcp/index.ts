@@ -1,6 +1,6 @@
 /**
  * `@minara/agent/mcp`: MCP servers' tools as ordinary registry tools (client), and the agent's registry served
- * over MCP. Needs the optional peer dependency `@modelcontextprotocol/sdk`; the root entry never loads it.
+^ * over MCP (`createMcpToolServer`). Needs the optional peer dependency `@modelcontextprotocol/sdk`; the root entry never loads it.
  *
  * @module
  * @example
@@ -34,3 +34,11 @@ export {
   parseMcpConfig,
 } from './config';
 export { MCP_TOOL_NAME_MAX, mcpToolName, mcpToolSet } from './names';
+export {
+  createMcpToolServer,
+  type CreateMcpToolServerOptions,
+  type McpRequestIdentity,
+  type McpServedTool,
+  type McpToolServer,
+  type McpToolServerSession,
+} from './server';

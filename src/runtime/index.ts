@@ -4,7 +4,7 @@
  * @module
  */
 export { createAgentRuntime, type AgentRuntime } from './runtime';
-export type { AgentRuntimeOptions, ApprovalDecision, ResolvedRuntimeOptions, GenerateResult, RunInput, ScenarioClassifier, ScenarioMatch, TurnScope, TurnSummary, TurnToolCall } from './types';
+export type { AgentRuntimeOptions, ApprovalDecision, ResolvedRuntimeOptions, GenerateResult, RunInput, ScenarioClassifier, ScenarioMatch, TurnScope, TurnStartInfo, TurnSummary, TurnToolCall } from './types';
 export { type AgentEvent, type AgentEventType, type PendingApproval, type TurnStopReason, type TurnUsage } from './events';
 export {
   buildSystemPromptBlocks,

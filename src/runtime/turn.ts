@@ -182,6 +182,13 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
   const source = input.source ?? 'user';
   // A session belongs to the user who created it: nothing runs on another user's session (not even approvals).
   await assertSessionOwner(options.storage, input.sessionId, input.userId ?? deps.defaultUserId);
+  for (const hook of options.onTurnStart ?? []) {
+    try {
+      await hook({ turnId, sessionId: input.sessionId, source, userId: input.userId ?? deps.defaultUserId });
+    } catch (error) {
+      deps.logger.warn('onTurnStart hook failed', { turnId, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
   const ctx = createToolCallContext({
     sessionId: input.sessionId,
     source,

@@ -62,6 +62,14 @@ export interface TurnSummary {
   readonly turnCount: number;
 }
 
+/** What an `onTurnStart` hook learns about the turn. */
+export interface TurnStartInfo {
+  readonly turnId: string;
+  readonly sessionId: string;
+  readonly source: CallSource;
+  readonly userId: string;
+}
+
 /** Options of {@link createAgentRuntime}. */
 export interface AgentRuntimeOptions {
   /** Any AI SDK language model. */
@@ -101,6 +109,12 @@ export interface AgentRuntimeOptions {
   readonly cronAllowedToolSets?: readonly string[] | undefined;
   /** Surface name for the heartbeat (`repl`, `gateway`, …). @default 'sdk' */
   readonly surface?: string | undefined;
+  /**
+   * Called at the start of every turn, before its prompt and tool list are built: the turn boundary where a
+   * host may change the registry (`createApp` registers MCP servers' new tools here). A hook that throws is
+   * logged and the turn goes on. Each turn awaits its hooks: keep them short.
+   */
+  readonly onTurnStart?: ReadonlyArray<(turn: TurnStartInfo) => void | Promise<void>> | undefined;
   /** Decision-capture and observability hooks, called after every turn (errors are logged). */
   readonly onTurnEnd?: ReadonlyArray<(summary: TurnSummary) => void | Promise<void>> | undefined;
   readonly bus?: MinaraBus | undefined;

@@ -46,8 +46,12 @@ export function minTier(a: PermissionTier, b: PermissionTier): PermissionTier {
   return (a <= b ? a : b) as PermissionTier;
 }
 
-/** Where a call comes from. Autonomous sources (no human at the keyboard) are `cron`, `webhook` and `workflow`. */
-export type CallSource = 'user' | 'cron' | 'webhook' | 'workflow' | 'subagent';
+/**
+ * Where a call comes from. Autonomous sources (no human at the keyboard) are `cron`, `webhook` and `workflow`.
+ * `mcp` is a call from an MCP host through `createMcpToolServer` (`minara mcp serve`): a person is at that
+ * host, but approvals are decided here, out of band.
+ */
+export type CallSource = 'user' | 'cron' | 'webhook' | 'workflow' | 'subagent' | 'mcp';
 
 /** The sources with no human present to confirm. */
 export const AUTONOMOUS_SOURCES: ReadonlySet<CallSource> = new Set<CallSource>(['cron', 'webhook', 'workflow']);

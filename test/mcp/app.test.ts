@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createApp, createToolCallContext, parseEnvelope, silentLogger } from '@minara/agent';
-import { createScriptedModel } from '@minara/agent/testing';
+import { createScriptedModel, recordEvents } from '@minara/agent/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
@@ -50,6 +50,39 @@ describe('createApp with MCP servers', () => {
     const end = Date.now() + 5000;
     while (alive(pid) && Date.now() < end) await new Promise((r) => setTimeout(r, 50));
     expect(alive(pid)).toBe(false);
+  }, 30_000);
+
+  it('a lazy server starts at the first turn; a tool it adds mid-turn joins at the next turn boundary, never inside the turn', async () => {
+    const dir = temp();
+    const model = createScriptedModel([
+      { toolCalls: [{ toolName: 'mcp__odd__add_tool', input: {} }] },
+      { toolCalls: [{ toolName: 'mcp__odd__late', input: {} }] },
+      { text: 'first turn done' },
+      { toolCalls: [{ toolName: 'mcp__odd__late', input: {} }] },
+      { text: 'second turn done' },
+    ]);
+    const app = await createApp({ envFileDir: false, env: {}, logger: silentLogger, model, config: { dataDir: dir }, mcp: { mcpServers: { odd: { ...ODD, lazy: true, tier: 1 } } } });
+    try {
+      // Nothing started yet: no process, no tools.
+      expect(app.mcp!.status()[0]).toMatchObject({ state: 'idle', tools: 0 });
+      expect(app.mcp!.status()[0]!.pid).toBeUndefined();
+      expect(app.tools.has('mcp__odd__pid')).toBe(false);
+      const first = await recordEvents(app.runtime.run({ sessionId: 'lazy', message: 'add a tool, then use it' }));
+      expect(app.mcp!.status()[0]!.state).toBe('connected');
+      const results = first.ofType('tool-result');
+      // add_tool ran (through tool_invoke: MCP tools sit outside the active skills' core list) …
+      expect(results[0]!.output).toMatchObject({ ok: true, data: { tool: 'add_tool', text: 'added' } });
+      // … and the tool it announced is not callable inside the same turn.
+      expect(results[1]!.output).toMatchObject({ ok: false });
+      expect(JSON.stringify(results[1]!.output)).toContain("unavailable tool 'mcp__odd__late'");
+      expect(app.tools.has('mcp__odd__late')).toBe(false);
+      const second = await recordEvents(app.runtime.run({ sessionId: 'lazy', message: 'use it now' }));
+      expect(app.tools.has('mcp__odd__late')).toBe(true);
+      const late = second.ofType('tool-result')[0]!;
+      expect(late.output).toMatchObject({ ok: true, data: { text: 'late tool ran' } });
+    } finally {
+      await app.close();
+    }
   }, 30_000);
 
   it('reads <workspace>/mcp.json by default; a missing env var in it fails createApp naming the variable', async () => {
