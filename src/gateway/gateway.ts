@@ -48,7 +48,11 @@ export function createGateway(options: GatewayOptions): Gateway {
     logger = createConsoleLogger({ level: 'warn' }),
     now = () => new Date(),
     generateId = defaultGenerateId,
+    basePath = '',
   } = options;
+  if (typeof basePath !== 'string' || (basePath !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath))) {
+    throw new MinaraError('CONFIG_INVALID', `createGateway: "basePath" must be "" or a path like "/api" (segments of letters, digits, ".", "_", "~", "-"; no trailing slash), got ${JSON.stringify(basePath)}.`);
+  }
   if (authToken !== undefined && (typeof authToken !== 'string' || authToken.length < 16 || /\s/.test(authToken))) {
     throw new MinaraError('CONFIG_INVALID', 'createGateway: "authToken" must be a string of at least 16 characters without whitespace (e.g. `openssl rand -hex 32`).');
   }
@@ -109,7 +113,12 @@ export function createGateway(options: GatewayOptions): Gateway {
     } catch {
       throw badRequest('url: not a valid URL.');
     }
-    const isHealth = url.pathname === '/healthz' && (request.method === 'GET' || request.method === 'HEAD');
+    let pathname = url.pathname;
+    if (basePath !== '') {
+      if (pathname !== basePath && !pathname.startsWith(`${basePath}/`)) throw new HttpError(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname} (the gateway is mounted at ${basePath}).`);
+      pathname = pathname.slice(basePath.length) || '/';
+    }
+    const isHealth = pathname === '/healthz' && (request.method === 'GET' || request.method === 'HEAD');
     // Authentication comes before routing, so an unauthenticated caller cannot map the routes.
     if (checkToken && !isHealth && !checkToken(request.headers.get('authorization'))) {
       throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with the gateway token.');
@@ -128,7 +137,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       }
       authenticated.set(request, who);
     }
-    const match = router.match(request.method, url.pathname);
+    const match = router.match(request.method, pathname);
     if (match.kind === 'not-found') throw new HttpError(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname}.`);
     if (match.kind === 'method-not-allowed') {
       const e = methodNotAllowed(request.method, match.allow);

@@ -51,6 +51,12 @@ export interface GatewayOptions {
   /** Ids of assistant messages and text parts. @default the package's `generateId` */
   readonly generateId?: ((prefix: string) => string) | undefined;
   /**
+   * The path prefix the gateway is mounted under (e.g. `/api` for a Next.js `app/api/[...path]/route.ts` or
+   * `app.all('/api/*', …)` in Hono): routes answer at `/api/v1/chat`, `/api/healthz`, …. Requests outside it
+   * get 404. @default '' (routes at the root)
+   */
+  readonly basePath?: string | undefined;
+  /**
    * Serve the registry over MCP Streamable HTTP at `/mcp` (POST, GET, DELETE), behind the same authentication
    * as every other route: pass `createMcpToolServer(…)` from `@minara/agent/mcp`. Each MCP session belongs to
    * the tenant that opened it. @default no `/mcp` route
