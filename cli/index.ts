@@ -6,6 +6,13 @@ import { readFileSync } from 'node:fs';
 import module from 'node:module';
 import type { CliOptions } from './app';
 
+// Before anything loads the native SQLite addon (built for Node ≥ 22, it crashes older ones without a word).
+const [nodeMajor = 0, nodeMinor = 0] = process.versions.node.split('.').map(Number);
+if (nodeMajor < 22 || (nodeMajor === 22 && nodeMinor < 12)) {
+  process.stderr.write(`minara needs Node.js 22.12 or newer (this is ${process.versions.node}). Install a current Node.js (https://nodejs.org) or run it with \`npx -p node@24 minara\`.\n`);
+  process.exit(1);
+}
+
 // Cache V8 bytecode of the SDK and its dependencies on disk: about a quarter off every later cold start.
 module.enableCompileCache?.();
 

@@ -16,7 +16,6 @@ import { createExternalSkillsManager, type ExternalSkillsManager } from '../skil
 import { createSkillRegistry, type SkillRegistry } from '../skills/registry';
 import { loadSkillDirectories, type SkillLoadIssue } from '../skills/skill-md';
 import type { Skill, SkillDefinition } from '../skills/types';
-import { createSqliteStorage } from '../storage/sqlite/index';
 import type { Storage } from '../storage/types';
 import { createFileTools } from '../tools/file-tools';
 import type { McpTools } from '../mcp/client';
@@ -161,7 +160,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   for (const warning of endpointWarnings(env)) logger.warn(warning);
   const ownsStorage = options.storage === undefined;
   let mcp: McpTools | undefined;
-  const storage = options.storage ?? createSqliteStorage({ path: config.dbPath, logger, now });
+  // Loaded only here, so importing the package root never loads the native SQLite addon.
+  const storage = options.storage ?? (await import('../storage/sqlite/index')).createSqliteStorage({ path: config.dbPath, logger, now });
   try {
     // Model and embedder.
     let model: LanguageModel;

@@ -83,7 +83,8 @@ export async function resolveModel(options: { model?: string | undefined; baseUr
     case 'openai-compatible': {
       const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');
       const apiKey = env.OPENAI_COMPATIBLE_API_KEY ?? env.OPENROUTER_API_KEY;
-      return createOpenAICompatible({ name: 'openai-compatible', baseURL: status.baseUrl!, ...(apiKey ? { apiKey } : {}) }).chatModel(status.modelId);
+      // includeUsage: ask for stream_options.include_usage, or Ollama, vLLM and LM Studio report zero tokens (budgets and cost need them).
+      return createOpenAICompatible({ name: 'openai-compatible', baseURL: status.baseUrl!, includeUsage: true, ...(apiKey ? { apiKey } : {}) }).chatModel(status.modelId);
     }
     case 'custom':
       throw new MinaraError('MODEL_NOT_CONFIGURED', 'A custom model is passed as an object, not resolved from env.');

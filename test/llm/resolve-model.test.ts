@@ -34,3 +34,41 @@ describe('model resolution', () => {
     await expect(resolveEmbedder({ env: { EMBEDDING_PROVIDER: 'cohere' } })).rejects.toThrow(/not supported/);
   });
 });
+
+describe('openai-compatible servers (Ollama, vLLM, LM Studio)', () => {
+  it('asks for usage in the stream (stream_options.include_usage), so turns see real token counts', async () => {
+    const { createServer } = await import('node:http');
+    const { streamText } = await import('ai');
+    const bodies: Array<Record<string, unknown>> = [];
+    const chunk = (o: unknown) => `data: ${JSON.stringify(o)}\n\n`;
+    const server = createServer((req, res) => {
+      let raw = '';
+      req.on('data', (c: Buffer) => (raw += c.toString()));
+      req.on('end', () => {
+        bodies.push(JSON.parse(raw) as Record<string, unknown>);
+        res.writeHead(200, { 'content-type': 'text/event-stream' });
+        const base = { id: 'c1', object: 'chat.completion.chunk', created: 1, model: 'llama3.1' };
+        res.write(chunk({ ...base, choices: [{ index: 0, delta: { role: 'assistant', content: 'hi' }, finish_reason: null }] }));
+        res.write(chunk({ ...base, choices: [{ index: 0, delta: {}, finish_reason: 'stop' }] }));
+        // A server sends usage only when asked (the last chunk, with no choices).
+        if ((bodies.at(-1)?.stream_options as { include_usage?: boolean } | undefined)?.include_usage === true) {
+          res.write(chunk({ ...base, choices: [], usage: { prompt_tokens: 12, completion_tokens: 3, total_tokens: 15 } }));
+        }
+        res.end('data: [DONE]\n\n');
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      const model = await resolveModel({ env: { MINARA_MODEL: 'openai-compatible:llama3.1', MINARA_MODEL_BASE_URL: `http://127.0.0.1:${port}/v1` } });
+      const result = streamText({ model, prompt: 'hello' });
+      expect(await result.text).toBe('hi');
+      const usage = await result.usage;
+      expect(bodies[0]?.stream_options).toEqual({ include_usage: true });
+      expect(usage.inputTokens).toBe(12);
+      expect(usage.outputTokens).toBe(3);
+    } finally {
+      server.close();
+    }
+  });
+});
