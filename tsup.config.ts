@@ -1,4 +1,9 @@
-import { defineConfig } from 'tsup';
+import { defineConfig, type Options } from 'tsup';
+
+/** Source maps map to file and line, without embedding every source file (which more than doubled the package). */
+const noSourcesContent: Options['esbuildOptions'] = (options) => {
+  options.sourcesContent = false;
+};
 
 export default defineConfig([
   {
@@ -15,6 +20,7 @@ export default defineConfig([
     platform: 'node',
     dts: true,
     sourcemap: true,
+    esbuildOptions: noSourcesContent,
     clean: true,
     splitting: true,
     treeshake: true,
@@ -27,6 +33,7 @@ export default defineConfig([
     platform: 'node',
     dts: false,
     sourcemap: true,
+    esbuildOptions: noSourcesContent,
     clean: false,
     banner: { js: '#!/usr/bin/env node' },
     // The CLI imports only the public API; it resolves @minara/agent through the package's own exports map.

@@ -127,12 +127,26 @@ export type {
   StorageCapabilities,
   StoredMessage,
 } from './storage/types';
+// What a storage engine's memory domain takes and returns (the `MemoryStorage` contract).
+export type {
+  ConsolidationEventInput,
+  MemoryEdgeRecord,
+  MemoryEntityCount,
+  MemoryListQuery,
+  MemoryLookupFilter,
+  MemoryRowPatch,
+  MemoryScoredId,
+  MemoryVectorInfo,
+  MemoryVectorInput,
+  NewMemoryRow,
+} from './storage/memory-types';
 
 // ── skills (issue: Skills) ── BEGIN skills
 export {
   ACTIVATE_SKILLS_TOOL,
   type ActivateOptions,
   type ActivationVia,
+  type AnalyzedText,
   applySignalPreload,
   ASSET_CLASSES,
   assembleSkillPrompt,
@@ -349,6 +363,7 @@ export {
   parseHermesEntries,
   parseIdentityFields,
   type PromptBlockName,
+  type PromptBuildSettings,
   type PromptFileReport,
   type QuarantineEntry,
   renderHeartbeat,
@@ -438,11 +453,11 @@ export {
   type WorkflowStep,
   type WorkflowStepResult,
 } from './runtime/index';
-export { INJECTION_PATTERNS, type ScanFinding, scanInput } from './safety/input-scanner';
+export { INJECTION_PATTERNS, type InjectionPattern, type ScanFinding, scanInput } from './safety/input-scanner';
 // ── END runtime
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
 
 // ── models ───────────────────────────────────────────────────────────────────
-export { DEFAULT_MODELS, endpointWarnings, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';
+export { DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';

@@ -50,7 +50,7 @@ export {
 } from './limits';
 
 // ── tools and safety ─────────────────────────────────────────────────────────
-export { FUND_MOVING_TOOLS, type OrderFacts } from './order-facts';
+export { FUND_MOVING_TOOLS, type OrderFacts, type TokenRef } from './order-facts';
 export { compareIntent, parseIntent, type ParsedIntent } from './intent';
 export { intentSchema } from './schemas';
 export { SAFETY_AUDIT_TOOL, SAFETY_STAGES, type SafetyStage, type StageDecision } from './safety/index';

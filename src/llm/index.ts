@@ -1,1 +1,1 @@
-export { DEFAULT_MODELS, endpointWarnings, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './resolve-model';
+export { DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './resolve-model';

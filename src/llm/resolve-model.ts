@@ -25,7 +25,8 @@ export const MODEL_HELP = [
   'in the shell or in a .env file, or pass --model provider:model.',
 ].join('\n');
 
-type Env = Readonly<Record<string, string | undefined>>;
+/** Environment variables as the resolvers read them (`process.env` or a plain object). */
+export type EnvVars = Readonly<Record<string, string | undefined>>;
 
 /**
  * Read the model configuration from options and env without importing a provider: `model` (or
@@ -37,7 +38,7 @@ type Env = Readonly<Record<string, string | undefined>>;
  * // { configured: true, provider: 'openai', modelId: 'gpt-4.1-mini', label: 'openai:gpt-4.1-mini' }
  * ```
  */
-export function modelConfigStatus(options: { model?: string | undefined; baseUrl?: string | undefined; env?: Env } = {}): ModelConfigStatus {
+export function modelConfigStatus(options: { model?: string | undefined; baseUrl?: string | undefined; env?: EnvVars } = {}): ModelConfigStatus {
   const env = options.env ?? process.env;
   const spec = options.model ?? env.MINARA_MODEL;
   const baseUrl = options.baseUrl ?? env.MINARA_MODEL_BASE_URL ?? env.MINARA_BASE_URL;
@@ -67,7 +68,7 @@ export function modelConfigStatus(options: { model?: string | undefined; baseUrl
  * const model = await resolveModel({ env: process.env });
  * ```
  */
-export async function resolveModel(options: { model?: string | undefined; baseUrl?: string | undefined; env?: Env } = {}): Promise<LanguageModel> {
+export async function resolveModel(options: { model?: string | undefined; baseUrl?: string | undefined; env?: EnvVars } = {}): Promise<LanguageModel> {
   const env = options.env ?? process.env;
   const status = modelConfigStatus(options);
   if (!status.configured) throw new MinaraError('MODEL_NOT_CONFIGURED', `${status.reason}\n${status.help}`);
@@ -96,7 +97,7 @@ export async function resolveModel(options: { model?: string | undefined; baseUr
  * `EMBEDDING_API_KEY` / `OPENAI_API_KEY`, model `EMBEDDING_MODEL`, default `text-embedding-3-small`).
  * Returns undefined when disabled: memory search is then BM25 + entity boost.
  */
-export async function resolveEmbedder(options: { env?: Env } = {}): Promise<EmbeddingModel | undefined> {
+export async function resolveEmbedder(options: { env?: EnvVars } = {}): Promise<EmbeddingModel | undefined> {
   const env = options.env ?? process.env;
   const provider = (env.EMBEDDING_PROVIDER ?? 'disabled').trim().toLowerCase();
   if (provider === '' || provider === 'disabled' || provider === 'none') return undefined;
@@ -114,7 +115,7 @@ export async function resolveEmbedder(options: { env?: Env } = {}): Promise<Embe
  * legacy `MINARA_BASE_URL` (model endpoint only) set together with `MINARA_API_KEY`, a setup that once sent
  * the Minara key to the model server.
  */
-export function endpointWarnings(env: Env = process.env): string[] {
+export function endpointWarnings(env: EnvVars = process.env): string[] {
   const out: string[] = [];
   if (env.MINARA_BASE_URL && !env.MINARA_MODEL_BASE_URL && env.MINARA_API_KEY) {
     out.push('MINARA_BASE_URL now sets only the model endpoint; the Minara API uses MINARA_API_BASE_URL (default https://api.minara.ai). Rename MINARA_BASE_URL to MINARA_MODEL_BASE_URL to silence this warning.');

@@ -25,7 +25,7 @@ export const MAX_GUIDANCE_CHARS = 500;
 /** Most rows one fact may retire. */
 export const MAX_RETIREMENTS_PER_FACT = 3;
 
-const verdictSchema = z.object({
+const verdictSchema: z.ZodType<{ decisions: ConsolidationVerdict[] }> = z.object({
   decisions: z
     .array(
       z.object({
@@ -38,7 +38,11 @@ const verdictSchema = z.object({
 });
 
 /** The model's raw verdict for one candidate. */
-export type ConsolidationVerdict = z.infer<typeof verdictSchema>['decisions'][number];
+export interface ConsolidationVerdict {
+  readonly candidateId: number;
+  readonly verdict: 'supersedes' | 'duplicate' | 'compatible';
+  readonly reason: string;
+}
 
 /** Options of {@link createFactConsolidator}. */
 export interface FactConsolidatorOptions {

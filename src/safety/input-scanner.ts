@@ -9,7 +9,8 @@ export interface ScanFinding {
   readonly excerpt: string;
 }
 
-interface InjectionPattern {
+/** One prompt-injection pattern: a name (in findings and audit rows) and its regular expression. */
+export interface InjectionPattern {
   readonly name: string;
   readonly regex: RegExp;
 }

@@ -70,6 +70,7 @@ export {
   type SkillLoadResult,
   type ParsedSkillMd,
 } from './skill-md';
+export type { AnalyzedText } from './text-match';
 export {
   ASSET_CLASSES,
   type AssetClass,

@@ -31,7 +31,7 @@ export { WorkspaceConflictError } from './errors';
 export { WORKSPACE_TEMPLATES } from './templates/index';
 export { seedWorkspaceIfMissing, type SeedResult } from './seed';
 export type { WorkspaceFileContent, WorkspaceWriteOptions, WorkspaceWriteResult } from './editor';
-export type { PromptBlockName, PromptFileReport, WorkspaceNotice, WorkspacePromptBlocks } from './prompt-blocks';
+export type { PromptBlockName, PromptBuildSettings, PromptFileReport, WorkspaceNotice, WorkspacePromptBlocks } from './prompt-blocks';
 export {
   DEFAULT_MAX_FILE_CHARS,
   DEFAULT_MAX_TOTAL_CHARS,

@@ -2,7 +2,7 @@
  * `@minara/agent/sqlite`: the embedded default {@link Storage} on one SQLite file (better-sqlite3, WAL,
  * FTS5, and sqlite-vec when it loads).
  *
- * @module
+ * @module sqlite
  * @example
  * ```ts
  * import { createSqliteStorage } from '@minara/agent/sqlite';
