@@ -1,7 +1,7 @@
 import type { UIMessageChunk } from 'ai';
 import type { AgentEvent } from '../runtime/events';
 import type { Logger } from '../util/logger';
-import { createUIStreamEncoder } from './ui-stream-encoder';
+import { createUIStreamEncoder } from '../runtime/ui-stream';
 
 const encoder = new TextEncoder();
 const DONE_FRAME = encoder.encode('data: [DONE]\n\n');

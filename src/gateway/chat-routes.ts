@@ -3,7 +3,9 @@ import { MinaraError } from '../errors/minara-error';
 import type { ApprovalDecision } from '../runtime/types';
 import { readJsonObject } from './body';
 import { assertChatId, parseChatRequest } from './chat-request';
-import { HttpError, notFound } from './http-error';
+import { loadMessages } from '../runtime/conversation';
+import { toUIMessages } from '../runtime/ui-stream';
+import { HttpError, json, notFound } from './http-error';
 import type { RouteContext, RouteHandler } from './router';
 import { decodeParam } from './router';
 import type { GatewayDeps } from './types';
@@ -64,6 +66,21 @@ export function postChat(deps: GatewayDeps): RouteHandler {
     const messageId = parsed.continueMessageId || deps.generateId('msg');
     const turn = deps.streams.start({ chatId, userId, messageId, events });
     return streamResponse(turn.subscribe());
+  };
+}
+
+/**
+ * `GET /v1/chat/:id`: the stored chat as UI messages (`{ id, messages, active }`), for `useChat({ messages })`
+ * after a reload. A chat that does not exist yet, or is another tenant's, answers 404.
+ */
+export function getChat(deps: GatewayDeps): RouteHandler {
+  return async ({ params, userId }: RouteContext) => {
+    const chatId = assertChatId(decodeParam('id', params['id'] ?? ''), 'id');
+    const session = await deps.options.storage.conversations.getSession(chatId);
+    if (!session || (session.userId !== undefined && session.userId !== userId)) throw notFound(`No chat "${chatId}".`);
+    const messages = toUIMessages(await loadMessages(deps.options.storage, chatId), { idPrefix: `${chatId}-` });
+    const turn = deps.streams.get(chatId);
+    return json(200, { id: chatId, messages, active: turn !== undefined && turn.userId === userId });
   };
 }
 

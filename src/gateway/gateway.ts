@@ -5,7 +5,7 @@ import { createActiveStreams } from './active-streams';
 import { decideApproval, listApprovals } from './approvals-routes';
 import { createBearerCheck, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
-import { postChat, resumeChat } from './chat-routes';
+import { getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
 import { createRouter, methodNotAllowed, type RouteHandler } from './router';
@@ -85,6 +85,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const router = createRouter();
   router.add('GET', '/healthz', () => json(200, { ok: true, activeStreams: streams.size() }));
   router.add('POST', '/v1/chat', postChat(deps));
+  router.add('GET', '/v1/chat/:id', getChat(deps));
   router.add('GET', '/v1/chat/:id/stream', resumeChat(deps));
   router.add('GET', '/v1/memory', listMemory(deps));
   router.add('POST', '/v1/memory', createMemory(deps));

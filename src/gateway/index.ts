@@ -17,7 +17,7 @@ export type { Gateway, GatewayMcpHandler, GatewayOptions } from './types';
 export { isLoopbackHost, serveGateway, type ServedGateway, type ServeGatewayOptions } from './serve';
 export { gatewayEnv, type GatewayEnv } from './env';
 export { DEFAULT_MAX_BODY_BYTES } from './body';
-export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from './ui-stream-encoder';
+export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from '../runtime/ui-stream';
 export { EDITABLE_MEMORY_SOURCE } from './memory-routes';
 export { HttpError } from './http-error';
 export { createJwtAuthenticator, type GatewayAuthenticate, type GatewayIdentity, type JwtAuthenticatorOptions } from './auth';

@@ -31,3 +31,16 @@ export {
 } from './workflows';
 export { createScheduler, type ScheduledJob, type Scheduler, type SchedulerOptions, type SchedulerTickResult, signalJob } from './scheduler';
 export { type CronSchedule, parseCron } from './cron';
+export {
+  createUIStreamEncoder,
+  type MinaraDataEventType,
+  type MinaraDataParts,
+  type MinaraUIMessage,
+  type MinaraUITools,
+  toUIMessages,
+  toUIMessageStream,
+  toUIMessageStreamResponse,
+  type ToUIMessageStreamOptions,
+  type UIStreamEncoder,
+  type UIStreamEncoderOptions,
+} from './ui-stream';

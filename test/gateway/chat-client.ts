@@ -5,9 +5,9 @@ import { AbstractChat, type ChatInit, type ChatState, type ChatStatus, DefaultCh
  * logic React's `useChat` runs, so these tests speak to the gateway the way a browser app does.
  */
 export class TestChat extends AbstractChat<UIMessage> {
-  constructor(init: { api: string; headers?: Record<string, string>; id?: string } & Omit<ChatInit<UIMessage>, 'transport' | 'messages' | 'id'>) {
-    const { api, headers, ...rest } = init;
-    const messages: UIMessage[] = [];
+  constructor(init: { api: string; headers?: Record<string, string>; id?: string; messages?: UIMessage[] } & Omit<ChatInit<UIMessage>, 'transport' | 'messages' | 'id'>) {
+    const { api, headers, messages: initial, ...rest } = init;
+    const messages: UIMessage[] = initial ?? [];
     const state: ChatState<UIMessage> = {
       status: 'ready' as ChatStatus,
       error: undefined,

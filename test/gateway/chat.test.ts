@@ -49,8 +49,8 @@ describe('POST /v1/chat: the AI SDK UI message stream', () => {
     const reply = chat.messages.at(-1)!;
     expect(reply.role).toBe('assistant');
     expect(reply.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('')).toBe('Hello from Minara.');
-    expect(reply.parts.some((p) => p.type === 'data-minara-turn-end')).toBe(true);
-    expect(reply.parts.some((p) => p.type === 'data-minara-step-end')).toBe(false); // transient
+    // Only the latest turn-end stays in the message; the other Minara events are transient (onData only).
+    expect(reply.parts.filter((p) => p.type.startsWith('data-')).map((p) => p.type)).toEqual(['data-minara-turn-end']);
     // The server keeps the transcript: a second client with no history continues the same session.
     await chat2.sendMessage({ text: 'again' });
     expect(error).toBeUndefined();
@@ -80,6 +80,31 @@ describe('POST /v1/chat: the AI SDK UI message stream', () => {
     expect(toolParts(done)[0]).toMatchObject({ state: 'output-available', output: { ok: true, data: { filled: true } } });
     expect(done.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('')).toContain('Done: swapped');
     expect((await h.tools.approvals.get(approvalId))!.status).toBe('executed');
+    // The continuation replaced the turn-end part instead of adding a second one.
+    expect(done.parts.filter((p) => p.type === 'data-minara-turn-end')).toHaveLength(1);
+    expect(done.parts.find((p) => p.type === 'data-minara-turn-end')).toMatchObject({ data: { stopReason: 'finished' } });
+  });
+
+  it('GET /v1/chat/:id: the stored chat as UI messages a page can load into useChat after a reload', async () => {
+    h = await startGateway([{ toolCalls: [swap] }, { text: 'Done: swapped 50 USDC to ETH.' }]);
+    expect((await fetch(`${h.url}/v1/chat/load-1`)).status).toBe(404);
+    const first = sseChunks(await (await postJson(`${h.url}/v1/chat`, chatBody('load-1', 'swap 50 USDC to ETH'))).text());
+    const req = first.find((c) => c.type === 'tool-approval-request') as { approvalId: string; toolCallId: string };
+    const waiting = (await (await fetch(`${h.url}/v1/chat/load-1`)).json()) as { id: string; active: boolean; messages: UIMessage[] };
+    expect(waiting.id).toBe('load-1');
+    expect(waiting.active).toBe(false);
+    expect(waiting.messages.map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(waiting.messages[0]!.parts).toEqual([{ type: 'text', text: 'swap 50 USDC to ETH' }]);
+    expect(toolParts(waiting.messages[1])[0]).toMatchObject({ type: 'tool-swap_tokens', toolCallId: req.toolCallId, state: 'approval-requested', approval: { id: req.approvalId }, input: swap.input });
+    // A client that loaded this answers the approval like any useChat client, and the reload shows the result.
+    const chat = new TestChat({ api: `${h.url}/v1/chat`, id: 'load-1', messages: waiting.messages, sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    await chat.addToolApprovalResponse({ id: req.approvalId, approved: true });
+    await waitFor(() => chat.status === 'ready' && h!.ledger.length > 0 && h!.gateway.activeStreams() === 0);
+    const after = (await (await fetch(`${h.url}/v1/chat/load-1`)).json()) as { messages: UIMessage[] };
+    expect(toolParts(after.messages[1])[0]).toMatchObject({ state: 'output-available', output: { ok: true, data: { filled: true } } });
+    expect(after.messages[1]!.parts.filter((p) => p.type === 'text').map((p) => (p as { text: string }).text).join('')).toContain('Done: swapped');
+    // Another tenant: 404, as if it did not exist.
+    expect((await fetch(`${h.url}/v1/chat/load-1`, { headers: { 'x-minara-user': 'mallory' } })).status).toBe(404);
   });
 
   it('a denied approval comes back as tool-output-denied and nothing runs', async () => {
