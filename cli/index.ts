@@ -22,7 +22,8 @@ Usage:
   minara [options]                      Start the interactive REPL (type /help inside)
   minara --dump-prompt [options]        Print the system prompt a new session would send, then exit
   minara demo                           Run a scripted session offline (no model key needed)
-  minara serve [--port N] [--host H]    Start the HTTP gateway (Ctrl-C stops it)
+  minara serve [--port N] [--host H] [--no-web]
+                                        Start the HTTP gateway and the web app at / (Ctrl-C stops it)
   minara skills add <path|git-url> [--force]
   minara skills list
   minara skills upgrade <id>
@@ -62,10 +63,12 @@ interface Parsed {
   readonly toolSets?: readonly string[] | undefined;
   /** `--reason text` (approvals) */
   readonly reason?: string | undefined;
+  /** `--no-web` (serve) */
+  readonly noWeb: boolean;
 }
 
 const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason']);
-const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http']);
+const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web']);
 const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'help']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
@@ -75,6 +78,7 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--http': ['mcp'],
   '--tool-sets': ['mcp'],
   '--reason': ['approvals'],
+  '--no-web': ['serve'],
 };
 
 export function parseArgs(argv: readonly string[]): Parsed {
@@ -139,7 +143,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
   const rawSets = values.get('--tool-sets');
   const toolSets = rawSets?.split(',').map((s) => s.trim());
   if (toolSets?.some((s) => s === '')) throw new UsageError(`--tool-sets expects comma-separated tool-set names, e.g. read,memory, got "${rawSets}"`);
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason') };
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), noWeb: flags.has('--no-web') };
 }
 
 function version(): string {
@@ -180,7 +184,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case 'serve': {
       const { runServe } = await import('./serve');
-      return runServe(options, { port: parsed.port, host: parsed.host });
+      return runServe(options, { port: parsed.port, host: parsed.host, web: !parsed.noWeb });
     }
     case 'skills': {
       const { runSkillsCommand } = await import('./skills-command');

@@ -2,6 +2,8 @@
  * `minara serve`: the HTTP gateway over the same app the REPL uses. Refuses a non-loopback host without
  * `GATEWAY_AUTH_TOKEN`; Ctrl-C (or SIGTERM) lets running turns finish, then closes.
  */
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { MinaraApp } from '@minara/agent';
 import type { GatewayOptions } from '@minara/agent/gateway';
 import type { CliOptions } from './app';
@@ -14,10 +16,18 @@ export interface ServeOptions {
   readonly write?: ((s: string) => void) | undefined;
   /** Resolves when the server should stop. @default the first SIGINT or SIGTERM */
   readonly until?: Promise<unknown> | undefined;
+  /** Serve the web app at `/` when it is built. @default true */
+  readonly web?: boolean | undefined;
+}
+
+/** The built web app shipped in the package (`dist/web`), when this install has it. */
+export function builtWebDir(): string | undefined {
+  const dir = fileURLToPath(new URL('../dist/web/', import.meta.url));
+  return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
 /** The gateway over an app, configured from the environment (token or JWT, trusted user header). */
-export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOptions, 'mcp'> = {}) {
+export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOptions, 'mcp' | 'web'> = {}) {
   const { createGateway, createJwtAuthenticator, gatewayEnv } = await import('@minara/agent/gateway');
   const env = gatewayEnv();
   const gateway = createGateway({
@@ -30,6 +40,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),
     trustUserHeader: env.trustUserHeader,
     logger: app.logger,
+    modelStatus: app.modelStatus,
     ...extra,
   });
   const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ' (bearer token required)' : '';
@@ -41,9 +52,11 @@ export async function runServe(cli: CliOptions, options: ServeOptions = {}): Pro
   const [{ buildApp }, { serveGateway }] = await Promise.all([import('./app'), import('@minara/agent/gateway')]);
   const app = await buildApp(cli, { surface: 'gateway' });
   try {
-    const { gateway, env, auth } = await createAppGateway(app);
+    const webDir = options.web === false ? undefined : builtWebDir();
+    const { gateway, env, auth } = await createAppGateway(app, webDir ? { web: { dir: webDir } } : {});
     const served = await serveGateway({ gateway, port: options.port ?? env.port, host: options.host ?? env.host });
     write(`minara gateway listening on ${served.url}${auth}\n`);
+    if (webDir) write(`Open ${served.url}/ in a browser for the web app.\n`);
     if (!app.modelStatus.configured) write('No model is configured: chat turns will answer with how to configure one.\n');
     write('Press Ctrl-C to stop.\n');
     await (options.until ??

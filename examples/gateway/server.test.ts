@@ -2,7 +2,7 @@
  * The gateway example runs offline: the demo model answers, the page is served, and a swap goes through
  * the approval flow over HTTP.
  */
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -21,10 +21,13 @@ afterAll(async () => {
 const frames = (text: string) => text.split('\n\n').filter((f) => f.startsWith('data: ')).map((f) => f.slice(6));
 
 describe('examples/gateway', () => {
-  it('serves the chat page and the healthz route', async () => {
+  it('serves the web app (built by npm run build, which npm install runs) and the healthz route', async () => {
+    const built = existsSync(path.join(import.meta.dirname, '..', '..', 'dist', 'web', 'index.html'));
     const page = await fetch(`${served.url}/`);
-    expect(page.headers.get('content-type')).toContain('text/html');
-    expect(await page.text()).toContain('/v1/chat');
+    if (built) {
+      expect(page.headers.get('content-type')).toContain('text/html');
+      expect(await page.text()).toContain('<div id="root">');
+    } else expect(page.status).toBe(404);
     expect((await fetch(`${served.url}/healthz`)).status).toBe(200);
   });
 

@@ -1,5 +1,5 @@
 /**
- * The Minara HTTP gateway as a Node server, plus a one-page chat client (index.html).
+ * The Minara HTTP gateway as a Node server, with the web app (examples/web, built into dist/web by `npm run build`).
  *
  *   npx tsx examples/gateway/server.ts            # then open http://127.0.0.1:8080/
  *
@@ -10,7 +10,7 @@
  * Only the public API is used: `@minara/agent`, `@minara/agent/sqlite`, `@minara/agent/gateway`, and
  * `@minara/agent/testing` for the offline demo model.
  */
-import { readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -29,7 +29,7 @@ import {
   resolveModel,
   type Storage,
 } from '@minara/agent';
-import { createGateway, type Gateway, gatewayEnv, serveGateway, type ServedGateway } from '@minara/agent/gateway';
+import { createGateway, gatewayEnv, serveGateway, type ServedGateway } from '@minara/agent/gateway';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createScriptedModel, type ScriptedCall, type ScriptedStep } from '@minara/agent/testing';
 
@@ -95,18 +95,13 @@ export async function startServer(options: { port?: number; host?: string; env?:
   };
   const model = options.model ?? (modelConfigStatus({ env }).configured ? await resolveModel({ env }) : createDemoModel({ chunkDelayMs: 15 }));
   const runtime = createAgentRuntime({ model, tools, storage, workspace, memory: (scope) => memoryFor(scope.userId), surface: 'gateway', logger });
-  const gateway = createGateway({ runtime, storage, tools, memoryFor, workspace, authToken: settings.authToken, logger });
+  // The web app (React on useChat) is served from the same origin when it is built.
+  const webDir = path.join(here, '..', '..', 'dist', 'web');
+  const web = existsSync(path.join(webDir, 'index.html')) ? { dir: webDir } : undefined;
+  if (!web) logger.warn('examples/gateway: no web app at dist/web; run `npm run build` to build it');
+  const gateway = createGateway({ runtime, storage, tools, memoryFor, workspace, authToken: settings.authToken, logger, web });
 
-  // The gateway is a plain fetch handler, so adding a route in front of it is one function.
-  const page = readFileSync(path.join(here, 'index.html'), 'utf8');
-  const withPage: Gateway = {
-    ...gateway,
-    fetch: async (request) =>
-      new URL(request.url).pathname === '/' && request.method === 'GET'
-        ? new Response(page, { headers: { 'content-type': 'text/html; charset=utf-8' } })
-        : gateway.fetch(request),
-  };
-  const served = await serveGateway({ gateway: withPage, port: options.port ?? settings.port, host: options.host ?? settings.host });
+  const served = await serveGateway({ gateway, port: options.port ?? settings.port, host: options.host ?? settings.host });
   return {
     ...served,
     async close() {

@@ -9,6 +9,7 @@ import { getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
 import { createRouter, methodNotAllowed, type RouteHandler } from './router';
+import { createStaticFiles } from './static-files';
 import type { Gateway, GatewayDeps, GatewayOptions } from './types';
 import { getWorkspaceFile, listWorkspaceFiles, putWorkspaceFile } from './workspace-routes';
 
@@ -49,7 +50,13 @@ export function createGateway(options: GatewayOptions): Gateway {
     now = () => new Date(),
     generateId = defaultGenerateId,
     basePath = '',
+    web,
+    modelStatus,
   } = options;
+  if (web !== undefined && (typeof web !== 'object' || web === null || typeof web.dir !== 'string' || web.dir === '')) {
+    throw new MinaraError('CONFIG_INVALID', 'createGateway: "web" must be { dir: "<a directory with index.html>" }.');
+  }
+  const staticFiles = web ? createStaticFiles(web.dir) : undefined;
   if (typeof basePath !== 'string' || (basePath !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath))) {
     throw new MinaraError('CONFIG_INVALID', `createGateway: "basePath" must be "" or a path like "/api" (segments of letters, digits, ".", "_", "~", "-"; no trailing slash), got ${JSON.stringify(basePath)}.`);
   }
@@ -84,6 +91,12 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const router = createRouter();
   router.add('GET', '/healthz', () => json(200, { ok: true, activeStreams: streams.size() }));
+  router.add('GET', '/v1/info', () =>
+    json(200, {
+      model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
+      features: { memory: options.memoryFor !== undefined, workspace: options.workspace !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
+    }),
+  );
   router.add('POST', '/v1/chat', postChat(deps));
   router.add('GET', '/v1/chat/:id', getChat(deps));
   router.add('GET', '/v1/chat/:id/stream', resumeChat(deps));
@@ -120,6 +133,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       pathname = pathname.slice(basePath.length) || '/';
     }
     const isHealth = pathname === '/healthz' && (request.method === 'GET' || request.method === 'HEAD');
+    // The web app's files are public (the page asks for a token); API routes are not served from here.
+    if (staticFiles && !isHealth && !pathname.startsWith('/v1/') && pathname !== '/mcp') {
+      if (basePath !== '' && url.pathname === basePath) return new Response(null, { status: 308, headers: { location: `${basePath}/${url.search}` } });
+      const file = await staticFiles(request.method, pathname);
+      if (file) return file;
+    }
     // Authentication comes before routing, so an unauthenticated caller cannot map the routes.
     if (checkToken && !isHealth && !checkToken(request.headers.get('authorization'))) {
       throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with the gateway token.');

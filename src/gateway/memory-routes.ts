@@ -36,7 +36,7 @@ function category(body: Record<string, unknown>, optional: boolean): string | un
   return c;
 }
 
-/** `GET /v1/memory?category=&limit=`: the tenant's memories, newest first. */
+/** `GET /v1/memory?q=&category=&limit=`: the tenant's memories, newest first, or the best matches of `q`. */
 export function listMemory(deps: GatewayDeps): RouteHandler {
   return async ({ url, userId }: RouteContext) => {
     const memory = store(deps, userId);
@@ -48,7 +48,11 @@ export function listMemory(deps: GatewayDeps): RouteHandler {
     }
     const cat = url.searchParams.get('category');
     if (cat !== null && !/^[a-z][a-z0-9_]{0,39}$/.test(cat)) throw badRequest(`category: expected 1–40 characters of a-z, 0-9 and "_", got ${JSON.stringify(cat.slice(0, 60))}.`);
-    const memories = await memory.read({ limit, ...(cat !== null ? { category: cat } : {}) });
+    const q = url.searchParams.get('q');
+    if (q !== null && (q.trim() === '' || q.length > 500)) throw badRequest('q: expected a search query of 1–500 characters.');
+    const memories = q !== null
+      ? await memory.search(q, { limit, ...(cat !== null ? { category: cat } : {}) })
+      : await memory.read({ limit, ...(cat !== null ? { category: cat } : {}) });
     return json(200, { memories: memories.map(({ score: _score, ...m }) => m) });
   };
 }

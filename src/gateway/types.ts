@@ -1,5 +1,6 @@
 import type { GatewayAuthenticate } from './auth';
 import type { MemoryStore } from '../memory/types';
+import type { ModelConfigStatus } from '../llm/resolve-model';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { Storage } from '../storage/types';
 import type { ToolRegistry } from '../tools/types';
@@ -56,6 +57,14 @@ export interface GatewayOptions {
    * get 404. @default '' (routes at the root)
    */
   readonly basePath?: string | undefined;
+  /**
+   * Serve a built web app (a directory with `index.html`, e.g. the package's `dist/web`) at the gateway's root,
+   * same origin as the API. Static files need no token (the page asks for one); the API routes still do.
+   * @default no web app
+   */
+  readonly web?: { readonly dir: string } | undefined;
+  /** What the app knows about its model, for `GET /v1/info` (a page shows a "no model configured" panel). */
+  readonly modelStatus?: ModelConfigStatus | undefined;
   /**
    * Serve the registry over MCP Streamable HTTP at `/mcp` (POST, GET, DELETE), behind the same authentication
    * as every other route: pass `createMcpToolServer(…)` from `@minara/agent/mcp`. Each MCP session belongs to
