@@ -1,6 +1,6 @@
 // What a consumer's compiler sees: the emitted .d.ts of every entry, type-checked from a project that imports
-// them by package name under `nodenext` and under `bundler` resolution, with `skipLibCheck` off and `strict`
-// on; and no `any` anywhere in those declarations (found with the TypeScript AST, not a text search, so
+// them by package name (from the packed tarball) under `nodenext` and `bundler` resolution, with `skipLibCheck`
+// off and on and `strict` on; and no `any` anywhere in those declarations (found with the TypeScript AST, not a text search, so
 // "any" in a comment does not count). Run after `npm run build`.
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
@@ -39,18 +39,39 @@ for (const file of declarations) {
   }
 }
 
-// 2. A consumer project that imports every entry, under both resolutions.
+// 2. A consumer project that installs the packed tarball (what npm publishes) and imports every entry, under
+// both resolutions, with skipLibCheck off and on. Dependencies resolve from this repository's node_modules
+// (linked one by one), so no network is needed.
 const dir = mkdtempSync(path.join(tmpdir(), 'minara-consumer-'));
 try {
-  mkdirSync(path.join(dir, 'node_modules', '@minara'), { recursive: true });
-  symlinkSync(root, path.join(dir, 'node_modules', '@minara', 'agent'), 'dir');
+  const packed = execFileSync('npm', ['pack', '--ignore-scripts', '--json', '--pack-destination', dir], { cwd: root, encoding: 'utf8', stdio: ['ignore', 'pipe', 'ignore'] });
+  const tarball = path.join(dir, JSON.parse(packed)[0].filename);
+  const modules = path.join(dir, 'node_modules');
+  mkdirSync(path.join(modules, '@minara', 'agent'), { recursive: true });
+  execFileSync('tar', ['-xzf', tarball, '-C', path.join(modules, '@minara', 'agent'), '--strip-components=1']);
+  // Everything installed here except what only this repository's development needs: a consumer gets our
+  // dependencies and peers, not our devDependencies (a type a declaration needs from one of those fails here).
+  // (`@types/node` and TypeScript are the consumer's own.)
+  const consumerOwn = new Set(['@types/node', 'typescript']);
+  const devOnly = new Set(Object.keys(pkg.devDependencies ?? {}).filter((d) => !consumerOwn.has(d) && !(d in (pkg.dependencies ?? {})) && !(d in (pkg.peerDependencies ?? {}))));
+  const link = (name) => {
+    if (devOnly.has(name)) return;
+    mkdirSync(path.dirname(path.join(modules, name)), { recursive: true });
+    symlinkSync(path.join(root, 'node_modules', name), path.join(modules, name), 'dir');
+  };
+  for (const entry of readdirSync(path.join(root, 'node_modules'))) {
+    if (entry.startsWith('.') || entry === '@minara') continue;
+    if (entry.startsWith('@')) for (const sub of readdirSync(path.join(root, 'node_modules', entry))) link(`${entry}/${sub}`);
+    else link(entry);
+  }
   const specifier = (e) => (e === '.' ? '@minara/agent' : `@minara/agent/${e.slice(2)}`);
   const imports = entries.map((e, i) => `import * as m${i} from '${specifier(e)}';`).join('\n');
   const uses = entries.map((_, i) => `m${i}`).join(', ');
   writeFileSync(
     path.join(dir, 'index.ts'),
     `${imports}
-import { createToolRegistry, defineTool, PermissionTier } from '@minara/agent';
+import { createEventBus, createToolRegistry, defineTool, type MinaraBus, PermissionTier } from '@minara/agent';
+import type { SqliteHandle } from '@minara/agent/sqlite';
 import { z } from 'zod';
 
 export const all = [${uses}] as const;
@@ -60,25 +81,28 @@ const tool = defineTool({
   execute: ({ symbol }) => ({ symbol: symbol.toUpperCase() }),
 });
 export const registry = createToolRegistry({ tools: [tool] });
+// Types that once degraded to any for consumers: each line fails to compile if its type is any.
+type NotAny<T> = 0 extends 1 & T ? never : true;
+export const busTyped: NotAny<MinaraBus> = true;
+export const busInstance: NotAny<ReturnType<typeof createEventBus>> = true;
+export const sqliteDb: NotAny<SqliteHandle['db']> = true;
 `,
   );
   writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name: 'consumer', private: true, type: 'module' }));
-  // zod and ai resolve from the package's own node_modules (through the symlink's real path).
-  symlinkSync(path.join(root, 'node_modules', 'zod'), path.join(dir, 'node_modules', 'zod'), 'dir');
-  const base = { strict: true, skipLibCheck: false, noEmit: true, target: 'es2022', types: ['node'], typeRoots: [path.join(root, 'node_modules', '@types')], noUncheckedIndexedAccess: true };
-  const configs = {
-    nodenext: { ...base, module: 'nodenext', moduleResolution: 'nodenext' },
-    bundler: { ...base, module: 'esnext', moduleResolution: 'bundler' },
-  };
+  const base = { strict: true, noEmit: true, target: 'es2022', types: ['node'], noUncheckedIndexedAccess: true };
   const tsc = path.join(root, 'node_modules', 'typescript', 'bin', 'tsc');
-  for (const [name, compilerOptions] of Object.entries(configs)) {
-    writeFileSync(path.join(dir, `tsconfig.${name}.json`), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
-    try {
-      execFileSync(process.execPath, [tsc, '-p', `tsconfig.${name}.json`], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
-      console.log(`check:consumer-types: ${entries.length} entries type-check under ${name} (skipLibCheck off)`);
-    } catch (error) {
-      failed = true;
-      console.error(`check:consumer-types: ${name} failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+  for (const resolution of ['nodenext', 'bundler']) {
+    for (const skipLibCheck of [false, true]) {
+      const name = `${resolution}-${skipLibCheck ? 'skip' : 'full'}`;
+      const compilerOptions = { ...base, skipLibCheck, ...(resolution === 'nodenext' ? { module: 'nodenext', moduleResolution: 'nodenext' } : { module: 'esnext', moduleResolution: 'bundler' }) };
+      writeFileSync(path.join(dir, `tsconfig.${name}.json`), JSON.stringify({ compilerOptions, files: ['index.ts'] }));
+      try {
+        execFileSync(process.execPath, [tsc, '-p', `tsconfig.${name}.json`], { cwd: dir, encoding: 'utf8', stdio: 'pipe' });
+        console.log(`check:consumer-types: the packed package type-checks under ${resolution}, skipLibCheck ${skipLibCheck ? 'on' : 'off'} (${entries.length} entries)`);
+      } catch (error) {
+        failed = true;
+        console.error(`check:consumer-types: ${resolution} with skipLibCheck ${skipLibCheck ? 'on' : 'off'} failed:\n${error.stdout ?? ''}${error.stderr ?? ''}`);
+      }
     }
   }
 } finally {
