@@ -24,14 +24,16 @@ const NO_MODEL = MODEL_HELP.split('\n')[0]!;
 /**
  * Log lines for people (`minara: warn: message (key=value)`) on stderr, at MINARA_LOG_LEVEL (default
  * warn). A turn that failed only because no model is configured is not logged: the REPL already says so.
+ * With `hideTurnErrors` (the REPL, which shows a failed turn's error itself) no "turn failed" line is logged.
  */
-export function createCliLogger(options: { level?: string | undefined; write?: (line: string) => void } = {}): Logger {
+export function createCliLogger(options: { level?: string | undefined; write?: (line: string) => void; hideTurnErrors?: boolean | undefined } = {}): Logger {
   const requested = (options.level ?? process.env['MINARA_LOG_LEVEL'] ?? 'warn') as LogLevel;
   const min = LEVELS.indexOf(LEVELS.includes(requested) ? requested : 'warn');
   const write = options.write ?? ((line: string) => process.stderr.write(`${line}\n`));
   const emit = (level: Exclude<LogLevel, 'silent'>) => (message: string, fields?: LogFields) => {
     if (LEVELS.indexOf(level) < min) return;
     if (fields && typeof fields['error'] === 'string' && fields['error'].includes(NO_MODEL)) return;
+    if (options.hideTurnErrors && message === 'turn failed') return;
     const rest = Object.entries(fields ?? {}).map(([k, v]) => `${k}=${typeof v === 'string' ? v : JSON.stringify(v)}`);
     write(`minara: ${level}: ${message}${rest.length ? ` (${rest.join(', ')})` : ''}`);
   };

@@ -199,8 +199,9 @@ async function main(argv: readonly string[]): Promise<number> {
       return runApprovalsCommand(options, parsed.positionals, { reason: parsed.reason });
     }
     case 'repl': {
-      const [{ buildApp }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);
-      const app = await buildApp(options);
+      const [{ buildApp, createCliLogger }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);
+      // The REPL prints a failed turn's error itself: the log line would say it twice.
+      const app = await buildApp(options, { logger: createCliLogger({ hideTurnErrors: true }) });
       const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
       try {
         await runRepl({ app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}` });

@@ -255,9 +255,14 @@ function distance(a: string, b: string): number {
 /** Close matches of `word` among `candidates` (prefix matches first, then edit distance ≤ 2). */
 export function suggest(word: string, candidates: readonly string[], max = 3): string[] {
   const w = word.toLowerCase();
+  if (w === '') return [];
+  // A word that is the start of a name (or a name plus a few letters) means that name: suggest only those.
+  const prefixed = candidates.filter((c) => c.toLowerCase().startsWith(w) || (w.startsWith(c.toLowerCase()) && w.length - c.length <= 2));
+  if (prefixed.length > 0) return [...prefixed].sort((a, b) => a.length - b.length || a.localeCompare(b)).slice(0, max);
+  // Otherwise a typo: one edit for short words, more for long ones.
   const scored = candidates
-    .map((c) => ({ c, d: c.startsWith(w) && w.length > 0 ? 0 : distance(w, c.toLowerCase()) }))
-    .filter((x) => x.d <= Math.max(2, Math.floor(w.length / 3)))
+    .map((c) => ({ c, d: distance(w, c.toLowerCase()) }))
+    .filter((x) => x.d <= Math.max(1, Math.floor(w.length / 3)))
     .sort((a, b) => a.d - b.d || a.c.localeCompare(b.c));
   return scored.slice(0, max).map((x) => x.c);
 }

@@ -16,7 +16,8 @@ export const MinaraConfigSchema = z.object({
   /** Workspace directory. @default `${dataDir}/workspace` */
   workspaceDir: z.string().min(1).transform(expandHome).optional(),
   /** `provider:model`, e.g. `anthropic:claude-sonnet-4-5`. */
-  model: z.string().regex(/^[a-z][a-z0-9-]*:.+$/, 'expected "provider:model", e.g. "anthropic:claude-sonnet-4-5"').optional(),
+  // Any text: a value that is not "provider:model" leaves the model not configured, with the reason (modelConfigStatus).
+  model: z.string().optional(),
   /** Base URL for OpenAI-compatible servers (Ollama, LM Studio, vLLM, OpenRouter). */
   baseUrl: z.url().optional(),
   logLevel: z.enum(['debug', 'info', 'warn', 'error', 'silent']).default('warn'),

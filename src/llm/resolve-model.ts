@@ -51,7 +51,14 @@ export function modelConfigStatus(options: { model?: string | undefined; baseUrl
   const provider = (i > 0 ? spec.slice(0, i) : '') as ModelProvider;
   const modelId = i > 0 ? spec.slice(i + 1).trim() : '';
   if (!MODEL_PROVIDERS.includes(provider) || modelId === '') {
-    return { configured: false, reason: `MINARA_MODEL="${spec}" is not "provider:model" with provider one of ${MODEL_PROVIDERS.join(', ')}.`, help: MODEL_HELP };
+    // A bare model id names its provider often enough to suggest the fix.
+    const bare = i > 0 ? '' : spec.trim();
+    const guess = /^(gpt-|o\d|chatgpt-)/i.test(bare) ? `openai:${bare}` : /^claude-/i.test(bare) ? `anthropic:${bare}` : undefined;
+    return {
+      configured: false,
+      reason: `MINARA_MODEL="${spec}" is not "provider:model" with provider one of ${MODEL_PROVIDERS.join(', ')}.${guess ? ` Did you mean MINARA_MODEL=${guess}?` : ''}`,
+      help: MODEL_HELP,
+    };
   }
   if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses anthropic but ANTHROPIC_API_KEY is not set.', help: MODEL_HELP };
   if (provider === 'openai' && !env.OPENAI_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses openai but OPENAI_API_KEY is not set.', help: MODEL_HELP };

@@ -14,6 +14,29 @@ export function toNewMessages(messages: readonly ModelMessage[], turnId: string,
   return messages.map((m) => ({ role: m.role, json: JSON.stringify(m), turnId, createdAt: at }));
 }
 
+/**
+ * The messages as a model call sends them: consecutive user messages (a turn that was cancelled or failed
+ * before any answer leaves its message unanswered) joined into one, since strict chat templates reject two
+ * user messages in a row. The stored transcript keeps them as they were.
+ */
+export function mergeConsecutiveUserMessages(messages: readonly ModelMessage[]): ModelMessage[] {
+  const out: ModelMessage[] = [];
+  for (const m of messages) {
+    const last = out.at(-1);
+    if (m.role === 'user' && last?.role === 'user') {
+      const parts = (c: typeof m.content) => (typeof c === 'string' ? [{ type: 'text' as const, text: c }] : c);
+      const content = [...parts(last.content), { type: 'text' as const, text: '\n\n' }, ...parts(m.content)];
+      const textOnly = content.every((p) => p.type === 'text');
+      out[out.length - 1] = textOnly
+        ? { role: 'user', content: content.map((p) => (p as { text: string }).text).join('') }
+        : { role: 'user', content };
+      continue;
+    }
+    out.push(m);
+  }
+  return out;
+}
+
 /** The envelope a repaired or interrupted tool call reports to the model. */
 export const INTERRUPTED_ENVELOPE: ToolEnvelope = Object.freeze({
   ok: false,

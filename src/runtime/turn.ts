@@ -12,7 +12,7 @@ import { createToolCallContext } from '../tools/context';
 import type { DispatchOutcome, ToolCallContext } from '../tools/types';
 import { createCallJournal, restoreJournaledCalls } from './call-journal';
 import { compactMessages } from './compaction';
-import { loadMessages, repairOrphanedToolCalls, replaceToolResult, toNewMessages } from './conversation';
+import { loadMessages, mergeConsecutiveUserMessages, repairOrphanedToolCalls, replaceToolResult, toNewMessages } from './conversation';
 import { type AgentEvent, addUsage, type PendingApproval, type TurnStopReason, type TurnUsage, ZERO_USAGE } from './events';
 import { buildIdentityText } from './identity';
 import { buildSystemPromptBlocks, type PromptBlock, toInstructions } from './prompt-blocks';
@@ -295,7 +295,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
         streamText({
           model: deps.model,
           instructions: toInstructions(prompt.blocks),
-          messages: withHistoryBreakpoint(history),
+          messages: withHistoryBreakpoint(mergeConsecutiveUserMessages(history)),
           tools: aiTools as ToolSet,
           toolOrder: prompt.toolNames,
           toolCallConcurrency: 1,

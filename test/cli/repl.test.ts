@@ -101,7 +101,8 @@ describe('REPL', () => {
     expect(await send(r, '/heartbeat')).toMatch(/HEARTBEAT\.md (does not exist yet|\()/);
     expect((await send(r, '/prompt')).length).toBeGreaterThan(200);
     expect(await send(r, '/profile')).toContain('Profile: (empty)');
-    expect(await send(r, '/tool')).toContain('Unknown command /tool. Did you mean /tools');
+    // A prefix means that command only: /tool is /tools, never /soul.
+    expect(await send(r, '/tool')).toContain('Unknown command /tool. Did you mean /tools? Type /help');
     expect(await send(r, '/memroy list')).toContain('Did you mean /memory');
     expect(await send(r, '/call nope {}')).toContain('No tool named "nope"');
     expect(await send(r, '/call get_price {bad json')).toContain('Arguments must be JSON');
@@ -151,5 +152,19 @@ describe('REPL', () => {
     await r.done();
     expect(r.screen()).toMatch(/› first\none\n[\s\S]*› second\ntwo\n/);
     model.assertConsumed();
+  });
+});
+
+describe('createCliLogger', () => {
+  it('in the REPL a failed turn is said once (the REPL shows it), elsewhere it is logged', async () => {
+    const { createCliLogger } = await import('../../cli/app');
+    const lines: string[] = [];
+    const repl = createCliLogger({ level: 'warn', write: (l) => lines.push(l), hideTurnErrors: true });
+    repl.error('turn failed', { error: 'Cannot connect to API' });
+    repl.error('storage failed', { error: 'disk full' });
+    expect(lines).toEqual(['minara: error: storage failed (error=disk full)']);
+    const serve = createCliLogger({ level: 'warn', write: (l) => lines.push(l) });
+    serve.error('turn failed', { error: 'Cannot connect to API' });
+    expect(lines.at(-1)).toBe('minara: error: turn failed (error=Cannot connect to API)');
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MinaraError, modelConfigStatus, resolveEmbedder, resolveModel } from '@minara/agent';
+import { loadConfig, MinaraError, modelConfigStatus, resolveEmbedder, resolveModel } from '@minara/agent';
 
 describe('model resolution', () => {
   it('reads MINARA_MODEL=provider:model and the usual key names', async () => {
@@ -20,6 +20,10 @@ describe('model resolution', () => {
   it('explains what is missing, clearly', async () => {
     expect(modelConfigStatus({ env: {} })).toMatchObject({ configured: false, reason: expect.stringContaining('MINARA_MODEL is not set') });
     expect(modelConfigStatus({ env: { MINARA_MODEL: 'claude' } })).toMatchObject({ configured: false, reason: expect.stringContaining('"provider:model"') });
+    // A bare model id is the same not-configured state (never a startup error), with the likely fix.
+    expect(modelConfigStatus({ env: { MINARA_MODEL: 'gpt-4o', OPENAI_API_KEY: 'k' } })).toMatchObject({ configured: false, reason: expect.stringContaining('Did you mean MINARA_MODEL=openai:gpt-4o?') });
+    expect(modelConfigStatus({ env: { MINARA_MODEL: 'claude-sonnet-4-5' } })).toMatchObject({ configured: false, reason: expect.stringContaining('anthropic:claude-sonnet-4-5') });
+    expect(loadConfig({ env: { MINARA_MODEL: 'gpt-4o' } }).model).toBe('gpt-4o');
     expect(modelConfigStatus({ env: { MINARA_MODEL: 'anthropic:x' } })).toMatchObject({ configured: false, reason: expect.stringContaining('ANTHROPIC_API_KEY') });
     expect(modelConfigStatus({ env: { MINARA_MODEL: 'openai-compatible:x' } })).toMatchObject({ configured: false, reason: expect.stringContaining('MINARA_MODEL_BASE_URL') });
     await expect(resolveModel({ env: {} })).rejects.toSatisfy((e) => MinaraError.isInstance(e) && e.code === 'MODEL_NOT_CONFIGURED' && e.message.includes('MINARA_MODEL=anthropic'));

@@ -153,6 +153,23 @@ describe('aborting and repair', () => {
     for await (const e of iter) events.push(e);
     expect(events.at(-1)).toMatchObject({ type: 'turn-end', stopReason: 'aborted' });
   });
+
+  it('a turn cancelled before any answer leaves no two user messages in a row for the next model call', async () => {
+    const { runtime, model, storage } = setup([{ text: 'never seen' }, { text: 'Here is the answer to both.' }]);
+    const controller = new AbortController();
+    controller.abort();
+    await recordEvents(runtime.run({ sessionId: 'cc', message: 'first question', abortSignal: controller.signal }));
+    const r = await runtime.generate({ sessionId: 'cc', message: 'second question' });
+    expect(r.text).toBe('Here is the answer to both.');
+    // The transcript keeps both messages as they were …
+    expect((await storage.conversations.listMessages('cc')).filter((m) => m.role === 'user')).toHaveLength(2);
+    // … and the model got one user message holding both (strict chat templates reject user, user).
+    const prompt = model.calls.at(-1)!.prompt.filter((m) => m.role !== 'system');
+    for (let i = 1; i < prompt.length; i++) expect(prompt[i]!.role === 'user' && prompt[i - 1]!.role === 'user').toBe(false);
+    const user = JSON.stringify(prompt.filter((m) => m.role === 'user'));
+    expect(user).toContain('first question');
+    expect(user).toContain('second question');
+  });
 });
 
 describe('the context used by a turn', () => {
