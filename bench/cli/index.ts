@@ -17,15 +17,13 @@ import { fileURLToPath } from 'node:url';
 import { fmt, machine, summarize, table } from '../lib/stats';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-// What `npx minara` runs: the bin launcher, which imports the built dist/cli.js.
-const cli = path.join(root, 'bin', 'minara.mjs');
-const built = path.join(root, 'dist', 'cli.js');
+const cli = path.join(root, 'dist', 'cli.js');
 const runs = Number(process.env['BENCH_CLI_RUNS'] ?? 15);
 
-if (!existsSync(built)) {
+if (!existsSync(cli)) {
   console.log('dist/cli.js is missing: building…');
   const r = spawnSync(process.execPath, [path.join(root, 'node_modules', 'tsup', 'dist', 'cli-default.js')], { cwd: root, stdio: 'inherit' });
-  if (r.status !== 0 || !existsSync(built)) {
+  if (r.status !== 0 || !existsSync(cli)) {
     console.error('build failed; run `npm run build`');
     process.exit(1);
   }
