@@ -27,7 +27,9 @@ const ALLOWED = {
   gateway: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
   // MCP sits beside the gateway: it adapts the registry to and from MCP (and serves it over HTTP).
   mcp: [...base, 'config', 'storage', 'tools', 'safety'],
-  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp'],
+  // The background runner schedules work over storage; the app gives it the jobs (heartbeat, purge, …).
+  background: [...base, 'config', 'storage', 'runtime', 'workspace', 'memory'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background'],
 };
 
 function walk(dir, out = []) {

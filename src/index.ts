@@ -127,6 +127,17 @@ export type {
   StorageCapabilities,
   StoredMessage,
 } from './storage/types';
+export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';
+export {
+  type BackgroundJob,
+  type BackgroundJobContext,
+  type BackgroundJobResult,
+  type BackgroundJobStatus,
+  type BackgroundRunner,
+  type BackgroundRunnerOptions,
+  createBackgroundRunner,
+  formatInterval,
+} from './background/runner';
 // What a storage engine's memory domain takes and returns (the `MemoryStorage` contract).
 export type {
   ConsolidationEventInput,

@@ -6,6 +6,7 @@
  *
  * Timestamps are ISO-8601 strings in UTC. Ids are strings unless a domain says otherwise.
  */
+import type { JobStorage } from './job-types';
 import type { MemoryStorage } from './memory-types';
 import type { TradingStorage } from './trading-types';
 
@@ -252,6 +253,8 @@ export interface Storage {
   readonly memory: MemoryStorage;
   /** Paper-trading books (accounts, balances, positions, fills, daily P&L), scoped by account id. */
   readonly trading: TradingStorage;
+  /** Background job runs: one per job and scheduled slot across every process on this storage. */
+  readonly jobs: JobStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */

@@ -500,6 +500,46 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
       });
     });
 
+    describe('jobs', () => {
+      const slot = '2026-01-01T00:30:00.000Z';
+      it('claims a slot once; a live lease keeps it; an expired lease is taken over; ended runs stay ended', async () => {
+        const a = await storage.jobs.claimRun({ jobId: 'purge', slot, owner: 'host:1', now: iso(0), leaseUntil: iso(60) });
+        expect(a).toMatchObject({ jobId: 'purge', slot, owner: 'host:1', attempt: 1, outcome: 'running', leaseUntil: iso(60) });
+        expect(await storage.jobs.claimRun({ jobId: 'purge', slot, owner: 'host:2', now: iso(30), leaseUntil: iso(90) })).toBeUndefined();
+        // Another slot, or another job in the same slot, is its own run.
+        expect(await storage.jobs.claimRun({ jobId: 'purge', slot: '2026-01-01T01:00:00.000Z', owner: 'host:2', now: iso(30), leaseUntil: iso(90) })).toMatchObject({ attempt: 1 });
+        expect(await storage.jobs.claimRun({ jobId: 'dream', slot, owner: 'host:2', now: iso(30), leaseUntil: iso(90) })).toMatchObject({ jobId: 'dream' });
+        // host:1 died: past its lease the slot is interrupted and taken over (not lost, not duplicated).
+        expect((await storage.jobs.interruptedRuns(iso(61))).map((r) => r.id)).toEqual([a!.id]);
+        const b = await storage.jobs.claimRun({ jobId: 'purge', slot, owner: 'host:2', now: iso(61), leaseUntil: iso(120) });
+        expect(b).toMatchObject({ id: a!.id, owner: 'host:2', attempt: 2, startedAt: iso(61) });
+        // The old owner cannot finish or renew it any more.
+        expect(await storage.jobs.renewRun(a!.id, 'host:1', iso(200))).toBe(false);
+        await expect(storage.jobs.finishRun(a!.id, 'host:1', { endedAt: iso(62), outcome: 'ok' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+        expect(await storage.jobs.renewRun(a!.id, 'host:2', iso(150))).toBe(true);
+        const done = await storage.jobs.finishRun(a!.id, 'host:2', { endedAt: iso(70), outcome: 'ok', detail: 'purged 3' });
+        expect(done).toMatchObject({ outcome: 'ok', endedAt: iso(70), detail: 'purged 3', attempt: 2 });
+        expect(done.error).toBeUndefined();
+        expect(await storage.jobs.claimRun({ jobId: 'purge', slot, owner: 'host:3', now: iso(500), leaseUntil: iso(600) })).toBeUndefined();
+        expect(await storage.jobs.interruptedRuns(iso(10_000))).toHaveLength(2);
+      });
+
+      it('lists runs newest first, by job and outcome; refuses bad input naming it', async () => {
+        for (let i = 0; i < 3; i++) {
+          const r = await storage.jobs.claimRun({ jobId: 'heartbeat', slot: `2026-01-01T0${i}:00:00.000Z`, owner: 'o', now: iso(i), leaseUntil: iso(i + 10) });
+          await storage.jobs.finishRun(r!.id, 'o', { endedAt: iso(i + 1), outcome: i === 1 ? 'failed' : 'ok', ...(i === 1 ? { error: 'model down' } : {}) });
+        }
+        const runs = await storage.jobs.listRuns({ jobId: 'heartbeat' });
+        expect(runs.map((r) => r.slot)).toEqual(['2026-01-01T02:00:00.000Z', '2026-01-01T01:00:00.000Z', '2026-01-01T00:00:00.000Z']);
+        expect(await storage.jobs.listRuns({ outcome: 'failed' })).toMatchObject([{ error: 'model down' }]);
+        expect(await storage.jobs.listRuns({ limit: 1 })).toHaveLength(1);
+        await expect(storage.jobs.listRuns({ outcome: 'nope' as never })).rejects.toThrow(/outcome/);
+        await expect(storage.jobs.claimRun({ jobId: '', slot, owner: 'o', now: iso(0), leaseUntil: iso(1) })).rejects.toThrow(/jobId/);
+        const r = await storage.jobs.claimRun({ jobId: 'x', slot, owner: 'o', now: iso(0), leaseUntil: iso(1) });
+        await expect(storage.jobs.finishRun(r!.id, 'o', { endedAt: iso(1), outcome: 'running' as never })).rejects.toThrow(/outcome/);
+      });
+    });
+
     describe('close', () => {
       it('fails every later call with StorageError "storage is closed"; close itself is idempotent', async () => {
         await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
@@ -528,6 +568,8 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
           ['conversations.listMessages', () => storage.conversations.listMessages('s1')],
           ['conversations.replaceMessages', () => storage.conversations.replaceMessages('s1', [])],
           ['conversations.deleteSession', () => storage.conversations.deleteSession('s1')],
+          ['jobs.listRuns', () => storage.jobs.listRuns()],
+          ['jobs.claimRun', () => storage.jobs.claimRun({ jobId: 'j', slot: 's', owner: 'o', now: iso(0), leaseUntil: iso(1) })],
           ['schemaVersions', () => storage.schemaVersions()],
         ];
         for (const [operation, call] of calls) {

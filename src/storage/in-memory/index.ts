@@ -7,6 +7,7 @@ import { createInMemoryGrantStorage } from './grants';
 import { guardClosed } from './guard';
 import { createInMemoryMemoryStorage } from './memory';
 import { createInMemoryMetaStorage } from './meta';
+import { createInMemoryJobStorage } from './jobs';
 import { createInMemoryTradingStorage } from './trading';
 
 /** Options of {@link createInMemoryStorage}. */
@@ -57,6 +58,7 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
     conversations: guardClosed('conversations', createInMemoryConversationStorage(now), isClosed),
     memory: guardClosed('memory', createInMemoryMemoryStorage({ now }), isClosed),
     trading: guardClosed('trading', createInMemoryTradingStorage({ now }), isClosed),
+    jobs: guardClosed('jobs', createInMemoryJobStorage(), isClosed),
     async schemaVersions() {
       if (closed) throw new StorageError('schemaVersions', 'storage is closed');
       return {};

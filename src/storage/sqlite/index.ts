@@ -32,6 +32,7 @@ import { createSqliteMetaStorage } from './meta';
 import { readSchemaVersions, runMigrations } from './migrate';
 import { isInMemoryPath, openDatabase } from './open-database';
 import { createSqliteHandle } from './sqlite-handle';
+import { createSqliteJobStorage, jobMigrations } from './jobs';
 import { createSqliteTradingStorage, tradingMigrations } from './trading';
 import { type SqliteVerifyReport, verifySqliteStorage } from './verify';
 
@@ -39,7 +40,7 @@ export type { SqliteHandle, SqliteMigration } from './handle';
 export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs'];
 /** Default of {@link SqliteStorageOptions.mmapSizeBytes}: 256 MiB. */
 const DEFAULT_MMAP_SIZE_BYTES = 256 * 1024 * 1024;
 
@@ -88,8 +89,8 @@ export interface SqliteStorageOptions {
    */
   readonly now?: (() => Date) | undefined;
   /**
-   * Migrations of host-defined domains, applied after the built-in `core`, `memory` and `trading` ones in the same
-   * transaction. Versions run 1..n per domain; `core`, `memory` and `trading` are reserved. Reach the tables through
+   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading` and `jobs` ones in the same
+   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading` and `jobs` are reserved. Reach the tables through
    * {@link SqliteStorage.handle}.
    * @default []
    */
@@ -193,7 +194,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {
@@ -220,6 +221,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     conversations: createSqliteConversationStorage(handle, now),
     memory,
     trading: createSqliteTradingStorage(handle),
+    jobs: createSqliteJobStorage(handle),
     async verify() {
       return verifySqliteStorage(handle);
     },
