@@ -32,6 +32,7 @@ Usage:
   minara mcp serve [--tool-sets a,b]    Serve the agent's tools to an MCP host over stdio
   minara mcp serve --http [--port N] [--host H]
                                         …or over Streamable HTTP at /mcp (bearer auth as the gateway)
+  minara jobs                           Background jobs: schedule, next runs, recent runs
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -51,7 +52,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -65,11 +66,13 @@ interface Parsed {
   readonly reason?: string | undefined;
   /** `--no-web` (serve) */
   readonly noWeb: boolean;
+  /** `--no-background` (serve, the REPL) */
+  readonly noBackground: boolean;
 }
 
 const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason']);
-const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web']);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'help']);
+const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'help']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
@@ -79,6 +82,7 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--tool-sets': ['mcp'],
   '--reason': ['approvals'],
   '--no-web': ['serve'],
+  '--no-background': ['serve', 'repl'],
 };
 
 export function parseArgs(argv: readonly string[]): Parsed {
@@ -120,9 +124,9 @@ export function parseArgs(argv: readonly string[]): Parsed {
   }
   for (const flag of [...values.keys(), ...flags]) {
     const only = ONLY_FOR[flag];
-    if (only && !only.includes(command) && command !== 'help') throw new UsageError(`option ${flag} only applies to ${only.map((c) => `"minara ${c}"`).join(' and ')}`);
+    if (only && !only.includes(command) && command !== 'help') throw new UsageError(`option ${flag} only applies to ${only.map((c) => (c === 'repl' ? 'the REPL ("minara")' : `"minara ${c}"`)).join(' and ')}`);
   }
-  if (command === 'repl' || command === 'dump-prompt' || command === 'demo' || command === 'serve') {
+  if (command === 'repl' || command === 'dump-prompt' || command === 'demo' || command === 'serve' || command === 'jobs') {
     if (positionals.length > 0) throw new UsageError(`unexpected argument "${positionals[0]}"`);
   }
 
@@ -143,7 +147,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
   const rawSets = values.get('--tool-sets');
   const toolSets = rawSets?.split(',').map((s) => s.trim());
   if (toolSets?.some((s) => s === '')) throw new UsageError(`--tool-sets expects comma-separated tool-set names, e.g. read,memory, got "${rawSets}"`);
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), noWeb: flags.has('--no-web') };
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background') };
 }
 
 function version(): string {
@@ -184,7 +188,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case 'serve': {
       const { runServe } = await import('./serve');
-      return runServe(options, { port: parsed.port, host: parsed.host, web: !parsed.noWeb });
+      return runServe(options, { port: parsed.port, host: parsed.host, web: !parsed.noWeb, background: !parsed.noBackground });
     }
     case 'skills': {
       const { runSkillsCommand } = await import('./skills-command');
@@ -194,6 +198,16 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runMcpCommand } = await import('./mcp-command');
       return runMcpCommand(options, parsed.positionals, { http: parsed.http, port: parsed.port, host: parsed.host, toolSets: parsed.toolSets });
     }
+    case 'jobs': {
+      const [{ buildApp }, { formatJobs }] = await Promise.all([import('./app'), import('./slash-commands')]);
+      const app = await buildApp(options, { mcp: false });
+      try {
+        process.stdout.write(`${await formatJobs(app)}\n`);
+      } finally {
+        await app.close();
+      }
+      return 0;
+    }
     case 'approvals': {
       const { runApprovalsCommand } = await import('./approvals-command');
       return runApprovalsCommand(options, parsed.positionals, { reason: parsed.reason });
@@ -202,9 +216,10 @@ async function main(argv: readonly string[]): Promise<number> {
       const [{ buildApp, createCliLogger }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);
       // The REPL prints a failed turn's error itself: the log line would say it twice.
       const app = await buildApp(options, { logger: createCliLogger({ hideTurnErrors: true }) });
+      if (!parsed.noBackground) app.background.start();
       const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
       try {
-        await runRepl({ app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}` });
+        await runRepl({ app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}${parsed.noBackground ? '' : `\n${app.background.describe()} (--no-background to turn off)`}` });
       } finally {
         await app.close();
       }

@@ -18,6 +18,8 @@ export interface ServeOptions {
   readonly until?: Promise<unknown> | undefined;
   /** Serve the web app at `/` when it is built. @default true */
   readonly web?: boolean | undefined;
+  /** Start the background runner (heartbeat, schedule, maintenance). @default true */
+  readonly background?: boolean | undefined;
 }
 
 /** The built web app shipped in the package (`dist/web`), when this install has it. */
@@ -41,6 +43,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     trustUserHeader: env.trustUserHeader,
     logger: app.logger,
     modelStatus: app.modelStatus,
+    background: app.background,
     ...extra,
   });
   const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ' (bearer token required)' : '';
@@ -57,6 +60,10 @@ export async function runServe(cli: CliOptions, options: ServeOptions = {}): Pro
     const served = await serveGateway({ gateway, port: options.port ?? env.port, host: options.host ?? env.host });
     write(`minara gateway listening on ${served.url}${auth}\n`);
     if (webDir) write(`Open ${served.url}/ in a browser for the web app.\n`);
+    if (options.background !== false) {
+      app.background.start();
+      write(`${app.background.describe()}\n`);
+    }
     if (!app.modelStatus.configured) write('No model is configured: chat turns will answer with how to configure one.\n');
     write('Press Ctrl-C to stop.\n');
     await (options.until ??

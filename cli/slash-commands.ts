@@ -209,6 +209,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     },
   },
   { name: 'mcp', usage: '/mcp', description: 'MCP servers: state, transport, tool count, skipped tools', run: (ctx) => ctx.print(formatMcpStatus(ctx.app)) },
+  { name: 'jobs', usage: '/jobs', description: 'Background jobs: schedule, next run, last runs, schedule problems', run: async (ctx) => ctx.print(await formatJobs(ctx.app)) },
   { name: 'call', usage: '/call <tool> <json>', description: 'Run a tool through the same gate (confirmation included)', run: callTool },
   { name: 'approvals', usage: '/approvals [approve|deny <id>]', description: 'Pending approvals; approve or deny one and resume its turn', run: approvalsCommand },
   { name: 'soul', usage: '/soul', description: 'Print SOUL.md', run: (ctx) => printWorkspaceFile(ctx, 'soul') },
@@ -287,6 +288,27 @@ export async function runSlashCommand(ctx: ReplContext, line: string): Promise<b
 }
 
 /** The MCP servers of an app, one line each (shared by `/mcp` and `minara mcp list`). */
+/** The background jobs, their next times and recent runs, and HEARTBEAT.md schedule problems (`/jobs`, `minara jobs`). */
+export async function formatJobs(app: MinaraApp): Promise<string> {
+  const bg = app.background;
+  await bg.syncSchedule();
+  const lines = [`Background runner: ${bg.started ? 'running' : 'not started in this process'}.`];
+  for (const j of bg.status()) {
+    const state = j.running ? 'running' : j.backoffUntil ? `backing off until ${j.backoffUntil} (${j.failures} failures: ${truncate(j.lastError ?? '', 80)})` : `next ${j.nextRunAt}`;
+    lines.push(`  ${j.id.padEnd(18)} ${j.schedule.padEnd(18)} ${state}\n    ${truncate(j.description, 100)}`);
+  }
+  const runs = await bg.runs({ limit: 10 });
+  if (runs.length > 0) {
+    lines.push('Recent runs (every process on this data directory):');
+    for (const r of runs) lines.push(`  ${r.startedAt}  ${r.jobId.padEnd(18)} ${r.outcome.padEnd(8)} ${truncate(r.error ?? r.detail ?? '', 90)}${r.attempt > 1 ? ` (attempt ${r.attempt})` : ''}`);
+  }
+  for (const p of bg.schedule().problems) lines.push(`  ! HEARTBEAT.md: "${p.line}" is ignored: ${p.reason}`);
+  if (bg.status().every((j) => !j.id.startsWith('schedule:')) && bg.schedule().tasks.length === 0) {
+    lines.push('Add work in HEARTBEAT.md under ## Schedule: "- every 6h: check BTC funding", "- daily 09:00: morning brief", or a plain task for every heartbeat.');
+  }
+  return lines.join('\n');
+}
+
 export function formatMcpStatus(app: MinaraApp): string {
   const servers = app.mcp?.status() ?? [];
   if (servers.length === 0) return 'No MCP servers configured (see docs/mcp.md: --mcp-config, MINARA_MCP_CONFIG or <workspace>/mcp.json).';

@@ -138,6 +138,8 @@ export {
   createBackgroundRunner,
   formatInterval,
 } from './background/runner';
+export { type AgentBackground, type AgentBackgroundOptions, createAgentBackground, type Delivery, HEARTBEAT_OK } from './background/agent';
+export { type ParsedSchedule, parseSchedule, type ScheduleEntry } from './background/schedule';
 // What a storage engine's memory domain takes and returns (the `MemoryStorage` contract).
 export type {
   ConsolidationEventInput,

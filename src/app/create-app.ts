@@ -1,3 +1,5 @@
+import { ConfigError } from '../errors/subclasses';
+import { type AgentBackground, type AgentBackgroundOptions, createAgentBackground } from '../background/agent';
 import path from 'node:path';
 import type { EmbeddingModel, LanguageModel } from 'ai';
 import { loadConfig, type MinaraConfig, type MinaraConfigInput } from '../config/config';
@@ -93,6 +95,12 @@ export interface CreateAppOptions {
   readonly surface?: string | undefined;
   /** Extra runtime options (maxSteps, compaction, onTurnEnd, …). */
   readonly runtime?: Partial<Omit<AgentRuntimeOptions, 'model' | 'tools' | 'storage' | 'skills' | 'memory' | 'workspace'>> | undefined;
+  /**
+   * The background runner's settings (docs/autonomy.md). It is built, not started: `app.background.start()`
+   * (`minara serve` and the REPL start it). @default heartbeat every `MINARA_HEARTBEAT_EVERY` (30m; `0` off) within
+   * `MINARA_HEARTBEAT_ACTIVE_HOURS` (e.g. `08:00-22:00` UTC), purge every 30 minutes, dreaming when enabled
+   */
+  readonly background?: Partial<Pick<AgentBackgroundOptions, 'heartbeatEveryMs' | 'activeHours' | 'purgeEveryMs' | 'dreaming' | 'deliver' | 'jobs' | 'owner' | 'resolutionMs'>> | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;
@@ -126,6 +134,8 @@ export interface MinaraApp {
   readonly finance: FinancePack | undefined;
   /** The MCP connections when any server is configured (`status()`, `close()`); their tools are in `tools`. */
   readonly mcp: McpTools | undefined;
+  /** The background runner (heartbeat, the user's schedule, maintenance); built, not started. */
+  readonly background: AgentBackground;
   readonly bus: MinaraBus;
   readonly logger: Logger;
   /** Close memory stores, the workspace and storage (if the app opened it). */
@@ -304,6 +314,22 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       now,
     });
 
+    // Background work: built here, started by the host (minara serve, the REPL) with background.start().
+    const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
+    const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
+    const background = createAgentBackground({
+      runtime,
+      storage,
+      workspace,
+      userId,
+      memoryStores: () => stores.values(),
+      now,
+      logger,
+      ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
+      ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
+      ...options.background,
+    });
+
     return {
       config,
       envLoad,
@@ -320,9 +346,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       runtime,
       finance,
       mcp,
+      background,
       bus,
       logger,
       async close() {
+        await background.stop();
         await mcp?.close();
         for (const store of stores.values()) await store.close();
         workspace?.close();
@@ -335,6 +363,24 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     if (ownsStorage) await storage.close().catch(() => {});
     throw error;
   }
+}
+
+/** `30m`, `6h`, `90s`, `1d` or `0` → ms; anything else is a ConfigError naming the variable. */
+function parseDuration(value: string, name: string): number {
+  const m = /^\s*(\d+)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
+  if (!m) throw new ConfigError(`${name}: expected a duration like 30m, 6h or 0 (off), got ${JSON.stringify(value)}`, [name]);
+  const n = Number(m[1]);
+  const unit = (m[2] ?? 'ms').toLowerCase();
+  const ms = n * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as Record<string, number>)[unit]!;
+  if (ms !== 0 && ms < 60_000) throw new ConfigError(`${name}: the shortest interval is 1m (or 0 for off), got ${JSON.stringify(value)}`, [name]);
+  return ms;
+}
+
+/** `08:00-22:00` → `{ start, end }` (UTC). */
+function parseHours(value: string, name: string): { start: string; end: string } {
+  const m = /^\s*((?:[01]?\d|2[0-3]):[0-5]\d)\s*-\s*((?:[01]?\d|2[0-3]):[0-5]\d)\s*$/.exec(value);
+  if (!m) throw new ConfigError(`${name}: expected HH:MM-HH:MM (UTC), e.g. 08:00-22:00, got ${JSON.stringify(value)}`, [name]);
+  return { start: m[1]!, end: m[2]! };
 }
 
 /** The MCP config createApp uses: the option, else MINARA_MCP_CONFIG, else `<workspace>/mcp.json` when present. */

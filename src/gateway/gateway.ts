@@ -91,6 +91,18 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const router = createRouter();
   router.add('GET', '/healthz', () => json(200, { ok: true, activeStreams: streams.size() }));
+  const background = options.background;
+  if (background !== undefined) {
+    router.add('GET', '/v1/jobs', async ({ url, operator }) => {
+      // Job runs are the operator's business (they name sessions and errors of every tenant's autonomous turns).
+      if (!operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Background jobs are visible to operators only.');
+      const jobId = url.searchParams.get('job') ?? undefined;
+      const limitRaw = url.searchParams.get('limit');
+      if (limitRaw !== null && (!/^\d{1,3}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > 200)) throw badRequest(`limit: expected an integer from 1 to 200, got ${JSON.stringify(limitRaw)}.`);
+      const runs = await background.runs({ ...(jobId ? { jobId } : {}), limit: limitRaw === null ? 50 : Number(limitRaw) });
+      return json(200, { started: background.started, jobs: background.status(), runs });
+    });
+  }
   router.add('GET', '/v1/info', () =>
     json(200, {
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },

@@ -13,7 +13,7 @@
  * ```
  */
 export { createGateway } from './gateway';
-export type { Gateway, GatewayMcpHandler, GatewayOptions } from './types';
+export type { Gateway, GatewayJobsSource, GatewayMcpHandler, GatewayOptions } from './types';
 export { isLoopbackHost, serveGateway, type ServedGateway, type ServeGatewayOptions } from './serve';
 export { gatewayEnv, type GatewayEnv } from './env';
 export { DEFAULT_MAX_BODY_BYTES } from './body';

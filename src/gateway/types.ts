@@ -2,6 +2,7 @@ import type { GatewayAuthenticate } from './auth';
 import type { MemoryStore } from '../memory/types';
 import type { ModelConfigStatus } from '../llm/resolve-model';
 import type { AgentRuntime } from '../runtime/runtime';
+import type { JobRunRecord } from '../storage/job-types';
 import type { Storage } from '../storage/types';
 import type { ToolRegistry } from '../tools/types';
 import type { Logger } from '../util/logger';
@@ -65,12 +66,21 @@ export interface GatewayOptions {
   readonly web?: { readonly dir: string } | undefined;
   /** What the app knows about its model, for `GET /v1/info` (a page shows a "no model configured" panel). */
   readonly modelStatus?: ModelConfigStatus | undefined;
+  /** The background runner (`app.background`), for `GET /v1/jobs` (operators only). @default no `/v1/jobs` route */
+  readonly background?: GatewayJobsSource | undefined;
   /**
    * Serve the registry over MCP Streamable HTTP at `/mcp` (POST, GET, DELETE), behind the same authentication
    * as every other route: pass `createMcpToolServer(…)` from `@minara/agent/mcp`. Each MCP session belongs to
    * the tenant that opened it. @default no `/mcp` route
    */
   readonly mcp?: GatewayMcpHandler | undefined;
+}
+
+/** What `GET /v1/jobs` reads of the background runner (`createAgentBackground` / `createBackgroundRunner` fit). */
+export interface GatewayJobsSource {
+  status(): ReadonlyArray<{ readonly id: string; readonly description: string; readonly schedule: string; readonly nextRunAt: string; readonly running: boolean; readonly failures: number; readonly backoffUntil?: string | undefined; readonly lastError?: string | undefined }>;
+  runs(query?: { readonly jobId?: string | undefined; readonly limit?: number | undefined }): Promise<readonly JobRunRecord[]>;
+  readonly started: boolean;
 }
 
 /** What the gateway's `/mcp` route needs of an MCP server (`createMcpToolServer` from `@minara/agent/mcp` fits). */

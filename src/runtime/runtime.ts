@@ -112,8 +112,8 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
       }
     }
     const source = input.source ?? 'user';
-    if (!['user', 'cron', 'webhook', 'workflow', 'subagent'].includes(source)) {
-      throw new MinaraError('INVALID_ARGUMENT', `run: "source" must be user, cron, webhook, workflow or subagent; got ${JSON.stringify(source)}.`);
+    if (!['user', 'cron', 'webhook', 'workflow', 'subagent', 'heartbeat'].includes(source)) {
+      throw new MinaraError('INVALID_ARGUMENT', `run: "source" must be user, cron, webhook, workflow, subagent or heartbeat; got ${JSON.stringify(source)}.`);
     }
     return input.signal ? { ...input, signal: parseSignalContext(input.signal) } : input;
   }

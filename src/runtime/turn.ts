@@ -196,7 +196,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
     turnId,
     userId: input.userId ?? deps.defaultUserId,
     ...(input.agentId ? { agentId: input.agentId } : {}),
-    ...(input.allowedToolSets ? { allowedToolSets: input.allowedToolSets } : source === 'cron' ? { allowedToolSets: deps.cronAllowedToolSets } : {}),
+    ...(input.allowedToolSets ? { allowedToolSets: input.allowedToolSets } : source === 'cron' || source === 'heartbeat' ? { allowedToolSets: deps.cronAllowedToolSets } : {}),
     operatorAuthored: input.operatorAuthored ?? !isAutonomousSource(source),
   });
   emit({ type: 'turn-start', turnId, sessionId: ctx.sessionId, traceId: ctx.traceId, source, at: now().toISOString() });

@@ -105,7 +105,7 @@ export interface AgentRuntimeOptions {
   readonly compaction?: Omit<CompactionOptions, 'summarizer' | 'reinject'> | undefined;
   /** Tenant when a run gives none. @default 'default' */
   readonly defaultUserId?: string | undefined;
-  /** Tool sets cron turns may use when the run gives none. @default ['read', 'memory', 'web'] */
+  /** Tool sets cron and heartbeat turns may use when the run gives none. @default ['read', 'memory', 'web'] */
   readonly cronAllowedToolSets?: readonly string[] | undefined;
   /** Surface name for the heartbeat (`repl`, `gateway`, …). @default 'sdk' */
   readonly surface?: string | undefined;

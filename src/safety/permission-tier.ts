@@ -47,14 +47,15 @@ export function minTier(a: PermissionTier, b: PermissionTier): PermissionTier {
 }
 
 /**
- * Where a call comes from. Autonomous sources (no human at the keyboard) are `cron`, `webhook` and `workflow`.
+ * Where a call comes from. Autonomous sources (no human at the keyboard) are `cron`, `webhook`, `workflow` and
+ * `heartbeat` (the background runner's periodic turn).
  * `mcp` is a call from an MCP host through `createMcpToolServer` (`minara mcp serve`): a person is at that
  * host, but approvals are decided here, out of band.
  */
-export type CallSource = 'user' | 'cron' | 'webhook' | 'workflow' | 'subagent' | 'mcp';
+export type CallSource = 'user' | 'cron' | 'webhook' | 'workflow' | 'subagent' | 'mcp' | 'heartbeat';
 
 /** The sources with no human present to confirm. */
-export const AUTONOMOUS_SOURCES: ReadonlySet<CallSource> = new Set<CallSource>(['cron', 'webhook', 'workflow']);
+export const AUTONOMOUS_SOURCES: ReadonlySet<CallSource> = new Set<CallSource>(['cron', 'webhook', 'workflow', 'heartbeat']);
 
 /** True when no human is present to confirm a call from this source. */
 export function isAutonomousSource(source: CallSource): boolean {

@@ -4,7 +4,7 @@ import { generateId } from '../util/ids';
 import { isAutonomousSource, isPermissionTier, minTier } from '../safety/permission-tier';
 import type { ToolCallContext, ToolCallContextInit } from './types';
 
-const SOURCES = new Set(['user', 'cron', 'webhook', 'workflow', 'subagent', 'mcp']);
+const SOURCES = new Set(['user', 'cron', 'webhook', 'workflow', 'subagent', 'mcp', 'heartbeat']);
 
 /**
  * Make a fresh per-turn {@link ToolCallContext}. One per turn; never share one between turns.

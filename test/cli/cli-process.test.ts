@@ -41,6 +41,21 @@ function minara(args: string[], options: { input?: string; env?: Record<string, 
 }
 
 describe('minara (process)', () => {
+  it('minara jobs lists the background jobs; the REPL starts the runner unless --no-background', () => {
+    const dir = tempDir();
+    const jobs = minara(['jobs', '--data-dir', dir]);
+    expect(jobs.code).toBe(0);
+    expect(jobs.stdout).toContain('Background runner: not started in this process.');
+    expect(jobs.stdout).toMatch(/heartbeat\s+every 30m/);
+    expect(jobs.stdout).toContain('Add work in HEARTBEAT.md under ## Schedule');
+    const repl = minara(['--data-dir', dir], { input: '/exit\n' });
+    expect(repl.code).toBe(0);
+    expect(repl.stdout).toMatch(/background: heartbeat \(every 30m, next \d\d:\d\d UTC\)/);
+    const quiet = minara(['--data-dir', dir, '--no-background'], { input: '/exit\n' });
+    expect(quiet.stdout).not.toContain('background:');
+    expect(minara(['demo', '--no-background']).stderr).toContain('only applies to "minara serve" and the REPL ("minara")');
+  });
+
   it('--help and --version', () => {
     const help = minara(['--help']);
     expect(help.code).toBe(0);

@@ -1,0 +1,226 @@
+import type { MemoryStore } from '../memory/types';
+import type { AgentRuntime } from '../runtime/runtime';
+import type { GenerateResult } from '../runtime/types';
+import type { Storage } from '../storage/types';
+import { type Logger, silentLogger } from '../util/logger';
+import type { Workspace } from '../workspace/workspace';
+import { extractScheduleSection } from '../workspace/heartbeat';
+import { type BackgroundJob, type BackgroundRunner, createBackgroundRunner } from './runner';
+import { type ParsedSchedule, parseSchedule } from './schedule';
+
+/** What an autonomous turn produced, handed to {@link AgentBackgroundOptions.deliver}. */
+export interface Delivery {
+  readonly jobId: string;
+  readonly sessionId: string;
+  readonly source: 'heartbeat' | 'cron';
+  /** The turn's answer. */
+  readonly text: string;
+  readonly at: string;
+  readonly stopReason: GenerateResult['stopReason'];
+}
+
+/** The reply that means "nothing to report": a heartbeat turn answering only this is not delivered. */
+export const HEARTBEAT_OK = 'HEARTBEAT_OK';
+
+/** Options of {@link createAgentBackground}. */
+export interface AgentBackgroundOptions {
+  readonly runtime: AgentRuntime;
+  readonly storage: Storage;
+  /** The operator's workspace: HEARTBEAT.md's `## Schedule` drives the heartbeat tasks and the timed jobs. */
+  readonly workspace?: Workspace | undefined;
+  /** The tenant autonomous turns run for. @default 'default' */
+  readonly userId?: string | undefined;
+  /** Heartbeat turns every this many ms; 0 turns them off. @default 1800000 (30 minutes; `MINARA_HEARTBEAT_EVERY`) */
+  readonly heartbeatEveryMs?: number | undefined;
+  /** Heartbeat turns only inside these UTC hours, e.g. `{ start: '08:00', end: '22:00' }`. @default all day */
+  readonly activeHours?: { readonly start: string; readonly end: string } | undefined;
+  /** Soft-deleted memories older than the retention are purged every this many ms; 0 off. @default 1800000 */
+  readonly purgeEveryMs?: number | undefined;
+  /** The memory stores whose soft-deleted rows the purge job removes (the tenants this process serves). */
+  readonly memoryStores?: (() => Iterable<MemoryStore>) | undefined;
+  /** Run the workspace's dreaming pass on the runner (when the workspace has dreaming enabled). @default true */
+  readonly dreaming?: boolean | undefined;
+  /** Where autonomous turns' answers go besides the session transcript (a chat app, a webhook, a UI). */
+  readonly deliver?: ((delivery: Delivery) => void | Promise<void>) | undefined;
+  /** Extra jobs of the host. */
+  readonly jobs?: readonly BackgroundJob[] | undefined;
+  readonly owner?: string | undefined;
+  readonly now?: (() => Date) | undefined;
+  readonly logger?: Logger | undefined;
+  readonly resolutionMs?: number | undefined;
+}
+
+/** The agent's background runner: a {@link BackgroundRunner} with the schedule it read from HEARTBEAT.md. */
+export interface AgentBackground extends BackgroundRunner {
+  /** The `## Schedule` as last read (entries, heartbeat tasks, problems). */
+  schedule(): ParsedSchedule;
+  /** Read HEARTBEAT.md again and add, change or remove the timed jobs (each tick does this at most every 5 s). */
+  syncSchedule(): Promise<ParsedSchedule>;
+}
+
+const SCHEDULE_SYNC_MS = 5_000;
+const EMPTY: ParsedSchedule = { entries: [], tasks: [], problems: [] };
+
+const minutes = (hhmm: string): number => {
+  const m = /^([01]?\d|2[0-3]):([0-5]\d)$/.exec(hhmm);
+  if (!m) throw new Error(`expected HH:MM, got ${JSON.stringify(hhmm)}`);
+  return Number(m[1]) * 60 + Number(m[2]);
+};
+
+/** Whether `at` (UTC) falls in `[start, end)`; a window that wraps midnight (22:00–06:00) is allowed. */
+function withinHours(at: Date, hours: { start: string; end: string }): boolean {
+  const t = at.getUTCHours() * 60 + at.getUTCMinutes();
+  const s = minutes(hours.start);
+  const e = minutes(hours.end);
+  return s <= e ? t >= s && t < e : t >= s || t < e;
+}
+
+/**
+ * The agent's background work on one {@link BackgroundRunner}:
+ *
+ * | job | schedule | what |
+ * | --- | --- | --- |
+ * | `heartbeat` | every `heartbeatEveryMs` (30 min) | an autonomous turn (`source: 'heartbeat'`) over the untimed entries of HEARTBEAT.md's `## Schedule`; none → no model call; a reply of only `HEARTBEAT_OK` is not delivered |
+ * | `schedule:<hash>` | the entry's interval or cron | a `cron` turn with the entry's instruction, delivered |
+ * | `memory:purge` | every 30 min | soft-deleted memories past their retention, for every served tenant |
+ * | `workspace:dream` | the workspace's dreaming interval | the dreaming pass (when the workspace enables it) |
+ *
+ * Edits to HEARTBEAT.md take effect at the next tick (no restart); an entry that does not parse is logged once
+ * and listed by `schedule().problems`, never fatal.
+ */
+export function createAgentBackground(options: AgentBackgroundOptions): AgentBackground {
+  const { runtime, storage, workspace, userId = 'default', heartbeatEveryMs = 30 * 60_000, purgeEveryMs = 30 * 60_000, deliver, now = () => new Date(), logger = silentLogger } = options;
+  if (options.activeHours) {
+    minutes(options.activeHours.start);
+    minutes(options.activeHours.end);
+  }
+  const runner = createBackgroundRunner({
+    storage,
+    now,
+    logger,
+    ...(options.owner ? { owner: options.owner } : {}),
+    ...(options.resolutionMs ? { resolutionMs: options.resolutionMs } : {}),
+    jobs: options.jobs ?? [],
+  });
+  const log = { module: 'background' };
+  let current: ParsedSchedule = EMPTY;
+  let lastSync = Number.NEGATIVE_INFINITY;
+  const reported = new Set<string>();
+
+  async function readSchedule(): Promise<ParsedSchedule> {
+    if (!workspace) return EMPTY;
+    const file = await workspace.readFile('HEARTBEAT.md');
+    const section = file.exists ? extractScheduleSection(file.content) : undefined;
+    return section === undefined ? EMPTY : parseSchedule(section);
+  }
+
+  async function deliverTurn(jobId: string, source: Delivery['source'], sessionId: string, result: GenerateResult): Promise<string> {
+    if (result.stopReason === 'error') throw new Error(`the turn failed: ${result.text || 'no answer'}`);
+    const delivery: Delivery = { jobId, sessionId, source, text: result.text, at: now().toISOString(), stopReason: result.stopReason };
+    if (deliver) await deliver(delivery);
+    return `answered in ${sessionId} (${result.stopReason})`;
+  }
+
+  const day = (slot: Date) => slot.toISOString().slice(0, 10);
+
+  function scheduleJob(entry: ParsedSchedule['entries'][number]): BackgroundJob {
+    return {
+      id: entry.id,
+      description: `HEARTBEAT.md: ${entry.line}`.slice(0, 200),
+      ...(entry.every !== undefined ? { every: entry.every } : { cron: entry.cron! }),
+      run: async ({ slot, signal }) => {
+        const sessionId = `${entry.id.replace(':', '-')}-${day(slot)}`;
+        const result = await runtime.generate({
+          sessionId,
+          userId,
+          source: 'cron',
+          message: entry.instruction,
+          signal: { source: 'cron', signal_id: entry.id, trace_id: `t_${entry.id.replace(':', '_')}_${slot.getTime()}` },
+          abortSignal: signal,
+          surface: 'background',
+        });
+        return deliverTurn(entry.id, 'cron', sessionId, result);
+      },
+    };
+  }
+
+  async function syncSchedule(): Promise<ParsedSchedule> {
+    lastSync = now().getTime();
+    let parsed: ParsedSchedule;
+    try {
+      parsed = await readSchedule();
+    } catch (error) {
+      logger.warn('background: could not read HEARTBEAT.md; keeping the previous schedule', { ...log, error: error instanceof Error ? error.message : String(error) });
+      return current;
+    }
+    for (const p of parsed.problems) {
+      if (reported.has(p.line)) continue;
+      reported.add(p.line);
+      logger.warn(`HEARTBEAT.md ## Schedule: "${p.line}" is ignored: ${p.reason}`, log);
+    }
+    const wanted = new Map(parsed.entries.map((e) => [e.id, e]));
+    for (const job of runner.status()) if (job.id.startsWith('schedule:') && !wanted.has(job.id)) runner.remove(job.id);
+    for (const entry of wanted.values()) if (!runner.has(entry.id)) runner.add(scheduleJob(entry));
+    current = parsed;
+    return parsed;
+  }
+
+  if (heartbeatEveryMs > 0) {
+    runner.add({
+      id: 'heartbeat',
+      description: 'Autonomous turn over the standing tasks of HEARTBEAT.md',
+      every: heartbeatEveryMs,
+      run: async ({ slot, signal }) => {
+        if (options.activeHours && !withinHours(slot, options.activeHours)) return { skipped: `outside active hours ${options.activeHours.start}–${options.activeHours.end} UTC` };
+        const { tasks } = await syncSchedule();
+        if (tasks.length === 0) return { skipped: 'no tasks in HEARTBEAT.md ## Schedule' };
+        const sessionId = `heartbeat-${day(slot)}`;
+        const message = [
+          'Heartbeat: work through these standing tasks now.',
+          ...tasks.map((t) => `- ${t}`),
+          `If nothing needs the user's attention, answer exactly ${HEARTBEAT_OK} and nothing else.`,
+        ].join('\n');
+        const result = await runtime.generate({ sessionId, userId, source: 'heartbeat', message, abortSignal: signal, surface: 'background' });
+        if (result.text.trim() === HEARTBEAT_OK) return { skipped: `${HEARTBEAT_OK}: nothing to report` };
+        return deliverTurn('heartbeat', 'heartbeat', sessionId, result);
+      },
+    });
+  }
+  if (purgeEveryMs > 0 && options.memoryStores) {
+    const stores = options.memoryStores;
+    runner.add({
+      id: 'memory:purge',
+      description: 'Purge soft-deleted memories past their retention',
+      every: purgeEveryMs,
+      run: async () => {
+        let purged = 0;
+        for (const store of stores()) purged += await store.purgeExpiredSoftDeleted();
+        return `purged ${purged}`;
+      },
+    });
+  }
+  // createWorkspace refuses dreaming.enabled without a model, so enabled means it can run.
+  if (options.dreaming !== false && workspace?.settings.dreaming.enabled) {
+    const settings = workspace.settings.dreaming;
+    runner.add({
+      id: 'workspace:dream',
+      description: 'Dreaming: fold recent daily logs into MEMORY.md proposals',
+      every: Math.max(60_000, Math.round(settings.intervalHours * 3_600_000)),
+      leaseMs: Math.max(60_000, settings.lockTtlMs),
+      run: async ({ signal }) => {
+        const result = await workspace.runDreamTick({ signal });
+        return result.outcome === 'appended' ? 'appended a dreamed section' : { skipped: result.outcome };
+      },
+    });
+  }
+
+  const tick = runner.tick.bind(runner);
+  return Object.assign(runner, {
+    schedule: () => current,
+    syncSchedule,
+    async tick() {
+      if (now().getTime() - lastSync >= SCHEDULE_SYNC_MS) await syncSchedule();
+      return tick();
+    },
+  });
+}

@@ -1,0 +1,110 @@
+import { createHash } from 'node:crypto';
+import { parseCron } from '../runtime/cron';
+
+/** One timed entry of HEARTBEAT.md's `## Schedule`: an instruction on an interval or a cron expression. */
+export interface ScheduleEntry {
+  /** `schedule:<8 hex of the line>`: stable while the line is unchanged. */
+  readonly id: string;
+  readonly every?: number | undefined;
+  readonly cron?: string | undefined;
+  readonly instruction: string;
+  /** The line as written. */
+  readonly line: string;
+}
+
+/** What {@link parseSchedule} found. */
+export interface ParsedSchedule {
+  /** Timed entries: each becomes a background job that starts a turn. */
+  readonly entries: readonly ScheduleEntry[];
+  /** Untimed entries: the standing tasks every heartbeat turn works through. */
+  readonly tasks: readonly string[];
+  /** Lines that look timed but do not parse, with why (reported, never fatal). */
+  readonly problems: ReadonlyArray<{ readonly line: string; readonly reason: string }>;
+}
+
+const UNIT_MS: Readonly<Record<string, number>> = { s: 1_000, m: 60_000, min: 60_000, h: 3_600_000, d: 86_400_000 };
+const SEPARATOR = /^\s*(?::|—|–|-|→|->)\s*/;
+const MIN_EVERY_MS = 60_000;
+
+/** `every 6h`, `every 30m`, `every 2d`, `every 90 min` → ms, or undefined. */
+function interval(spec: string): number | undefined {
+  const m = /^(\d+)\s*(s|m|min|h|d)$/i.exec(spec.trim());
+  if (!m) return undefined;
+  return Number(m[1]) * (UNIT_MS[(m[2] ?? '').toLowerCase()] ?? 0);
+}
+
+const idOf = (line: string) => `schedule:${createHash('sha256').update(line).digest('hex').slice(0, 8)}`;
+
+/**
+ * Parse the user's `## Schedule` section of HEARTBEAT.md, one entry per line (list markers and HTML comments
+ * ignored):
+ *
+ * - `every 6h: check BTC funding and tell me if it flips` — an interval (`s`, `m`/`min`, `h`, `d`; at least 1 minute);
+ * - `daily 09:00: morning brief` — every day at that time (UTC);
+ * - `cron 0 9 * * 1-5: weekday brief` or `0 9 * * 1-5: weekday brief` — a cron expression (UTC);
+ * - anything else (`watch my open positions`) — a standing task for every heartbeat turn.
+ *
+ * A line that starts like a timed entry but does not parse is a problem, reported with the reason.
+ */
+export function parseSchedule(section: string): ParsedSchedule {
+  const entries: ScheduleEntry[] = [];
+  const tasks: string[] = [];
+  const problems: Array<{ line: string; reason: string }> = [];
+  const text = section.replace(/<!--[\s\S]*?-->/g, '');
+  for (const raw of text.split('\n')) {
+    if (/^\s*#/.test(raw)) continue;
+    const line = raw.replace(/^\s*(?:[-*+]|\d+[.)])\s+/, '').trim();
+    if (line === '') continue;
+    const timed = /^(every|daily|cron)\b\s*(.*)$/i.exec(line);
+    const bareCron = /^((?:\S+\s+){4}\S+)\s*:\s*(.+)$/.exec(line);
+    if (timed) {
+      const kind = (timed[1] ?? '').toLowerCase();
+      const rest = timed[2] ?? '';
+      if (kind === 'every') {
+        const m = /^(\d+\s*[a-z]+)(.*)$/i.exec(rest);
+        const every = m ? interval(m[1] ?? '') : undefined;
+        const instruction = (m?.[2] ?? '').replace(SEPARATOR, '').trim();
+        if (every === undefined) problems.push({ line, reason: 'expected "every <number><s|m|h|d>: <instruction>", e.g. "every 6h: check funding"' });
+        else if (every < MIN_EVERY_MS) problems.push({ line, reason: 'the shortest interval is 1 minute' });
+        else if (instruction === '') problems.push({ line, reason: 'no instruction after the interval' });
+        else entries.push({ id: idOf(line), every, instruction, line });
+      } else if (kind === 'daily') {
+        const m = /^([01]?\d|2[0-3]):([0-5]\d)(.*)$/.exec(rest);
+        const instruction = (m?.[3] ?? '').replace(SEPARATOR, '').trim();
+        if (!m) problems.push({ line, reason: 'expected "daily HH:MM: <instruction>" (UTC), e.g. "daily 09:00: morning brief"' });
+        else if (instruction === '') problems.push({ line, reason: 'no instruction after the time' });
+        else entries.push({ id: idOf(line), cron: `${Number(m[2])} ${Number(m[1])} * * *`, instruction, line });
+      } else {
+        const m = /^((?:\S+\s+){4}\S+)\s*(?::|—|–|→|->)\s*(.+)$/.exec(rest);
+        const cron = m?.[1];
+        let reason: string | undefined;
+        if (!m || !cron) reason = 'expected "cron <5 fields>: <instruction>", e.g. "cron 0 9 * * 1-5: weekday brief"';
+        else {
+          try {
+            parseCron(cron);
+          } catch (error) {
+            reason = `cron "${cron}": ${error instanceof Error ? error.message : String(error)}`;
+          }
+        }
+        if (reason !== undefined) problems.push({ line, reason });
+        else entries.push({ id: idOf(line), cron: cron!, instruction: (m?.[2] ?? '').trim(), line });
+      }
+      continue;
+    }
+    if (bareCron) {
+      const cron = bareCron[1] ?? '';
+      // Only a line whose first five words all look like cron fields is a cron entry.
+      if (cron.split(/\s+/).every((f) => /^[\d*/,-]+$/.test(f))) {
+        try {
+          parseCron(cron);
+          entries.push({ id: idOf(line), cron, instruction: (bareCron[2] ?? '').trim(), line });
+        } catch (error) {
+          problems.push({ line, reason: `cron "${cron}": ${error instanceof Error ? error.message : String(error)}` });
+        }
+        continue;
+      }
+    }
+    tasks.push(line);
+  }
+  return { entries, tasks, problems };
+}
