@@ -28,7 +28,17 @@ export function builtWebDir(): string | undefined {
   return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
-/** The gateway over an app, configured from the environment (token or JWT, trusted user header). */
+/** Signed webhooks from the environment: `MINARA_WEBHOOK_SECRET_<NAME>=<secret>` serves `/v1/signals/webhook/<name>`. */
+export function webhooksFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, { secret: string }> {
+  const out: Record<string, { secret: string }> = {};
+  for (const [key, value] of Object.entries(env)) {
+    const m = /^MINARA_WEBHOOK_SECRET_([A-Z0-9_]+)$/.exec(key);
+    if (m && value) out[(m[1] ?? '').toLowerCase().replace(/_/g, '-')] = { secret: value };
+  }
+  return out;
+}
+
+/** The gateway over an app, configured from the environment (token or JWT, trusted user header, webhooks). */
 export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOptions, 'mcp' | 'web'> = {}) {
   const { createGateway, createJwtAuthenticator, gatewayEnv } = await import('@minara/agent/gateway');
   const env = gatewayEnv();
@@ -44,6 +54,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     logger: app.logger,
     modelStatus: app.modelStatus,
     background: app.background,
+    webhooks: webhooksFromEnv(),
     ...extra,
   });
   const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ' (bearer token required)' : '';

@@ -9,21 +9,25 @@ export const DEFAULT_MAX_BODY_BYTES = 1024 * 1024;
  * limit. Errors: 415 when the body is not `application/json`, 413 past the limit, 400 for an empty body,
  * invalid UTF-8, invalid JSON, or JSON that is not an object.
  */
+/** The body as UTF-8 text, read up to `maxBytes` (413 past it): for routes that must verify the exact bytes (HMAC). */
+export async function readRawText(request: Request, maxBytes: number): Promise<string> {
+  const declared = request.headers.get('content-length');
+  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxBytes) throw tooLarge(maxBytes);
+  const bytes = await readLimited(request, maxBytes);
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    throw badRequest('body: not valid UTF-8.');
+  }
+}
+
 export async function readJsonObject(request: Request, maxBytes: number): Promise<Record<string, unknown>> {
   const type = request.headers.get('content-type') ?? '';
   if (!/^application\/(?:[\w.+-]+\+)?json\s*(?:;|$)/i.test(type)) {
     throw new HttpError(415, 'HTTP_UNSUPPORTED_MEDIA_TYPE', `content-type: expected application/json, got ${type === '' ? 'none' : JSON.stringify(type)}.`);
   }
-  const declared = request.headers.get('content-length');
-  if (declared !== null && /^\d+$/.test(declared) && Number(declared) > maxBytes) throw tooLarge(maxBytes);
-  const bytes = await readLimited(request, maxBytes);
-  if (bytes.length === 0) throw badRequest('body: expected a JSON object, got an empty body.');
-  let text: string;
-  try {
-    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
-  } catch {
-    throw badRequest('body: not valid UTF-8.');
-  }
+  const text = await readRawText(request, maxBytes);
+  if (text.length === 0) throw badRequest('body: expected a JSON object, got an empty body.');
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -10,6 +10,7 @@ import { badRequest, errorResponse, HttpError, json, jsonError } from './http-er
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
 import { createRouter, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
+import { checkWebhooks, webhookSignal } from './webhook-routes';
 import type { Gateway, GatewayDeps, GatewayOptions } from './types';
 import { getWorkspaceFile, listWorkspaceFiles, putWorkspaceFile } from './workspace-routes';
 
@@ -91,6 +92,9 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   const router = createRouter();
   router.add('GET', '/healthz', () => json(200, { ok: true, activeStreams: streams.size() }));
+  const webhooks = options.webhooks ?? {};
+  checkWebhooks(webhooks);
+  const webhookRoute = webhookSignal(deps, webhooks);
   const background = options.background;
   if (background !== undefined) {
     router.add('GET', '/v1/jobs', async ({ url, operator }) => {
@@ -145,6 +149,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       pathname = pathname.slice(basePath.length) || '/';
     }
     const isHealth = pathname === '/healthz' && (request.method === 'GET' || request.method === 'HEAD');
+    // Webhooks authenticate with their own HMAC (a sender cannot hold the gateway token).
+    const webhookMatch = /^\/v1\/signals\/webhook\/([^/]+)$/.exec(pathname);
+    if (webhookMatch && request.method === 'POST') {
+      const identity = { userId: defaultUserId, operator: false };
+      return webhookRoute({ request, url, params: { name: webhookMatch[1] ?? '' }, ...identity });
+    }
     // The web app's files are public (the page asks for a token); API routes are not served from here.
     if (staticFiles && !isHealth && !pathname.startsWith('/v1/') && pathname !== '/mcp') {
       if (basePath !== '' && url.pathname === basePath) return new Response(null, { status: 308, headers: { location: `${basePath}/${url.search}` } });

@@ -66,6 +66,12 @@ export interface GatewayOptions {
   readonly web?: { readonly dir: string } | undefined;
   /** What the app knows about its model, for `GET /v1/info` (a page shows a "no model configured" panel). */
   readonly modelStatus?: ModelConfigStatus | undefined;
+  /**
+   * Signed webhooks that start autonomous turns: `POST /v1/signals/webhook/<name>` authenticated by the
+   * webhook's HMAC secret (not the gateway token), with a ±5 minute replay window and an idempotency key.
+   * @default none (the route answers 404)
+   */
+  readonly webhooks?: Readonly<Record<string, GatewayWebhook>> | undefined;
   /** The background runner (`app.background`), for `GET /v1/jobs` (operators only). @default no `/v1/jobs` route */
   readonly background?: GatewayJobsSource | undefined;
   /**
@@ -74,6 +80,16 @@ export interface GatewayOptions {
    * the tenant that opened it. @default no `/mcp` route
    */
   readonly mcp?: GatewayMcpHandler | undefined;
+}
+
+/** One signed webhook (see `GatewayOptions.webhooks`). */
+export interface GatewayWebhook {
+  /** The shared HMAC-SHA256 secret, at least 16 characters (the sender signs `<timestamp>.<body>` with it). */
+  readonly secret: string;
+  /** The tenant its turns run for. @default the gateway's default user */
+  readonly userId?: string | undefined;
+  /** Tool sets its turns may use. @default the runtime's autonomous default */
+  readonly allowedToolSets?: readonly string[] | undefined;
 }
 
 /** What `GET /v1/jobs` reads of the background runner (`createAgentBackground` / `createBackgroundRunner` fit). */

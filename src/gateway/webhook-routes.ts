@@ -1,0 +1,127 @@
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { MinaraError } from '../errors/minara-error';
+import { parseSignalContext } from '../skills/signals';
+import { readRawText } from './body';
+import { badRequest, HttpError, json, notFound } from './http-error';
+import { decodeParam, type RouteHandler } from './router';
+import type { GatewayDeps, GatewayWebhook } from './types';
+
+/** How far a webhook's timestamp may be from the gateway's clock, in seconds (replay window). */
+export const WEBHOOK_TOLERANCE_SECONDS = 300;
+const WEBHOOK_NAME = /^[a-z0-9][a-z0-9_-]{0,47}$/;
+const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
+/**
+ * A delivery's key is held this long while its turn runs; once the turn ends the key stays taken for good. If the
+ * gateway dies mid-turn, the sender's retry after this is accepted (at least once, never twice at a time).
+ */
+const WEBHOOK_TURN_LEASE_MS = 15 * 60_000;
+
+/**
+ * The signature a sender puts in `x-minara-signature`: `sha256=` + hex HMAC-SHA256, keyed with the webhook's
+ * secret, over `<timestamp>.<raw body>` (the timestamp is `x-minara-timestamp`, Unix seconds).
+ *
+ * @example
+ * ```ts
+ * const body = JSON.stringify({ message: 'BTC dropped 5% in an hour' });
+ * const ts = Math.floor(Date.now() / 1000);
+ * await fetch(`${gateway}/v1/signals/webhook/tradingview`, {
+ *   method: 'POST',
+ *   headers: { 'content-type': 'application/json', 'x-minara-timestamp': String(ts), 'x-minara-signature': signWebhook(secret, ts, body), 'idempotency-key': 'alert-123' },
+ *   body,
+ * });
+ * ```
+ */
+export function signWebhook(secret: string, timestampSeconds: number, body: string): string {
+  return `sha256=${createHmac('sha256', secret).update(`${timestampSeconds}.${body}`).digest('hex')}`;
+}
+
+/** Check the webhook options: names, secrets of at least 16 characters. */
+export function checkWebhooks(webhooks: Readonly<Record<string, GatewayWebhook>>): void {
+  for (const [name, hook] of Object.entries(webhooks)) {
+    if (!WEBHOOK_NAME.test(name)) throw new MinaraError('CONFIG_INVALID', `createGateway: webhooks.${name}: a name is 1–48 of a-z, 0-9, "_" or "-".`);
+    if (typeof hook?.secret !== 'string' || hook.secret.length < 16) throw new MinaraError('CONFIG_INVALID', `createGateway: webhooks.${name}.secret must be at least 16 characters.`);
+  }
+}
+
+function sameSignature(expected: string, presented: string): boolean {
+  const a = createHash('sha256').update(expected).digest();
+  const b = createHash('sha256').update(presented).digest();
+  return timingSafeEqual(a, b) && presented.length > 0;
+}
+
+/**
+ * `POST /v1/signals/webhook/:name`: a signed signal from another system (an alert, a price feed, a CI job) that
+ * starts an autonomous turn (`source: 'webhook'`). Authenticated by the webhook's HMAC, not the gateway token
+ * (senders cannot hold one): a bad or missing signature is 401, a timestamp outside ±5 minutes is 401 (replay),
+ * a repeated `idempotency-key` is answered `200 { duplicate: true }` and starts nothing. Accepted: `202
+ * { accepted: true, sessionId }`; the turn runs server-side (follow it with `GET /v1/chat/:id/stream`).
+ *
+ * Body: `{ "message": "…", "signal"?: { signal_id?, asset?, severity?, preload_skills?, suggested_stages? } }`.
+ */
+export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<string, GatewayWebhook>>): RouteHandler {
+  return async ({ request, params }) => {
+    const name = decodeParam('name', params['name'] ?? '');
+    const hook = Object.hasOwn(webhooks, name) ? webhooks[name] : undefined;
+    if (!hook) throw notFound(`No webhook "${name}".`);
+    const raw = await readRawText(request, deps.maxBodyBytes);
+    const tsHeader = request.headers.get('x-minara-timestamp') ?? '';
+    const signature = request.headers.get('x-minara-signature') ?? '';
+    // The signature first: nothing about the body is read or answered for an unsigned request.
+    if (!/^\d{1,12}$/.test(tsHeader) || !sameSignature(signWebhook(hook.secret, Number(tsHeader), raw), signature)) {
+      deps.logger.warn('gateway: webhook signature rejected', { webhook: name });
+      throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'x-minara-signature: expected sha256=<hex HMAC-SHA256 of "<x-minara-timestamp>.<body>"> with this webhook\'s secret.');
+    }
+    const skew = Math.abs(deps.now().getTime() / 1000 - Number(tsHeader));
+    if (skew > WEBHOOK_TOLERANCE_SECONDS) throw new HttpError(401, 'HTTP_UNAUTHORIZED', `x-minara-timestamp: more than ${WEBHOOK_TOLERANCE_SECONDS} s from the gateway's clock (replayed or a skewed clock).`);
+    const key = request.headers.get('idempotency-key');
+    if (key === null || !IDEMPOTENCY_KEY.test(key)) throw badRequest('idempotency-key: expected a header of 1–200 letters, digits, ".", "_", ":" or "-" (the sender\'s id of this event).');
+    let body: Record<string, unknown>;
+    try {
+      const parsed: unknown = JSON.parse(raw);
+      if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new Error('not an object');
+      body = parsed as Record<string, unknown>;
+    } catch {
+      throw badRequest('body: expected a JSON object { "message": "…", "signal"?: { … } }.');
+    }
+    for (const k of Object.keys(body)) if (k !== 'message' && k !== 'signal') throw badRequest(`${k}: unknown field (expected message, signal).`);
+    const message = body['message'];
+    if (typeof message !== 'string' || message.trim() === '' || message.length > 20_000) throw badRequest('message: expected a string of 1–20000 characters.');
+    let signal;
+    try {
+      signal = parseSignalContext({ signal_id: name, ...(typeof body['signal'] === 'object' && body['signal'] !== null ? body['signal'] : {}), source: 'webhook' });
+    } catch (error) {
+      throw badRequest(`signal: ${error instanceof Error ? error.message : String(error)}`);
+    }
+
+    // The key is claimed atomically in storage (one run per key across gateway instances).
+    const at = deps.now();
+    const storage = deps.options.storage;
+    const claimed = await storage.jobs.claimRun({
+      jobId: `webhook:${name}`,
+      slot: `key:${key}`,
+      owner: `gateway:${process.pid}`,
+      now: at.toISOString(),
+      leaseUntil: new Date(at.getTime() + WEBHOOK_TURN_LEASE_MS).toISOString(),
+    });
+    if (!claimed) return json(200, { accepted: false, duplicate: true });
+    const sessionId = `webhook-${name}-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+    const userId = hook.userId ?? deps.defaultUserId;
+    const events = deps.options.runtime.run({
+      sessionId,
+      userId,
+      source: 'webhook',
+      signal,
+      message,
+      surface: 'webhook',
+      ...(hook.allowedToolSets ? { allowedToolSets: hook.allowedToolSets } : {}),
+    });
+    const turn = deps.streams.start({ chatId: sessionId, userId, messageId: deps.generateId('msg'), events });
+    void turn.finished.then(
+      async ({ end }) => {
+        await storage.jobs.finishRun(claimed.id, claimed.owner, { endedAt: deps.now().toISOString(), outcome: end?.stopReason === 'error' ? 'failed' : 'ok', detail: `${sessionId}: ${end?.stopReason ?? 'no end'}` });
+      },
+      (error: unknown) => deps.logger.error('gateway: webhook turn failed', { webhook: name, error: error instanceof Error ? error.message : String(error) }),
+    );
+    return json(202, { accepted: true, sessionId });
+  };
+}
