@@ -139,6 +139,8 @@ export {
   formatInterval,
 } from './background/runner';
 export { type AgentBackground, type AgentBackgroundOptions, createAgentBackground, type Delivery, HEARTBEAT_OK } from './background/agent';
+export { createWebhookDelivery, type WebhookDeliveryOptions } from './background/delivery';
+export { signWebhook, verifyWebhookSignature } from './util/webhook-signature';
 export { type ParsedSchedule, parseSchedule, type ScheduleEntry } from './background/schedule';
 // What a storage engine's memory domain takes and returns (the `MemoryStorage` contract).
 export type {

@@ -1,5 +1,6 @@
 import { ConfigError } from '../errors/subclasses';
-import { type AgentBackground, type AgentBackgroundOptions, createAgentBackground } from '../background/agent';
+import { type AgentBackground, type AgentBackgroundOptions, createAgentBackground, type Delivery } from '../background/agent';
+import { createWebhookDelivery } from '../background/delivery';
 import path from 'node:path';
 import type { EmbeddingModel, LanguageModel } from 'ai';
 import { loadConfig, type MinaraConfig, type MinaraConfigInput } from '../config/config';
@@ -315,6 +316,17 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     });
 
     // Background work: built here, started by the host (minara serve, the REPL) with background.start().
+    // Answers of autonomous turns: the host's deliver hook, and a signed webhook when MINARA_DELIVERY_WEBHOOK_URL is set.
+    const webhookUrl = env.MINARA_DELIVERY_WEBHOOK_URL;
+    if (webhookUrl && !env.MINARA_DELIVERY_WEBHOOK_SECRET) throw new ConfigError('MINARA_DELIVERY_WEBHOOK_SECRET: required with MINARA_DELIVERY_WEBHOOK_URL (the HMAC key the receiver verifies, at least 16 characters)', ['MINARA_DELIVERY_WEBHOOK_SECRET']);
+    const toWebhook = webhookUrl ? createWebhookDelivery({ url: webhookUrl, secret: env.MINARA_DELIVERY_WEBHOOK_SECRET!, storage, now, logger }) : undefined;
+    const hostDeliver = options.background?.deliver;
+    const deliver = toWebhook || hostDeliver
+      ? async (d: Delivery) => {
+          await hostDeliver?.(d);
+          await toWebhook?.(d);
+        }
+      : undefined;
     const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
     const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
     const background = createAgentBackground({
@@ -328,6 +340,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
       ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
       ...options.background,
+      ...(deliver ? { deliver } : {}),
     });
 
     return {

@@ -15,7 +15,8 @@
 export { createGateway } from './gateway';
 export type { Gateway, GatewayJobsSource, GatewayMcpHandler, GatewayOptions, GatewayWebhook } from './types';
 export { isLoopbackHost, serveGateway, type ServedGateway, type ServeGatewayOptions } from './serve';
-export { signWebhook, WEBHOOK_TOLERANCE_SECONDS } from './webhook-routes';
+export { WEBHOOK_TOLERANCE_SECONDS } from './webhook-routes';
+export { signWebhook, verifyWebhookSignature } from '../util/webhook-signature';
 export { gatewayEnv, type GatewayEnv } from './env';
 export { DEFAULT_MAX_BODY_BYTES } from './body';
 export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from '../runtime/ui-stream';

@@ -1,6 +1,7 @@
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { MinaraError } from '../errors/minara-error';
 import { parseSignalContext } from '../skills/signals';
+import { verifyWebhookSignature } from '../util/webhook-signature';
 import { readRawText } from './body';
 import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteHandler } from './router';
@@ -16,37 +17,12 @@ const IDEMPOTENCY_KEY = /^[A-Za-z0-9._:-]{1,200}$/;
  */
 const WEBHOOK_TURN_LEASE_MS = 15 * 60_000;
 
-/**
- * The signature a sender puts in `x-minara-signature`: `sha256=` + hex HMAC-SHA256, keyed with the webhook's
- * secret, over `<timestamp>.<raw body>` (the timestamp is `x-minara-timestamp`, Unix seconds).
- *
- * @example
- * ```ts
- * const body = JSON.stringify({ message: 'BTC dropped 5% in an hour' });
- * const ts = Math.floor(Date.now() / 1000);
- * await fetch(`${gateway}/v1/signals/webhook/tradingview`, {
- *   method: 'POST',
- *   headers: { 'content-type': 'application/json', 'x-minara-timestamp': String(ts), 'x-minara-signature': signWebhook(secret, ts, body), 'idempotency-key': 'alert-123' },
- *   body,
- * });
- * ```
- */
-export function signWebhook(secret: string, timestampSeconds: number, body: string): string {
-  return `sha256=${createHmac('sha256', secret).update(`${timestampSeconds}.${body}`).digest('hex')}`;
-}
-
 /** Check the webhook options: names, secrets of at least 16 characters. */
 export function checkWebhooks(webhooks: Readonly<Record<string, GatewayWebhook>>): void {
   for (const [name, hook] of Object.entries(webhooks)) {
     if (!WEBHOOK_NAME.test(name)) throw new MinaraError('CONFIG_INVALID', `createGateway: webhooks.${name}: a name is 1–48 of a-z, 0-9, "_" or "-".`);
     if (typeof hook?.secret !== 'string' || hook.secret.length < 16) throw new MinaraError('CONFIG_INVALID', `createGateway: webhooks.${name}.secret must be at least 16 characters.`);
   }
-}
-
-function sameSignature(expected: string, presented: string): boolean {
-  const a = createHash('sha256').update(expected).digest();
-  const b = createHash('sha256').update(presented).digest();
-  return timingSafeEqual(a, b) && presented.length > 0;
 }
 
 /**
@@ -67,7 +43,7 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
     const tsHeader = request.headers.get('x-minara-timestamp') ?? '';
     const signature = request.headers.get('x-minara-signature') ?? '';
     // The signature first: nothing about the body is read or answered for an unsigned request.
-    if (!/^\d{1,12}$/.test(tsHeader) || !sameSignature(signWebhook(hook.secret, Number(tsHeader), raw), signature)) {
+    if (!/^\d{1,12}$/.test(tsHeader) || !verifyWebhookSignature(hook.secret, Number(tsHeader), raw, signature)) {
       deps.logger.warn('gateway: webhook signature rejected', { webhook: name });
       throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'x-minara-signature: expected sha256=<hex HMAC-SHA256 of "<x-minara-timestamp>.<body>"> with this webhook\'s secret.');
     }
