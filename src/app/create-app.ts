@@ -14,6 +14,7 @@ import { createMemoryStore } from '../memory/store';
 import { createMemoryTools } from '../memory/tools';
 import type { MemoryStore } from '../memory/types';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
+import { createDelegateTool } from '../runtime/delegate';
 import type { AgentRuntimeOptions, ScenarioClassifier } from '../runtime/types';
 import { createExternalSkillsManager, type ExternalSkillsManager } from '../skills/external';
 import { createSkillRegistry, type SkillRegistry } from '../skills/registry';
@@ -316,6 +317,9 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     });
 
     // Background work: built here, started by the host (minara serve, the REPL) with background.start().
+    // Sub-agents: the delegate tool runs child turns on this runtime (tool set `agents`; autonomous turns need it allowed).
+    if (!tools.has('delegate')) tools.register(createDelegateTool({ runtime, tools }));
+
     // Answers of autonomous turns: the host's deliver hook, and a signed webhook when MINARA_DELIVERY_WEBHOOK_URL is set.
     const webhookUrl = env.MINARA_DELIVERY_WEBHOOK_URL;
     if (webhookUrl && !env.MINARA_DELIVERY_WEBHOOK_SECRET) throw new ConfigError('MINARA_DELIVERY_WEBHOOK_SECRET: required with MINARA_DELIVERY_WEBHOOK_URL (the HMAC key the receiver verifies, at least 16 characters)', ['MINARA_DELIVERY_WEBHOOK_SECRET']);

@@ -31,6 +31,7 @@ export {
 } from './workflows';
 export { createScheduler, type ScheduledJob, type Scheduler, type SchedulerOptions, type SchedulerTickResult, signalJob } from './scheduler';
 export { type CronSchedule, parseCron } from './cron';
+export { createDelegateTool, type DelegateToolOptions } from './delegate';
 export {
   createUIStreamEncoder,
   type MinaraDataEventType,

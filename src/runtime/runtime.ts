@@ -111,6 +111,10 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
         throw new MinaraError('INVALID_ARGUMENT', `run: approvals[${i}] needs "approvalId" (string) and "approved" (boolean).`);
       }
     }
+    for (const field of ['maxSteps', 'turnTokenBudget'] as const) {
+      const v = input[field];
+      if (v !== undefined && !(Number.isSafeInteger(v) && v >= 1)) throw new MinaraError('INVALID_ARGUMENT', `run: "${field}" must be a positive integer, got ${String(v)}.`);
+    }
     const source = input.source ?? 'user';
     if (!['user', 'cron', 'webhook', 'workflow', 'subagent', 'heartbeat'].includes(source)) {
       throw new MinaraError('INVALID_ARGUMENT', `run: "source" must be user, cron, webhook, workflow, subagent or heartbeat; got ${JSON.stringify(source)}.`);

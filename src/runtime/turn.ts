@@ -182,6 +182,9 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
   const source = input.source ?? 'user';
   // A session belongs to the user who created it: nothing runs on another user's session (not even approvals).
   await assertSessionOwner(options.storage, input.sessionId, input.userId ?? deps.defaultUserId);
+  // A run may only lower the runtime's limits (a delegated child gets its own, smaller budget).
+  const maxSteps = Math.min(deps.maxSteps, input.maxSteps ?? Number.POSITIVE_INFINITY);
+  const turnTokenBudget = Math.min(deps.turnTokenBudget, input.turnTokenBudget ?? Number.POSITIVE_INFINITY);
   for (const hook of options.onTurnStart ?? []) {
     try {
       await hook({ turnId, sessionId: input.sessionId, source, userId: input.userId ?? deps.defaultUserId });
@@ -300,10 +303,10 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
           toolOrder: prompt.toolNames,
           toolCallConcurrency: 1,
           stopWhen: [
-            isStepCount(Math.max(1, deps.maxSteps - stepCount)),
+            isStepCount(Math.max(1, maxSteps - stepCount)),
             () => pendingApprovals.length > 0,
             () => stopReason === 'repeated-blocked-call',
-            () => usage.inputTokens + usage.outputTokens >= deps.turnTokenBudget,
+            () => usage.inputTokens + usage.outputTokens >= turnTokenBudget,
           ],
           // A call to a registered tool that is not in this turn's list is rerouted through tool_invoke,
           // so it still goes through dispatch (gate, hooks, audit) instead of failing as an unknown tool.
@@ -319,7 +322,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
           },
           prepareStep: () =>
             // Near the budget, the next step must answer in text.
-            usage.inputTokens + usage.outputTokens >= deps.turnTokenBudget * 0.9 ? { toolChoice: 'none' as const } : undefined,
+            usage.inputTokens + usage.outputTokens >= turnTokenBudget * 0.9 ? { toolChoice: 'none' as const } : undefined,
           onStepEnd: (step: StepResult<ToolSet>) => {
             responseMessages.push(...(step.response.messages as ModelMessage[]));
           },
@@ -381,7 +384,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
             };
             usage = addUsage(usage, u);
             emit({ type: 'step-end', stepNumber: stepCount, finishReason: part.finishReason, usage: u });
-            if (part.finishReason === 'tool-calls' && stepCount >= deps.maxSteps && pendingApprovals.length === 0 && stopReason === 'finished') stopReason = 'max-steps';
+            if (part.finishReason === 'tool-calls' && stepCount >= maxSteps && pendingApprovals.length === 0 && stopReason === 'finished') stopReason = 'max-steps';
             break;
           }
           case 'abort':
@@ -404,7 +407,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
       await options.storage.conversations.replaceMessages(ctx.sessionId, toNewMessages(history, turnId, now()));
     }
 
-    if (stopReason === 'finished' && usage.inputTokens + usage.outputTokens >= deps.turnTokenBudget) stopReason = 'token-budget';
+    if (stopReason === 'finished' && usage.inputTokens + usage.outputTokens >= turnTokenBudget) stopReason = 'token-budget';
     if (pendingApprovals.length > 0) stopReason = 'approval-required';
     if (stopReason === 'repeated-blocked-call') {
       const note = '\n\nI stopped here: the same action was blocked more than once, so retrying will not help. Tell me how you want to proceed.';

@@ -150,6 +150,10 @@ export interface RunInput {
   readonly operatorAuthored?: boolean | undefined;
   /** Overrides the runtime's surface for this turn's heartbeat. */
   readonly surface?: string | undefined;
+  /** Model steps for this run; only lowers the runtime's `maxSteps`. */
+  readonly maxSteps?: number | undefined;
+  /** Tokens for this run; only lowers the runtime's `turnTokenBudget`. */
+  readonly turnTokenBudget?: number | undefined;
 }
 
 /** A whole turn collected by `runtime.generate`. */
