@@ -485,4 +485,5 @@ export { INJECTION_PATTERNS, type InjectionPattern, type ScanFinding, scanInput 
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
 
 // ── models ───────────────────────────────────────────────────────────────────
+export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';
 export { DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';

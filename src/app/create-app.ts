@@ -15,6 +15,8 @@ import { createMemoryTools } from '../memory/tools';
 import type { MemoryStore } from '../memory/types';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
 import { createDelegateTool } from '../runtime/delegate';
+import { createFallbackModel } from '../llm/fallback-model';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { AgentRuntimeOptions, ScenarioClassifier } from '../runtime/types';
 import { createExternalSkillsManager, type ExternalSkillsManager } from '../skills/external';
 import { createSkillRegistry, type SkillRegistry } from '../skills/registry';
@@ -63,6 +65,11 @@ export interface CreateAppOptions {
   readonly storage?: Storage | undefined;
   /** The model, or a `provider:model` string. @default resolved from MINARA_MODEL and provider keys */
   readonly model?: LanguageModel | string | undefined;
+  /**
+   * Model objects tried in order: the next answers when one fails with overload, a 5xx, a timeout or a network
+   * error (never a 400 or a refusal); `turn-end.modelId` says which answered (`createFallbackModel`). Wins over `model`.
+   */
+  readonly models?: readonly LanguageModelV4[] | undefined;
   /** A cheaper model for compaction and dreaming. @default the main model */
   readonly utilityModel?: LanguageModel | undefined;
   /** Embeddings for hybrid memory search; `false` disables. @default resolved from EMBEDDING_PROVIDER */
@@ -178,7 +185,10 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     // Model and embedder.
     let model: LanguageModel;
     let modelStatus: ModelConfigStatus;
-    if (options.model !== undefined && typeof options.model !== 'string') {
+    if (options.models !== undefined) {
+      model = createFallbackModel(options.models, { logger });
+      modelStatus = { configured: true, provider: 'custom', modelId: model.modelId, label: `fallback:${model.modelId}` };
+    } else if (options.model !== undefined && typeof options.model !== 'string') {
       model = options.model;
       const modelId = typeof model === 'string' ? model : model.modelId;
       modelStatus = { configured: true, provider: 'custom', modelId, label: `custom:${modelId}` };

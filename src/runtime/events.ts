@@ -57,6 +57,8 @@ export type AgentEvent =
       readonly usage: TurnUsage;
       readonly toolsUsed: readonly string[];
       readonly pendingApprovals: readonly PendingApproval[];
+      /** The model that answered the last step, as its provider reports it (with a fallback model: the one that served). */
+      readonly modelId?: string | undefined;
     }
   | { readonly type: 'error'; readonly code: string; readonly message: string; readonly retryable: boolean };
 

@@ -208,6 +208,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
   let stopReason: TurnStopReason = 'finished';
   let usage: TurnUsage = ZERO_USAGE;
   let stepCount = 0;
+  let answeredBy: string | undefined;
   const pendingApprovals: PendingApproval[] = [];
   const toolCalls: TurnToolCall[] = [];
   const outcomes = new Map<string, DispatchOutcome>();
@@ -325,6 +326,8 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
             usage.inputTokens + usage.outputTokens >= turnTokenBudget * 0.9 ? { toolChoice: 'none' as const } : undefined,
           onStepEnd: (step: StepResult<ToolSet>) => {
             responseMessages.push(...(step.response.messages as ModelMessage[]));
+            // The model that answered (a fallback model reports the one that served the step).
+            if (step.response.modelId) answeredBy = step.response.modelId;
           },
           ...(input.abortSignal ? { abortSignal: input.abortSignal } : {}),
           maxRetries: 1,
@@ -444,7 +447,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
   }
   emit({
     type: 'turn-end', turnId, sessionId: ctx.sessionId, text, stopReason, steps: stepCount, usage,
-    toolsUsed: [...ctx.usedTools], pendingApprovals,
+    toolsUsed: [...ctx.usedTools], pendingApprovals, ...(answeredBy ? { modelId: answeredBy } : {}),
   });
   const summary = {
     sessionId: ctx.sessionId, turnId, traceId: ctx.traceId, source, userId: scope.userId, userText: input.message, text, stopReason,
