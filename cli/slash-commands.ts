@@ -209,6 +209,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     },
   },
   { name: 'mcp', usage: '/mcp', description: 'MCP servers: state, transport, tool count, skipped tools', run: (ctx) => ctx.print(formatMcpStatus(ctx.app)) },
+  { name: 'cost', usage: '/cost', description: 'Tokens and USD: this session, today, today\'s autonomous turns', run: async (ctx) => ctx.print(await formatCost(ctx.app, ctx.sessionId)) },
   { name: 'jobs', usage: '/jobs', description: 'Background jobs: schedule, next run, last runs, schedule problems', run: async (ctx) => ctx.print(await formatJobs(ctx.app)) },
   { name: 'call', usage: '/call <tool> <json>', description: 'Run a tool through the same gate (confirmation included)', run: callTool },
   { name: 'approvals', usage: '/approvals [approve|deny <id>]', description: 'Pending approvals; approve or deny one and resume its turn', run: approvalsCommand },
@@ -288,6 +289,19 @@ export async function runSlashCommand(ctx: ReplContext, line: string): Promise<b
 }
 
 /** The MCP servers of an app, one line each (shared by `/mcp` and `minara mcp list`). */
+/** Tokens and cost of this session, of today (UTC) and of today's autonomous turns (`/cost`). */
+export async function formatCost(app: MinaraApp, sessionId: string): Promise<string> {
+  const day = new Date().toISOString().slice(0, 10);
+  const line = (label: string, t: { turns: number; inputTokens: number; outputTokens: number; cacheReadTokens: number; costUsd: number }) =>
+    `  ${label.padEnd(30)} ${String(t.turns).padStart(4)} turns  ${String(t.inputTokens).padStart(9)} in (${t.cacheReadTokens} cached)  ${String(t.outputTokens).padStart(8)} out  $${t.costUsd.toFixed(4)}`;
+  const [session, today, autonomous] = await Promise.all([
+    app.storage.usage.totals({ sessionId }),
+    app.storage.usage.totals({ day }),
+    app.storage.usage.totals({ day, sources: ['heartbeat', 'cron', 'webhook', 'workflow'] }),
+  ]);
+  return [line('this session', session), line(`today (${day} UTC)`, today), line('today, autonomous turns', autonomous), '  Prices: DEFAULT_MODEL_PRICES, or createApp({ prices }); a model without a price counts $0.'].join('\n');
+}
+
 /** The background jobs, their next times and recent runs, and HEARTBEAT.md schedule problems (`/jobs`, `minara jobs`). */
 export async function formatJobs(app: MinaraApp): Promise<string> {
   const bg = app.background;

@@ -128,6 +128,7 @@ export type {
   StoredMessage,
 } from './storage/types';
 export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';
+export type { UsageEntry, UsageStorage, UsageTotals } from './storage/usage-types';
 export {
   type BackgroundJob,
   type BackgroundJobContext,
@@ -486,4 +487,5 @@ export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredMode
 
 // ── models ───────────────────────────────────────────────────────────────────
 export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';
+export { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from './llm/pricing';
 export { DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';

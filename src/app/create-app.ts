@@ -16,8 +16,9 @@ import type { MemoryStore } from '../memory/types';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
 import { createDelegateTool } from '../runtime/delegate';
 import { createFallbackModel } from '../llm/fallback-model';
+import { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from '../llm/pricing';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import type { AgentRuntimeOptions, ScenarioClassifier } from '../runtime/types';
+import type { AgentRuntimeOptions, ScenarioClassifier, TurnSummary } from '../runtime/types';
 import { createExternalSkillsManager, type ExternalSkillsManager } from '../skills/external';
 import { createSkillRegistry, type SkillRegistry } from '../skills/registry';
 import { loadSkillDirectories, type SkillLoadIssue } from '../skills/skill-md';
@@ -110,6 +111,13 @@ export interface CreateAppOptions {
    * `MINARA_HEARTBEAT_ACTIVE_HOURS` (e.g. `08:00-22:00` UTC), purge every 30 minutes, dreaming when enabled
    */
   readonly background?: Partial<Pick<AgentBackgroundOptions, 'heartbeatEveryMs' | 'activeHours' | 'purgeEveryMs' | 'dreaming' | 'deliver' | 'jobs' | 'owner' | 'resolutionMs'>> | undefined;
+  /** Prices per model id (USD per million tokens), merged over `DEFAULT_MODEL_PRICES`; every turn's cost goes to `storage.usage`. */
+  readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
+  /**
+   * USD autonomous turns (heartbeat, schedule) may spend per UTC day; once spent they are skipped, saying why. User
+   * turns are never stopped. @default `MINARA_DAILY_BUDGET_USD`, else no budget
+   */
+  readonly dailyBudgetUsd?: number | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;
@@ -303,6 +311,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     };
 
     const liveMcp = mcp;
+    const prices = { ...DEFAULT_MODEL_PRICES, ...options.prices };
     const runtime = createAgentRuntime({
       maxSteps: config.maxSteps,
       ...options.runtime,
@@ -315,6 +324,18 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
       ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
       defaultUserId: userId,
+      // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
+      onTurnEnd: [
+        async (summary: TurnSummary) => {
+          const modelId = summary.modelId ?? (typeof model === 'string' ? model : model.modelId);
+          const price = priceFor(modelId, prices);
+          await storage.usage.record({
+            turnId: summary.turnId, sessionId: summary.sessionId, userId: summary.userId, source: summary.source, modelId, at: now().toISOString(),
+            ...summary.usage, costUsd: price ? usageCostUsd(summary.usage, price) : 0,
+          });
+        },
+        ...(options.runtime?.onTurnEnd ?? []),
+      ],
       // The turn boundary: lazy MCP servers connect and servers' changed tool lists join the registry here.
       onTurnStart: [
         ...(liveMcp ? [async () => tools.register(await liveMcp.applyToolListChanges())] : []),
@@ -341,6 +362,17 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
           await toWebhook?.(d);
         }
       : undefined;
+    const budgetEnv = env.MINARA_DAILY_BUDGET_USD;
+    const dailyBudgetUsd = options.dailyBudgetUsd ?? (budgetEnv !== undefined && budgetEnv.trim() !== '' ? Number(budgetEnv) : undefined);
+    if (dailyBudgetUsd !== undefined && !(Number.isFinite(dailyBudgetUsd) && dailyBudgetUsd >= 0)) {
+      throw new ConfigError(`dailyBudgetUsd (MINARA_DAILY_BUDGET_USD): expected a non-negative number of USD, got ${JSON.stringify(budgetEnv ?? dailyBudgetUsd)}`, ['dailyBudgetUsd']);
+    }
+    const admit = dailyBudgetUsd === undefined
+      ? undefined
+      : async () => {
+          const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: ['heartbeat', 'cron', 'webhook', 'workflow'] })).costUsd;
+          return spent >= dailyBudgetUsd ? `daily budget spent: $${spent.toFixed(4)} of $${dailyBudgetUsd.toFixed(2)} on autonomous turns today (UTC)` : undefined;
+        };
     const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
     const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
     const background = createAgentBackground({
@@ -355,6 +387,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
       ...options.background,
       ...(deliver ? { deliver } : {}),
+      ...(admit ? { admit } : {}),
     });
 
     return {

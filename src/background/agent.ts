@@ -44,6 +44,11 @@ export interface AgentBackgroundOptions {
   readonly deliver?: ((delivery: Delivery) => void | Promise<void>) | undefined;
   /** Extra jobs of the host. */
   readonly jobs?: readonly BackgroundJob[] | undefined;
+  /**
+   * Asked before each autonomous turn (heartbeat, schedule); a string is why not (the run is skipped with it), e.g.
+   * a spent daily budget. @default always admitted
+   */
+  readonly admit?: (() => Promise<string | undefined> | string | undefined) | undefined;
   readonly owner?: string | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: Logger | undefined;
@@ -129,6 +134,8 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
       description: `HEARTBEAT.md: ${entry.line}`.slice(0, 200),
       ...(entry.every !== undefined ? { every: entry.every } : { cron: entry.cron! }),
       run: async ({ slot, signal }) => {
+        const refused = await options.admit?.();
+        if (refused !== undefined) return { skipped: refused };
         const sessionId = `${entry.id.replace(':', '-')}-${day(slot)}`;
         const result = await runtime.generate({
           sessionId,
@@ -174,6 +181,8 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
         if (options.activeHours && !withinHours(slot, options.activeHours)) return { skipped: `outside active hours ${options.activeHours.start}–${options.activeHours.end} UTC` };
         const { tasks } = await syncSchedule();
         if (tasks.length === 0) return { skipped: 'no tasks in HEARTBEAT.md ## Schedule' };
+        const refused = await options.admit?.();
+        if (refused !== undefined) return { skipped: refused };
         const sessionId = `heartbeat-${day(slot)}`;
         const message = [
           'Heartbeat: work through these standing tasks now.',

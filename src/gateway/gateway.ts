@@ -5,7 +5,7 @@ import { createActiveStreams } from './active-streams';
 import { decideApproval, listApprovals } from './approvals-routes';
 import { createBearerCheck, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
-import { getChat, postChat, resumeChat } from './chat-routes';
+import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
 import { createRouter, methodNotAllowed, type RouteHandler } from './router';
@@ -107,6 +107,19 @@ export function createGateway(options: GatewayOptions): Gateway {
       return json(200, { started: background.started, jobs: background.status(), runs });
     });
   }
+  router.add('GET', '/v1/usage', async ({ url, userId }) => {
+    const day = url.searchParams.get('day') ?? now().toISOString().slice(0, 10);
+    if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw badRequest(`day: expected YYYY-MM-DD, got ${JSON.stringify(day)}.`);
+    const sessionId = url.searchParams.get('session');
+    if (sessionId !== null) await assertSessionVisible(deps, sessionId, userId);
+    const usage = options.storage.usage;
+    const [today, autonomous, session] = await Promise.all([
+      usage.totals({ day, userId }),
+      usage.totals({ day, userId, sources: ['heartbeat', 'cron', 'webhook', 'workflow'] }),
+      sessionId === null ? Promise.resolve(undefined) : usage.totals({ sessionId, userId }),
+    ]);
+    return json(200, { day, today, autonomous, ...(session ? { session } : {}) });
+  });
   router.add('GET', '/v1/info', () =>
     json(200, {
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },

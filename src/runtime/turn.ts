@@ -451,7 +451,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
   });
   const summary = {
     sessionId: ctx.sessionId, turnId, traceId: ctx.traceId, source, userId: scope.userId, userText: input.message, text, stopReason,
-    steps: stepCount, usage, toolCalls, pendingApprovals, turnCount,
+    steps: stepCount, usage, toolCalls, pendingApprovals, turnCount, ...(answeredBy ? { modelId: answeredBy } : {}),
   };
   options.bus?.emit('turn:ended', { sessionId: ctx.sessionId, turnId, source, text, toolsUsed: [...ctx.usedTools] });
   const workspace = deps.workspaceFor(scope);

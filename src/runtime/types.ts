@@ -60,6 +60,8 @@ export interface TurnSummary {
   readonly toolCalls: readonly TurnToolCall[];
   readonly pendingApprovals: readonly PendingApproval[];
   readonly turnCount: number;
+  /** The model that answered (as on `turn-end`), when the provider reported it. */
+  readonly modelId?: string | undefined;
 }
 
 /** What an `onTurnStart` hook learns about the turn. */

@@ -540,6 +540,28 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
       });
     });
 
+    describe('usage', () => {
+      const entry = (turnId: string, over: Record<string, unknown> = {}) => ({
+        turnId, sessionId: 's1', userId: 'u1', source: 'user', modelId: 'claude-sonnet-4-5', at: '2026-03-02T10:00:00.000Z',
+        inputTokens: 1000, outputTokens: 200, cacheReadTokens: 800, cacheWriteTokens: 0, costUsd: 0.0057, ...over,
+      });
+      it('records a turn once and sums by day, session, user and source; refuses bad numbers naming them', async () => {
+        expect(await storage.usage.record(entry('t1'))).toBe(true);
+        expect(await storage.usage.record(entry('t1'))).toBe(false);
+        await storage.usage.record(entry('t2', { source: 'heartbeat', sessionId: 'heartbeat-2026-03-02' }));
+        await storage.usage.record(entry('t3', { at: '2026-03-03T00:00:01.000Z' }));
+        await storage.usage.record(entry('t4', { userId: 'u2' }));
+        expect(await storage.usage.totals({ day: '2026-03-02', userId: 'u1' })).toEqual({ turns: 2, inputTokens: 2000, outputTokens: 400, cacheReadTokens: 1600, cacheWriteTokens: 0, costUsd: expect.closeTo(0.0114, 6) });
+        expect((await storage.usage.totals({ day: '2026-03-02', sources: ['heartbeat', 'cron'] })).turns).toBe(1);
+        expect((await storage.usage.totals({ sessionId: 's1' })).turns).toBe(3);
+        expect((await storage.usage.totals()).turns).toBe(4);
+        expect(await storage.usage.totals({ day: '2030-01-01' })).toEqual({ turns: 0, inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0, costUsd: 0 });
+        await expect(storage.usage.record(entry('t5', { outputTokens: -1 }))).rejects.toThrow(/outputTokens must be a non-negative integer/);
+        await expect(storage.usage.record(entry('t6', { costUsd: Number.NaN }))).rejects.toThrow(/costUsd/);
+        await expect(storage.usage.totals({ day: 'yesterday' })).rejects.toThrow(/day must be YYYY-MM-DD/);
+      });
+    });
+
     describe('close', () => {
       it('fails every later call with StorageError "storage is closed"; close itself is idempotent', async () => {
         await storage.conversations.ensureSession({ id: 's1', now: iso(0) });

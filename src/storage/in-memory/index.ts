@@ -8,6 +8,7 @@ import { guardClosed } from './guard';
 import { createInMemoryMemoryStorage } from './memory';
 import { createInMemoryMetaStorage } from './meta';
 import { createInMemoryJobStorage } from './jobs';
+import { createInMemoryUsageStorage } from './usage';
 import { createInMemoryTradingStorage } from './trading';
 
 /** Options of {@link createInMemoryStorage}. */
@@ -59,6 +60,7 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
     memory: guardClosed('memory', createInMemoryMemoryStorage({ now }), isClosed),
     trading: guardClosed('trading', createInMemoryTradingStorage({ now }), isClosed),
     jobs: guardClosed('jobs', createInMemoryJobStorage(), isClosed),
+    usage: guardClosed('usage', createInMemoryUsageStorage(), isClosed),
     async schemaVersions() {
       if (closed) throw new StorageError('schemaVersions', 'storage is closed');
       return {};

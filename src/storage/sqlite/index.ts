@@ -33,6 +33,7 @@ import { readSchemaVersions, runMigrations } from './migrate';
 import { isInMemoryPath, openDatabase } from './open-database';
 import { createSqliteHandle } from './sqlite-handle';
 import { createSqliteJobStorage, jobMigrations } from './jobs';
+import { createSqliteUsageStorage, usageMigrations } from './usage';
 import { createSqliteTradingStorage, tradingMigrations } from './trading';
 import { type SqliteVerifyReport, verifySqliteStorage } from './verify';
 
@@ -40,7 +41,7 @@ export type { SqliteHandle, SqliteMigration } from './handle';
 export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage'];
 /** Default of {@link SqliteStorageOptions.mmapSizeBytes}: 256 MiB. */
 const DEFAULT_MMAP_SIZE_BYTES = 256 * 1024 * 1024;
 
@@ -89,8 +90,8 @@ export interface SqliteStorageOptions {
    */
   readonly now?: (() => Date) | undefined;
   /**
-   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading` and `jobs` ones in the same
-   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading` and `jobs` are reserved. Reach the tables through
+   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading`, `jobs` and `usage` ones in the same
+   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading`, `jobs` and `usage` are reserved. Reach the tables through
    * {@link SqliteStorage.handle}.
    * @default []
    */
@@ -194,7 +195,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {
@@ -222,6 +223,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     memory,
     trading: createSqliteTradingStorage(handle),
     jobs: createSqliteJobStorage(handle),
+    usage: createSqliteUsageStorage(handle),
     async verify() {
       return verifySqliteStorage(handle);
     },

@@ -1,0 +1,88 @@
+import type { UsageStorage, UsageTotals } from '../usage-types';
+import { checkId, invalidArgument } from './checks';
+import type { SqliteHandle, SqliteMigration } from './handle';
+
+/**
+ * Migrations of the `usage` domain. Append new versions; never edit one that has shipped.
+ *
+ * v1 — `usage_ledger`: one row per turn (UNIQUE `turn_id`), indexed by day and by session.
+ */
+export const usageMigrations: readonly SqliteMigration[] = [
+  {
+    domain: 'usage',
+    version: 1,
+    name: 'usage ledger, one row per turn',
+    up(db) {
+      db.exec(`
+        CREATE TABLE usage_ledger (
+          turn_id       TEXT PRIMARY KEY,
+          session_id    TEXT NOT NULL,
+          user_id       TEXT NOT NULL,
+          source        TEXT NOT NULL,
+          model_id      TEXT NOT NULL,
+          at            TEXT NOT NULL,
+          day           TEXT NOT NULL,
+          input_tokens  INTEGER NOT NULL,
+          output_tokens INTEGER NOT NULL,
+          cache_read    INTEGER NOT NULL,
+          cache_write   INTEGER NOT NULL,
+          cost_usd      REAL NOT NULL
+        );
+        CREATE INDEX usage_ledger_day ON usage_ledger (day, user_id);
+        CREATE INDEX usage_ledger_session ON usage_ledger (session_id);
+      `);
+    },
+  },
+];
+
+const TOKENS = ['inputTokens', 'outputTokens', 'cacheReadTokens', 'cacheWriteTokens'] as const;
+
+/** Check a usage entry's numbers; shared by the engines. */
+export function checkUsageEntry(operation: string, entry: { readonly at: string; readonly costUsd: number } & Record<(typeof TOKENS)[number], number>): void {
+  for (const k of TOKENS) if (!Number.isSafeInteger(entry[k]) || entry[k] < 0) throw invalidArgument(operation, `${k} must be a non-negative integer, got ${String(entry[k])}`);
+  if (!Number.isFinite(entry.costUsd) || entry.costUsd < 0) throw invalidArgument(operation, `costUsd must be a non-negative number, got ${String(entry.costUsd)}`);
+  if (Number.isNaN(Date.parse(entry.at))) throw invalidArgument(operation, `at must be an ISO time, got ${JSON.stringify(entry.at)}`);
+}
+
+/** The `usage` domain on SQLite. */
+export function createSqliteUsageStorage(handle: SqliteHandle): UsageStorage {
+  return {
+    async record(e) {
+      checkId('usage.record', 'turnId', e.turnId);
+      checkUsageEntry('usage.record', e);
+      return handle.write('usage.record', () =>
+        handle
+          .prepare('INSERT OR IGNORE INTO usage_ledger (turn_id, session_id, user_id, source, model_id, at, day, input_tokens, output_tokens, cache_read, cache_write, cost_usd) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)')
+          .run(e.turnId, e.sessionId, e.userId, e.source, e.modelId, e.at, e.at.slice(0, 10), e.inputTokens, e.outputTokens, e.cacheReadTokens, e.cacheWriteTokens, e.costUsd).changes === 1,
+      );
+    },
+    async totals(query = {}) {
+      const where: string[] = [];
+      const args: unknown[] = [];
+      if (query.day !== undefined) {
+        if (!/^\d{4}-\d{2}-\d{2}$/.test(query.day)) throw invalidArgument('usage.totals', `day must be YYYY-MM-DD, got ${JSON.stringify(query.day)}`);
+        where.push('day = ?');
+        args.push(query.day);
+      }
+      if (query.sessionId !== undefined) {
+        where.push('session_id = ?');
+        args.push(query.sessionId);
+      }
+      if (query.userId !== undefined) {
+        where.push('user_id = ?');
+        args.push(query.userId);
+      }
+      if (query.sources !== undefined && query.sources.length > 0) {
+        where.push(`source IN (${query.sources.map(() => '?').join(', ')})`);
+        args.push(...query.sources);
+      }
+      const row = handle.read('usage.totals', () =>
+        handle
+          .prepare(`SELECT COUNT(*) AS turns, COALESCE(SUM(input_tokens), 0) AS i, COALESCE(SUM(output_tokens), 0) AS o, COALESCE(SUM(cache_read), 0) AS r, COALESCE(SUM(cache_write), 0) AS w, COALESCE(SUM(cost_usd), 0) AS c FROM usage_ledger${where.length ? ` WHERE ${where.join(' AND ')}` : ''}`)
+          .get(...args),
+      ) as { turns: number; i: number; o: number; r: number; w: number; c: number };
+      const totals: UsageTotals = { turns: row.turns, inputTokens: row.i, outputTokens: row.o, cacheReadTokens: row.r, cacheWriteTokens: row.w, costUsd: row.c };
+      return totals;
+    },
+  };
+}
