@@ -5,6 +5,7 @@ import { parseCron, type CronSchedule } from '../runtime/cron';
 import type { JobRunRecord, JobRunOutcome } from '../storage/job-types';
 import type { Storage } from '../storage/types';
 import { type Logger, silentLogger } from '../util/logger';
+import { inSpan } from '../util/tracing';
 
 /** What a job's `run` receives. */
 export interface BackgroundJobContext {
@@ -183,7 +184,11 @@ export function createBackgroundRunner(options: BackgroundRunnerOptions): Backgr
       let detail: string | undefined;
       let error: string | undefined;
       try {
-        const result = await entry.job.run({ jobId: entry.job.id, slot, attempt: claimed.attempt, signal: abort.signal });
+        const result = await inSpan('minara.job', { 'minara.job.id': entry.job.id, 'minara.job.slot': slot.toISOString(), 'minara.job.attempt': claimed.attempt }, async (span) => {
+          const r = await entry.job.run({ jobId: entry.job.id, slot, attempt: claimed.attempt, signal: abort.signal });
+          span.setAttribute('minara.job.outcome', r && typeof r === 'object' ? 'skipped' : 'ok');
+          return r;
+        });
         if (typeof result === 'string') detail = result.slice(0, 500);
         else if (result && typeof result === 'object' && typeof result.skipped === 'string') {
           outcome = 'skipped';

@@ -1,3 +1,4 @@
+import { inSpan } from '../util/tracing';
 import { isStepCount, type ModelMessage, type StepResult, type ToolSet, streamText } from 'ai';
 import { MinaraError } from '../errors/minara-error';
 import type { MemoryStore } from '../memory/types';
@@ -177,7 +178,22 @@ function renderRouting(routed: readonly RoutedCatalogEntry[]): string | undefine
 }
 
 /** Run one turn end to end, pushing events; never throws (failures become an `error` event). */
-export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: string, emit: (e: AgentEvent) => void): Promise<void> {
+export function executeTurn(deps: TurnDeps, input: RunInput, turnId: string, emit: (e: AgentEvent) => void): Promise<void> {
+  // One OpenTelemetry span per turn (`minara.turn`): ids, source, stop reason, steps, tokens, the model that answered.
+  return inSpan('minara.turn', { 'minara.turn.id': turnId, 'minara.session.id': input.sessionId, 'minara.turn.source': input.source ?? 'user' }, (span) =>
+    executeTurnUntraced(deps, input, turnId, (e) => {
+      if (e.type === 'turn-end') {
+        span.setAttributes({
+          'minara.turn.stop_reason': e.stopReason, 'minara.turn.steps': e.steps, 'gen_ai.usage.input_tokens': e.usage.inputTokens, 'gen_ai.usage.output_tokens': e.usage.outputTokens,
+          ...(e.modelId ? { 'gen_ai.response.model': e.modelId } : {}),
+        });
+      }
+      emit(e);
+    }),
+  );
+}
+
+async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: string, emit: (e: AgentEvent) => void): Promise<void> {
   const { options, now } = deps;
   const source = input.source ?? 'user';
   // A session belongs to the user who created it: nothing runs on another user's session (not even approvals).
@@ -330,6 +346,7 @@ export async function executeTurn(deps: TurnDeps, input: RunInput, turnId: strin
             if (step.response.modelId) answeredBy = step.response.modelId;
           },
           ...(input.abortSignal ? { abortSignal: input.abortSignal } : {}),
+          ...(options.telemetry ? { telemetry: options.telemetry } : {}),
           maxRetries: 1,
           // Errors arrive as stream parts and become events; nothing is printed.
           onError: () => {},

@@ -1,3 +1,4 @@
+import type { TelemetryOptions } from 'ai';
 import type { LanguageModel } from 'ai';
 import type { MinaraBus } from '../events/bus';
 import type { MemoryStore } from '../memory/types';
@@ -117,6 +118,11 @@ export interface AgentRuntimeOptions {
    * logged and the turn goes on. Each turn awaits its hooks: keep them short.
    */
   readonly onTurnStart?: ReadonlyArray<(turn: TurnStartInfo) => void | Promise<void>> | undefined;
+  /**
+   * The AI SDK's telemetry settings, passed to every model call (its own spans, under the turn's `minara.turn`).
+   * @default the AI SDK's default; record inputs only if your tracing backend may hold message text
+   */
+  readonly telemetry?: TelemetryOptions | undefined;
   /** Decision-capture and observability hooks, called after every turn (errors are logged). */
   readonly onTurnEnd?: ReadonlyArray<(summary: TurnSummary) => void | Promise<void>> | undefined;
   readonly bus?: MinaraBus | undefined;

@@ -1,3 +1,4 @@
+import { inSpan } from '../util/tracing';
 import type { MinaraBus } from '../events/bus';
 import { MinaraError } from '../errors/minara-error';
 import type { MinaraErrorCode } from '../errors/codes';
@@ -156,7 +157,16 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     }
   }
 
-  async function dispatchDetailed(name: string, args: unknown, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
+  /** One dispatch in an OpenTelemetry span (`minara.tool`: name, tier, decision, mode; never the input). */
+  function dispatchDetailed(name: string, args: unknown, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
+    return inSpan('minara.tool', { 'minara.tool.name': String(name).slice(0, 64) }, async (span) => {
+      const outcome = await dispatchUntraced(name, args, opts);
+      span.setAttributes({ 'minara.tool.tier': outcome.tier, 'minara.tool.decision': outcome.decision, 'minara.tool.mode': outcome.mode, 'minara.tool.call_id': outcome.toolCallId });
+      return outcome;
+    });
+  }
+
+  async function dispatchUntraced(name: string, args: unknown, opts: DispatchOptions = {}): Promise<DispatchOutcome> {
     const started = performance.now();
     const ambient = carrier.current();
     const ctx = ambient ? (opts.context ? narrowContext(ambient, opts.context, (names) => expandToolSetNames(names, sets)) : ambient)
