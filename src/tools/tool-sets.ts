@@ -16,7 +16,7 @@ export const BUILTIN_TOOL_SETS: readonly ToolSetDefinition[] = [
   { name: 'analysis', description: 'Analysis and research tools', includes: ['read', 'web'] },
   { name: 'documents', description: 'Document and artifact tools', includes: ['file'] },
   { name: 'skills', description: 'Skill activation and tool_invoke meta-tools' },
-  { name: 'system', description: 'Agent control: emergency stop, todo, clarify' },
+  { name: 'system', description: 'Agent control: the emergency stop' },
 ];
 
 /** Transitive closure of `names` over `includes` (each set covers itself). Unknown names cover only themselves. */
