@@ -44,7 +44,8 @@ function dropNullsForOptional(schema: z.ZodType, value: unknown, depth = 0): unk
     const shape = inner.shape as Record<string, z.ZodType>;
     const out: Record<string, unknown> = {};
     for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
-      const field = shape[key];
+      // Own keys only: an input key like `valueOf` or `constructor` must not pick up Object.prototype's members.
+      const field = Object.hasOwn(shape, key) ? shape[key] : undefined;
       if (v === null && field && acceptsUndefinedNotNull(field)) continue;
       out[key] = field ? dropNullsForOptional(field, v, depth + 1) : v;
     }
