@@ -33,6 +33,8 @@ Usage:
   minara mcp serve --http [--port N] [--host H]
                                         …or over Streamable HTTP at /mcp (bearer auth as the gateway)
   minara jobs                           Background jobs: schedule, next runs, recent runs
+  minara import openclaw <dir> [--force] | minara import hermes <dir>
+                                        Bring an OpenClaw workspace or Hermes memories into the workspace
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -52,7 +54,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -72,12 +74,12 @@ interface Parsed {
 
 const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason']);
 const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background']);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'help']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'help']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
   '--host': ['serve', 'mcp'],
-  '--force': ['skills'],
+  '--force': ['skills', 'import'],
   '--http': ['mcp'],
   '--tool-sets': ['mcp'],
   '--reason': ['approvals'],
@@ -207,6 +209,10 @@ async function main(argv: readonly string[]): Promise<number> {
         await app.close();
       }
       return 0;
+    }
+    case 'import': {
+      const { runImportCommand } = await import('./import-command');
+      return runImportCommand(options, parsed.positionals, { force: parsed.force });
     }
     case 'approvals': {
       const { runApprovalsCommand } = await import('./approvals-command');

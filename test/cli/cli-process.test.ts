@@ -2,7 +2,7 @@
  * The real `minara` command, spawned from source (`node --import tsx cli/index.ts`), as a person runs it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -54,6 +54,25 @@ describe('minara (process)', () => {
     const quiet = minara(['--data-dir', dir, '--no-background'], { input: '/exit\n' });
     expect(quiet.stdout).not.toContain('background:');
     expect(minara(['demo', '--no-background']).stderr).toContain('only applies to "minara serve" and the REPL ("minara")');
+  });
+
+  it('minara import openclaw and hermes bring another agent\'s files into the workspace', () => {
+    const dir = tempDir();
+    const claw = tempDir();
+    writeFileSync(path.join(claw, 'SOUL.md'), '# Soul\nTerse, numbers first.\n');
+    const first = minara(['import', 'openclaw', claw, '--data-dir', dir]);
+    expect(first.stderr).toBe('');
+    expect(first.code).toBe(0);
+    expect(first.stdout).toMatch(/SOUL\.md/);
+    expect(readFileSync(path.join(dir, 'workspace', 'SOUL.md'), 'utf8')).toContain('Terse, numbers first.');
+    const hermes = tempDir();
+    mkdirSync(path.join(hermes, 'memories'));
+    writeFileSync(path.join(hermes, 'memories', 'MEMORY.md'), 'Prefers limit orders.\n§\nHolds ETH long term.\n');
+    const second = minara(['import', 'hermes', hermes, '--data-dir', dir]);
+    expect(second.code).toBe(0);
+    expect(second.stdout).toContain('Imported 2 Hermes entries');
+    expect(readFileSync(path.join(dir, 'workspace', 'MEMORY.md'), 'utf8')).toContain('Holds ETH long term.');
+    expect(minara(['import', 'nothing', claw]).code).toBe(2);
   });
 
   it('--help and --version', () => {
