@@ -11,6 +11,7 @@ import { minaraProvidersFromEnv } from '../finance/adapters/factory';
 import { createFinancePack, type FinancePack, type FinancePackOptions } from '../finance/create-finance-pack';
 import { endpointWarnings, modelConfigStatus, type ModelConfigStatus, resolveEmbedder, resolveModel } from '../llm/resolve-model';
 import { createMemoryStore } from '../memory/store';
+import { createFactConsolidator } from '../memory/consolidator';
 import { createMemoryTools } from '../memory/tools';
 import type { MemoryStore } from '../memory/types';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
@@ -206,13 +207,19 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     }
     const embedder = options.embedder === false ? undefined : (options.embedder ?? (await resolveEmbedder({ env })));
 
-    // Memory, one store per tenant.
+    // Memory, one store per tenant. MEMORY_CONSOLIDATION_ENABLED=1 turns on the LLM fact consolidator (utility model,
+    // else the main one; `MEMORY_CONSOLIDATION_GUIDANCE` steers it), only when a model is configured.
+    const consolidationOn = /^(1|true|yes|on)$/i.test(env.MEMORY_CONSOLIDATION_ENABLED ?? '');
+    const consolidator = consolidationOn && modelStatus.configured
+      ? createFactConsolidator({ model: options.utilityModel ?? model, enabled: true, logger, ...(env.MEMORY_CONSOLIDATION_GUIDANCE ? { guidance: env.MEMORY_CONSOLIDATION_GUIDANCE } : {}) })
+      : undefined;
+    if (consolidationOn && !consolidator) logger.warn('MEMORY_CONSOLIDATION_ENABLED is set but no model is configured: the LLM fact consolidator stays off');
     const stores = new Map<string, MemoryStore>();
     const memoryFor = (uid: string): MemoryStore => {
       if (typeof uid !== 'string' || uid.trim() === '') throw new MinaraError('INVALID_ARGUMENT', 'memoryFor: userId must be a non-empty string.');
       let store = stores.get(uid);
       if (!store) {
-        store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, ...(embedder ? { embedder } : {}) });
+        store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, ...(embedder ? { embedder } : {}), ...(consolidator ? { consolidator } : {}) });
         stores.set(uid, store);
       }
       return store;
