@@ -16,6 +16,7 @@ import { createMemoryTools } from '../memory/tools';
 import type { MemoryStore } from '../memory/types';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
 import { createDelegateTool } from '../runtime/delegate';
+import { createWebTools, type WebToolsOptions } from '../tools/web-tools';
 import { createFallbackModel } from '../llm/fallback-model';
 import { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from '../llm/pricing';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
@@ -112,6 +113,8 @@ export interface CreateAppOptions {
    * `MINARA_HEARTBEAT_ACTIVE_HOURS` (e.g. `08:00-22:00` UTC), purge every 30 minutes, dreaming when enabled
    */
   readonly background?: Partial<Pick<AgentBackgroundOptions, 'heartbeatEveryMs' | 'activeHours' | 'purgeEveryMs' | 'dreaming' | 'deliver' | 'jobs' | 'owner' | 'resolutionMs'>> | undefined;
+  /** The `web` tool set (`web_fetch`: public pages as text, SSRF-checked), or `false` for none. @default on, any public host */
+  readonly web?: WebToolsOptions | false | undefined;
   /** Prices per model id (USD per million tokens), merged over `DEFAULT_MODEL_PRICES`; every turn's cost goes to `storage.usage`. */
   readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
   /**
@@ -272,6 +275,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       hooks: [...packs.flatMap((p) => p.hooks ?? []), ...(options.hooks ?? [])],
       tools: [
         ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
+        ...(options.web === false ? [] : createWebTools(options.web ?? {})),
         ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
         ...packs.flatMap((p) => p.tools ?? []),
         ...(mcp?.tools ?? []),
