@@ -55,6 +55,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     modelStatus: app.modelStatus,
     background: app.background,
     webhooks: webhooksFromEnv(),
+    admitAutonomousTurn: () => app.admitAutonomousTurn(),
     ...extra,
   });
   const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ' (bearer token required)' : '';

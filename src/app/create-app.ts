@@ -157,6 +157,8 @@ export interface MinaraApp {
   readonly mcp: McpTools | undefined;
   /** The background runner (heartbeat, the user's schedule, maintenance); built, not started. */
   readonly background: AgentBackground;
+  /** Why an autonomous turn may not start now (the daily budget is spent), or undefined when it may. */
+  admitAutonomousTurn(): Promise<string | undefined>;
   readonly bus: MinaraBus;
   readonly logger: Logger;
   /** Close memory stores, the workspace and storage (if the app opened it). */
@@ -418,6 +420,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       finance,
       mcp,
       background,
+      admitAutonomousTurn: async () => admit?.(),
       bus,
       logger,
       async close() {

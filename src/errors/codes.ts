@@ -72,6 +72,7 @@ export const ERROR_CODES = {
   HTTP_UNSUPPORTED_MEDIA_TYPE: 'The request body is not application/json.',
   HTTP_CONFLICT: 'The request conflicts with the current state (a turn is already running, an approval was already decided).',
   HTTP_UNAVAILABLE: 'The gateway is shutting down and accepts no new turns.',
+  HTTP_TOO_MANY_REQUESTS: 'Not now: the request is refused for a limit that resets (e.g. the daily budget of autonomous turns is spent).',
   // catch-all
   INTERNAL: 'An unexpected internal error.',
 } as const;

@@ -48,6 +48,8 @@ export function statusForCode(code: MinaraErrorCode): number {
       return 413;
     case 'HTTP_UNSUPPORTED_MEDIA_TYPE':
       return 415;
+    case 'HTTP_TOO_MANY_REQUESTS':
+      return 429;
     case 'HTTP_UNAVAILABLE':
     case 'STORAGE_BUSY':
       return 503;

@@ -72,6 +72,8 @@ export interface GatewayOptions {
    * @default none (the route answers 404)
    */
   readonly webhooks?: Readonly<Record<string, GatewayWebhook>> | undefined;
+  /** Asked before a webhook starts a turn; a string refuses it with 429 and that reason (e.g. a spent daily budget). */
+  readonly admitAutonomousTurn?: (() => Promise<string | undefined>) | undefined;
   /** The background runner (`app.background`), for `GET /v1/jobs` (operators only). @default no `/v1/jobs` route */
   readonly background?: GatewayJobsSource | undefined;
   /**

@@ -69,6 +69,8 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
       throw badRequest(`signal: ${error instanceof Error ? error.message : String(error)}`);
     }
 
+    const refused = await deps.options.admitAutonomousTurn?.();
+    if (refused !== undefined) throw new HttpError(429, 'HTTP_TOO_MANY_REQUESTS', `Not now: ${refused}.`);
     // The key is claimed atomically in storage (one run per key across gateway instances).
     const at = deps.now();
     const storage = deps.options.storage;

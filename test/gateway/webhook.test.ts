@@ -71,3 +71,15 @@ describe('webhook configuration', () => {
     expect(webhooksFromEnv({ MINARA_WEBHOOK_SECRET_TRADING_VIEW: SECRET, OTHER: 'x', MINARA_WEBHOOK_SECRET_EMPTY: '' })).toEqual({ 'trading-view': { secret: SECRET } });
   });
 });
+
+describe('webhooks and the daily budget', () => {
+  it('a spent budget refuses the webhook with 429 and the reason, starting nothing', async () => {
+    h = await startGateway([], { gateway: { webhooks: { alerts: { secret: SECRET } }, admitAutonomousTurn: async () => 'daily budget spent: $1.2000 of $1.00' } });
+    const body = JSON.stringify({ message: 'hello' });
+    const res = await post(`${h.url}/v1/signals/webhook/alerts`, body, { ...signed(body), 'idempotency-key': 'k-budget' });
+    expect(res.status).toBe(429);
+    expect(((await res.json()) as { error: { message: string } }).error.message).toBe('Not now: daily budget spent: $1.2000 of $1.00.');
+    expect(h.model.calls).toHaveLength(0);
+    expect(await h.storage.jobs.listRuns({ jobId: 'webhook:alerts' })).toEqual([]);
+  });
+});
