@@ -259,8 +259,15 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   const model = status.configured ? status.label : style.yellow(`not configured: ${status.reason.replace(/\.$/, '')} (slash commands work; a message explains how to set one)`);
   write(`${style.dim(`model: ${model} · session ${sessionId}`)}\n${style.dim('Type /help for commands, /exit to leave.')}\n`);
 
+  // Answers of background turns (heartbeat, your schedule) that arrive between your turns are shown before the next prompt.
+  const arrived: string[] = [];
+  const unsubscribe = app.background.onDelivery((d) => arrived.push(`${style.dim(`[${d.source} ${d.jobId} · ${d.at.slice(11, 16)} UTC · session ${d.sessionId}]`)}\n${d.text}`));
+  const showArrived = () => {
+    for (const text of arrived.splice(0)) renderer.line(text);
+  };
   try {
     while (!exiting) {
+      showArrived();
       const line = await nextLine(PROMPT);
       if (line === undefined) break;
       const text = line.trim();
@@ -273,6 +280,7 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
       await runTurn({ sessionId, message: text });
     }
   } finally {
+    unsubscribe();
     if (options.handleProcessSignals) process.off('SIGINT', onSigint);
     spinner.stop();
     if (!closed) rl.close();

@@ -61,6 +61,8 @@ export interface AgentBackground extends BackgroundRunner {
   schedule(): ParsedSchedule;
   /** Read HEARTBEAT.md again and add, change or remove the timed jobs (each tick does this at most every 5 s). */
   syncSchedule(): Promise<ParsedSchedule>;
+  /** Be told of each delivered answer in this process (the REPL prints them); returns the unsubscribe function. */
+  onDelivery(listener: (delivery: Delivery) => void): () => void;
 }
 
 const SCHEDULE_SYNC_MS = 5_000;
@@ -109,6 +111,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
   });
   const log = { module: 'background' };
   let current: ParsedSchedule = EMPTY;
+  const listeners = new Set<(delivery: Delivery) => void>();
   let lastSync = Number.NEGATIVE_INFINITY;
   const reported = new Set<string>();
 
@@ -122,6 +125,13 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
   async function deliverTurn(jobId: string, source: Delivery['source'], sessionId: string, result: GenerateResult): Promise<string> {
     if (result.stopReason === 'error') throw new Error(`the turn failed: ${result.text || 'no answer'}`);
     const delivery: Delivery = { jobId, sessionId, source, text: result.text, at: now().toISOString(), stopReason: result.stopReason };
+    for (const listener of listeners) {
+      try {
+        listener(delivery);
+      } catch (error) {
+        logger.warn('background: a delivery listener threw', { ...log, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
     if (deliver) await deliver(delivery);
     return `answered in ${sessionId} (${result.stopReason})`;
   }
@@ -227,6 +237,10 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
   return Object.assign(runner, {
     schedule: () => current,
     syncSchedule,
+    onDelivery(listener: (delivery: Delivery) => void) {
+      listeners.add(listener);
+      return () => listeners.delete(listener);
+    },
     async tick() {
       if (now().getTime() - lastSync >= SCHEDULE_SYNC_MS) await syncSchedule();
       return tick();

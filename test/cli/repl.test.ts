@@ -168,3 +168,26 @@ describe('createCliLogger', () => {
     expect(lines.at(-1)).toBe('minara: error: turn failed (error=Cannot connect to API)');
   });
 });
+
+describe('background deliveries in the REPL', () => {
+  it('an answer of a scheduled turn that arrived between turns is shown before the next prompt', async () => {
+    const { writeFileSync } = await import('node:fs');
+    const path = await import('node:path');
+    let t = Date.parse('2026-03-02T08:00:00.000Z');
+    const r = await startTestRepl({ model: createScriptedModel([{ text: 'Funding flipped negative.' }]), now: () => new Date(t) });
+    try {
+      writeFileSync(path.join(r.app.workspace!.dir, 'HEARTBEAT.md'), '# Heartbeat\n\n## Schedule\n\n- every 6h: report BTC funding\n');
+      await r.app.background.syncSchedule();
+      t = Date.parse('2026-03-02T12:00:00.000Z');
+      await r.app.background.tick();
+      await r.app.background.idle();
+      const from = r.screen().length;
+      r.type('/help');
+      await r.waitFor('Funding flipped negative.', from);
+      expect(r.screen().slice(from)).toMatch(/\[cron schedule:[0-9a-f]{8} · 12:00 UTC · session schedule-[0-9a-f]{8}-2026-03-02\]/);
+    } finally {
+      await r.done();
+      await r.close();
+    }
+  });
+});
