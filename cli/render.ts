@@ -163,6 +163,14 @@ export function createEventRenderer(options: { write: (s: string) => void; style
           else if (event.stopReason === 'token-budget') line(style.dim('  (stopped: token budget reached)'));
           else if (event.stopReason === 'repeated-blocked-call') line(style.dim('  (stopped: the same blocked call was repeated)'));
           return;
+        case 'subagent': {
+          // A delegated sub-agent's calls and answer, indented under the delegate call.
+          const e = event.event;
+          if (e.type === 'tool-call') line(style.dim(`    ↳ [sub] ${formatToolCall(e.toolName, e.input).trim().replace(/^↳\s*/, '')}`));
+          else if (e.type === 'tool-blocked') line(style.red(`    ✗ [sub] ${e.toolName}: ${e.code}`));
+          else if (e.type === 'turn-end' && e.text) line(style.dim(`    [sub] ${truncate(e.text.replace(/\s+/g, ' '), 160)}`));
+          return;
+        }
         case 'turn-start':
         case 'step-end':
           return;

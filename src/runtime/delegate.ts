@@ -3,6 +3,7 @@ import { MinaraError } from '../errors/minara-error';
 import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry, ToolRegistry } from '../tools/types';
+import { type AgentEvent, TURN_EMIT_KEY } from './events';
 import type { AgentRuntime } from './runtime';
 
 /** Options of {@link createDelegateTool}. */
@@ -54,7 +55,12 @@ export function createDelegateTool(options: DelegateToolOptions): ToolEntry {
       }
       children += 1;
       const sessionId = `${ctx.call.sessionId}:sub${children}`.slice(-128);
-      const result = await runtime.generate({
+      // The child's events go into the parent turn's stream as they happen (nested under this call).
+      const forward = ctx.call.state.get(TURN_EMIT_KEY) as ((e: AgentEvent) => void) | undefined;
+      const toolsUsed: string[] = [];
+      let end: Extract<AgentEvent, { type: 'turn-end' }> | undefined;
+      let failure: string | undefined;
+      for await (const event of runtime.run({
         sessionId,
         message: task,
         source: 'subagent',
@@ -65,13 +71,19 @@ export function createDelegateTool(options: DelegateToolOptions): ToolEntry {
         ...(ctx.call.userId ? { userId: ctx.call.userId } : {}),
         ...(ctx.call.agentId ? { agentId: ctx.call.agentId } : {}),
         abortSignal: ctx.signal,
-      });
+      })) {
+        if (event.type === 'tool-call') toolsUsed.push(event.toolName);
+        if (event.type === 'turn-end') end = event;
+        if (event.type === 'error') failure = `${event.code}: ${event.message}`;
+        forward?.({ type: 'subagent', toolCallId: ctx.toolCallId, sessionId, event });
+      }
       return {
-        answer: result.text,
-        stopReason: result.stopReason,
+        answer: end?.text ?? '',
+        stopReason: end?.stopReason ?? 'error',
+        ...(failure ? { error: failure } : {}),
         toolSets: granted,
-        toolsUsed: result.events.flatMap((e) => (e.type === 'tool-call' ? [e.toolName] : [])),
-        usage: result.usage,
+        toolsUsed,
+        usage: end?.usage ?? { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 },
         sessionId,
       };
     },

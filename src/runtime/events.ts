@@ -60,7 +60,12 @@ export type AgentEvent =
       /** The model that answered the last step, as its provider reports it (with a fallback model: the one that served). */
       readonly modelId?: string | undefined;
     }
-  | { readonly type: 'error'; readonly code: string; readonly message: string; readonly retryable: boolean };
+  | { readonly type: 'error'; readonly code: string; readonly message: string; readonly retryable: boolean }
+  /** An event of a sub-agent turn the `delegate` call `toolCallId` runs, nested in the parent's stream. */
+  | { readonly type: 'subagent'; readonly toolCallId: string; readonly sessionId: string; readonly event: AgentEvent };
+
+/** Where a turn's `emit` is kept in its ToolCallContext `state`, so a tool (`delegate`) can nest events in the stream. */
+export const TURN_EMIT_KEY = 'minara.turn.emit';
 
 /** The `type` of every {@link AgentEvent}. */
 export type AgentEventType = AgentEvent['type'];

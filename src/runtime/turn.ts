@@ -14,7 +14,7 @@ import type { DispatchOutcome, ToolCallContext } from '../tools/types';
 import { createCallJournal, restoreJournaledCalls } from './call-journal';
 import { compactMessages } from './compaction';
 import { loadMessages, mergeConsecutiveUserMessages, repairOrphanedToolCalls, replaceToolResult, toNewMessages } from './conversation';
-import { type AgentEvent, addUsage, type PendingApproval, type TurnStopReason, type TurnUsage, ZERO_USAGE } from './events';
+import { type AgentEvent, addUsage, type PendingApproval, TURN_EMIT_KEY, type TurnStopReason, type TurnUsage, ZERO_USAGE } from './events';
 import { buildIdentityText } from './identity';
 import { buildSystemPromptBlocks, type PromptBlock, toInstructions } from './prompt-blocks';
 import { loadSessionState, saveSessionState, type SessionState } from './session-state';
@@ -218,6 +218,7 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
     ...(input.allowedToolSets ? { allowedToolSets: input.allowedToolSets } : source === 'cron' || source === 'heartbeat' ? { allowedToolSets: deps.cronAllowedToolSets } : {}),
     operatorAuthored: input.operatorAuthored ?? !isAutonomousSource(source),
   });
+  ctx.state.set(TURN_EMIT_KEY, emit);
   emit({ type: 'turn-start', turnId, sessionId: ctx.sessionId, traceId: ctx.traceId, source, at: now().toISOString() });
 
   let text = '';

@@ -191,3 +191,17 @@ describe('background deliveries in the REPL', () => {
     }
   });
 });
+
+describe('rendering a delegated sub-agent', () => {
+  it('shows the child’s calls and answer indented under the delegate call', async () => {
+    const { createEventRenderer } = await import('../../cli/render');
+    let out = '';
+    const r = createEventRenderer({ write: (s) => (out += s) });
+    r.render({ type: 'subagent', toolCallId: 'c1', sessionId: 's:sub1', event: { type: 'tool-call', toolCallId: 'k1', toolName: 'get_price', input: { symbol: 'BTC' } } });
+    r.render({ type: 'subagent', toolCallId: 'c1', sessionId: 's:sub1', event: { type: 'tool-blocked', toolCallId: 'k2', toolName: 'buy', code: 'TOOL_BLOCKED', reason: 'no' } });
+    r.render({ type: 'subagent', toolCallId: 'c1', sessionId: 's:sub1', event: { type: 'turn-end', turnId: 't', sessionId: 's:sub1', text: 'BTC is 100.', stopReason: 'finished', steps: 2, usage: { inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, toolsUsed: [], pendingApprovals: [] } });
+    expect(out).toContain('↳ [sub] get_price {"symbol":"BTC"}');
+    expect(out).toContain('✗ [sub] buy: TOOL_BLOCKED');
+    expect(out).toContain('[sub] BTC is 100.');
+  });
+});

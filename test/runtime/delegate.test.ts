@@ -37,6 +37,11 @@ describe('createDelegateTool', () => {
     const result = r.ofType('tool-result').find((e) => e.toolName === 'delegate')!;
     expect(result.output).toMatchObject({ ok: true, data: { answer: 'BTC is 100.', toolSets: ['read'], toolsUsed: ['get_price'], sessionId: 'p:sub1', usage: { inputTokens: expect.any(Number) } } });
     expect(ran).toEqual(['price:BTC']);
+    // The child's events are nested in the parent's stream, under the delegate call.
+    const nested = r.ofType('subagent');
+    const call = r.ofType('tool-call').find((e) => e.toolName === 'delegate')!;
+    expect(nested.every((e) => e.toolCallId === call.toolCallId && e.sessionId === 'p:sub1')).toBe(true);
+    expect(nested.map((e) => e.event.type)).toEqual(expect.arrayContaining(['turn-start', 'tool-call', 'tool-result', 'turn-end']));
     // The child saw only its granted tools.
     expect((model.calls[1]!.tools ?? []).map((t) => t.name).sort()).toEqual(['get_price']);
   });
