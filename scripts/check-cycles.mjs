@@ -22,14 +22,16 @@ const ALLOWED = {
   memory: [...base, 'storage', 'tools', 'safety'],
   workspace: [...base, 'safety'],
   finance: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory'],
+  // The learning loop scores decisions over storage; the runtime sees it only through a type (TurnLearning).
+  learning: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory'],
   runtime: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'llm'],
   testing: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
-  gateway: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
+  gateway: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'learning'],
   // MCP sits beside the gateway: it adapts the registry to and from MCP (and serves it over HTTP).
   mcp: [...base, 'config', 'storage', 'tools', 'safety'],
   // The background runner schedules work over storage; the app gives it the jobs (heartbeat, purge, …).
   background: [...base, 'config', 'storage', 'runtime', 'workspace', 'memory'],
-  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning'],
 };
 
 function walk(dir, out = []) {

@@ -471,6 +471,11 @@ export {
   type TurnStartInfo,
   type TurnStopReason,
   type TurnSummary,
+  type PostTurnRecord,
+  type TurnExecution,
+  type TurnExecutionFill,
+  type TurnLearning,
+  type TurnLearningContext,
   type TurnToolCall,
   type TurnUsage,
   validateWorkflow,
@@ -482,6 +487,67 @@ export {
 } from './runtime/index';
 export { INJECTION_PATTERNS, type InjectionPattern, type ScanFinding, scanInput } from './safety/input-scanner';
 // ── END runtime
+
+// ── learning (issue 14: the learning loop) ── BEGIN learning
+export {
+  assetClassOf,
+  createLearningStore,
+  createTurnLearning,
+  DEFAULT_METHODOLOGY_POLICY,
+  type LearningStore,
+  type LearningStoreOptions,
+  type MethodologyInput,
+  methodologyLine,
+  type MethodologySeedEntry,
+  normalizeAsset,
+  normalizeLearningText,
+  parseMethodologySeed,
+  type PreferenceGraduationRule,
+  type PreferenceInput,
+  preferenceLine,
+  renderLearningBlock,
+  type TurnLearningOptions,
+  WILSON_Z_95,
+  wilsonLowerBound,
+} from './learning/index';
+// What a storage engine's learning domain takes and returns (the `LearningStorage` contract).
+export type {
+  CaptureResult,
+  ExternalSpotRecord,
+  HistorySyncAttempt,
+  HistorySyncState,
+  LearningScope,
+  LearningStorage,
+  MethodologyChange,
+  MethodologyOrigin,
+  MethodologyPolicy,
+  MethodologyQuery,
+  MethodologyRecord,
+  MethodologyState,
+  NewExternalSpotActivity,
+  NewMethodology,
+  NewPerpsFill,
+  NewPreference,
+  NewTradeExecution,
+  PerpsFillRecord,
+  PersonalizationSnapshot,
+  PreferenceKind,
+  PreferenceObservation,
+  PreferenceQuery,
+  PreferenceRecord,
+  PreferenceSource,
+  PreferenceState,
+  RoleCaseQuery,
+  RoleCaseRecord,
+  RoleOutcomeClass,
+  TradeAction,
+  TradeKind,
+  TradeOutcome,
+  TradeQuery,
+  TradeRecord,
+  TradeStatus,
+} from './storage/learning-types';
+// ── END learning
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';

@@ -38,6 +38,9 @@ import { createWorkspace, type Workspace } from '../workspace/workspace';
 import { createTenantWorkspace } from '../workspace/tenant';
 import { workspaceConfigFromEnv } from '../workspace/config';
 import { readHardConstraints } from './hard-constraints';
+import { createLearningStore } from '../learning/store';
+import { createTurnLearning } from '../learning/turn-learning';
+import type { LearningStore, LearningStoreOptions } from '../learning/types';
 import { createNotConfiguredModel } from './not-configured-model';
 
 /** What a domain pack contributes (the finance pack is one). */
@@ -122,6 +125,12 @@ export interface CreateAppOptions {
    * turns are never stopped. @default `MINARA_DAILY_BUDGET_USD`, else no budget
    */
   readonly dailyBudgetUsd?: number | undefined;
+  /**
+   * The learning loop (docs/learning.md): decision capture and outcome attribution after every turn, learned
+   * methodologies and preferences in the dynamic prompt tail, preference graduation before each turn; `false`
+   * turns it off. @default on, with the thresholds of NOTES.md §8
+   */
+  readonly learning?: false | Partial<Pick<LearningStoreOptions, 'policy' | 'preferenceGraduation' | 'maxPromptMethodologies' | 'maxPromptPreferences' | 'minePreferences'>> | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;
@@ -150,6 +159,10 @@ export interface MinaraApp {
   memoryFor(userId: string): MemoryStore;
   /** The default tenant's memory. */
   readonly memory: MemoryStore;
+  /** The learning store of a tenant (cached per user and agent); undefined when `learning: false`. */
+  learningFor(userId: string, agentId?: string): LearningStore | undefined;
+  /** The default tenant's learning store; undefined when `learning: false`. */
+  readonly learning: LearningStore | undefined;
   readonly runtime: AgentRuntime;
   /** The finance pack, unless disabled. */
   readonly finance: FinancePack | undefined;
@@ -323,6 +336,20 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       return w;
     };
 
+    // The learning loop, one store per tenant (user, agent): decision capture after turns, the learned prompt block.
+    const learningStores = new Map<string, LearningStore>();
+    const learningOptions = options.learning === false ? undefined : (options.learning ?? {});
+    const learningFor = (uid: string, agentId?: string): LearningStore | undefined => {
+      if (!learningOptions) return undefined;
+      const key = `${uid}\u0000${agentId ?? ''}`;
+      let store = learningStores.get(key);
+      if (!store) {
+        store = createLearningStore({ ...learningOptions, storage, scope: agentId ? { userId: uid, agentId } : { userId: uid }, memory: memoryFor(uid), bus, logger, now });
+        learningStores.set(key, store);
+      }
+      return store;
+    };
+
     const liveMcp = mcp;
     const prices = { ...DEFAULT_MODEL_PRICES, ...options.prices };
     const runtime = createAgentRuntime({
@@ -337,6 +364,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
       ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
       defaultUserId: userId,
+      ...(learningOptions ? { learning: createTurnLearning({ learningFor: (s) => learningFor(s.userId, s.agentId) }) } : {}),
       // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
       onTurnEnd: [
         async (summary: TurnSummary) => {
@@ -416,6 +444,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       workspaceFor,
       memoryFor,
       memory: memoryFor(userId),
+      learningFor,
+      learning: learningFor(userId),
       runtime,
       finance,
       mcp,

@@ -46,6 +46,9 @@ export const ERROR_CODES = {
   // memory
   MEMORY_INVALID: 'A memory write or query has an invalid field (content, category, limit).',
   MEMORY_TOO_LARGE: 'Memory content exceeds the size limit.',
+  // learning
+  LEARNING_INVALID: 'A learning input (methodology, preference, seed file, reflection answer) has an invalid field.',
+  LEARNING_TRANSITION_REFUSED: 'A methodology or preference cannot move to that state (not proposed, quarantined, already decided).',
   // workspace
   WORKSPACE_CONFLICT: 'The workspace file changed since it was read (sha256 mismatch).',
   WORKSPACE_FILE_NOT_EDITABLE: 'The workspace file name is not on the editable whitelist.',

@@ -18,6 +18,30 @@ export interface MinaraBusEvents {
   'memory:written': { readonly id: number; readonly userId: string; readonly agentId?: string | undefined; readonly category: string };
   'memory:deleted': { readonly id: number; readonly userId: string; readonly hard: boolean };
   'fact:recorded': { readonly id: number; readonly userId: string; readonly agentId?: string | undefined };
+  /** A fund-moving execution was written to `trade_history`. */
+  'trade:recorded': { readonly userId: string; readonly agentId?: string | undefined; readonly tradeId: number; readonly asset: string; readonly action: string };
+  /** A close changed an opening trade (realised P&L; `outcome` once fully closed). */
+  'trade:outcome_updated': { readonly userId: string; readonly agentId?: string | undefined; readonly tradeId: number; readonly asset: string; readonly outcome?: string | undefined };
+  /** A methodology was created, scored, proposed for graduation, graduated, quarantined or reinstated. */
+  'methodology:changed': {
+    readonly userId: string;
+    readonly agentId?: string | undefined;
+    readonly methodologyId: number;
+    readonly change: 'created' | 'scored' | 'graduation_proposed' | 'graduation_withdrawn' | 'graduated' | 'quarantined' | 'reinstated';
+    readonly state: string;
+    readonly confidence: number;
+    readonly uses: number;
+  };
+  /** A learned preference was proposed, activated or rejected. */
+  'preference:changed': { readonly userId: string; readonly agentId?: string | undefined; readonly preferenceId: number; readonly state: string; readonly dimension: string };
+  /** A role-memory case was reflected (lessons written). */
+  'role_memory:reflected': { readonly userId: string; readonly agentId?: string | undefined; readonly caseId: number; readonly classification: string; readonly lessons: number };
+  /** The history mirror inserted perp fills (`inserted` > 0). */
+  'perps_fills:recorded': { readonly userId: string; readonly agentId?: string | undefined; readonly subAccountId: string; readonly inserted: number };
+  /** The history mirror inserted spot activities (`inserted` > 0). */
+  'external_spot:recorded': { readonly userId: string; readonly agentId?: string | undefined; readonly inserted: number };
+  /** A personalization rebuild wrote (or skipped writing) facts. */
+  'personalization:rebuilt': { readonly userId: string; readonly agentId?: string | undefined; readonly written: number; readonly skipped?: string | undefined };
   'turn:ended': {
     readonly sessionId: string;
     readonly turnId: string;

@@ -1,5 +1,6 @@
 import type { CallSource } from '../safety/permission-tier';
 import type { ToolEnvelope } from '../tools/envelope';
+import type { PostTurnRecord } from './types';
 
 /** Token usage of one step or a whole turn. */
 export interface TurnUsage {
@@ -60,6 +61,8 @@ export type AgentEvent =
       /** The model that answered the last step, as its provider reports it (with a fallback model: the one that served). */
       readonly modelId?: string | undefined;
     }
+  /** The `post_turn` record, emitted once just before `turn-end`: tool calls, executions, skills and methodologies in play. */
+  | { readonly type: 'post-turn'; readonly record: PostTurnRecord }
   | { readonly type: 'error'; readonly code: string; readonly message: string; readonly retryable: boolean }
   /** An event of a sub-agent turn the `delegate` call `toolCallId` runs, nested in the parent's stream. */
   | { readonly type: 'subagent'; readonly toolCallId: string; readonly sessionId: string; readonly event: AgentEvent };

@@ -8,6 +8,7 @@ export type PromptBlockId =
   | 'workspace'
   | 'bootstrap'
   | 'notices'
+  | 'learning'
   | 'scenario'
   | 'active-skills'
   | 'routing'
@@ -36,6 +37,8 @@ export interface PromptBlockInput {
   readonly bootstrap?: string | undefined;
   /** One-time notices (e.g. SOUL.md changed). */
   readonly notices?: readonly string[] | undefined;
+  /** Learned methodologies and preferences relevant to this turn (after the workspace, which wins on conflict). */
+  readonly learning?: string | undefined;
   /** The playbook of the scenario classified for this turn. */
   readonly scenario?: string | undefined;
   /** Prompt bodies of the active skills (within the body budget). */
@@ -53,7 +56,7 @@ export interface PromptBlockInput {
 /**
  * Assemble the system prompt from declared blocks, in the load-bearing order: the cached prefix
  * (identity, skill catalog, frozen memory snapshot), then the dynamic tail (workspace, bootstrap,
- * notices, scenario, active skills, routing hints, signal, pending approvals). Empty blocks are left out.
+ * notices, learned methodologies and preferences, scenario, active skills, routing hints, signal, pending approvals). Empty blocks are left out.
  * Same input, byte-identical output.
  *
  * @example
@@ -73,6 +76,7 @@ export function buildSystemPromptBlocks(input: PromptBlockInput): PromptBlock[] 
   add('workspace', input.workspace, false);
   add('bootstrap', input.bootstrap, false);
   add('notices', input.notices && input.notices.length > 0 ? `## Notices\n${input.notices.map((n) => `- ${n}`).join('\n')}` : undefined, false);
+  add('learning', input.learning, false);
   add('scenario', input.scenario, false);
   add('active-skills', input.activeSkills, false);
   add('routing', input.routing, false);

@@ -8,6 +8,11 @@ export interface SessionState {
   readonly activeSkills: readonly string[];
   /** Completed turns. */
   readonly turnCount: number;
+  /**
+   * The last user message (at most 2,000 characters): a run that only carries approval decisions gets the
+   * learning context of the turn that proposed the calls.
+   */
+  readonly learningMessage?: string | undefined;
 }
 
 const key = (sessionId: string) => `runtime:session:${sessionId}`;
@@ -21,6 +26,7 @@ export async function loadSessionState(storage: Storage, sessionId: string): Pro
       memorySnapshot: typeof parsed.memorySnapshot === 'string' ? parsed.memorySnapshot : undefined,
       activeSkills: Array.isArray(parsed.activeSkills) ? parsed.activeSkills.filter((s): s is string => typeof s === 'string') : [],
       turnCount: Number.isInteger(parsed.turnCount) ? (parsed.turnCount as number) : 0,
+      ...(typeof parsed.learningMessage === 'string' ? { learningMessage: parsed.learningMessage } : {}),
     };
   } catch {
     return undefined;

@@ -9,7 +9,7 @@ import { createSkillSession, type SkillSession } from '../skills/session';
 import type { RoutedCatalogEntry } from '../skills/types';
 import type { ToolEnvelope } from '../tools/envelope';
 import { toAISDKTools } from '../tools/ai-sdk';
-import { createToolCallContext } from '../tools/context';
+import { createToolCallContext, executedCalls } from '../tools/context';
 import type { DispatchOutcome, ToolCallContext } from '../tools/types';
 import { createCallJournal, restoreJournaledCalls } from './call-journal';
 import { compactMessages } from './compaction';
@@ -19,7 +19,8 @@ import { buildIdentityText } from './identity';
 import { buildSystemPromptBlocks, type PromptBlock, toInstructions } from './prompt-blocks';
 import { loadSessionState, saveSessionState, type SessionState } from './session-state';
 import type { Workspace } from '../workspace/workspace';
-import type { ResolvedRuntimeOptions, RunInput, TurnScope, TurnToolCall } from './types';
+import type { PostTurnRecord, ResolvedRuntimeOptions, RunInput, TurnLearningContext, TurnScope, TurnToolCall } from './types';
+import { toTurnExecution } from './executions';
 
 /** Everything a turn needs, resolved once by `createAgentRuntime`. */
 export interface TurnDeps {
@@ -71,7 +72,7 @@ export async function prepareTurn(
   input: RunInput,
   ctx: ToolCallContext,
   emit: (e: AgentEvent) => void,
-): Promise<{ prompt: TurnPrompt; state: SessionState; skillSession: SkillSession | undefined; scope: TurnScope }> {
+): Promise<{ prompt: TurnPrompt; state: SessionState; skillSession: SkillSession | undefined; scope: TurnScope; learning: TurnLearningContext | undefined }> {
   const { options, now } = deps;
   const source = ctx.source;
   const scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, agentId: ctx.agentId, sessionId: ctx.sessionId };
@@ -126,6 +127,17 @@ export async function prepareTurn(
 
   const workspace = deps.workspaceFor(scope);
   const ws = workspace ? await workspace.loadPromptBlocks({ source, sessionId: ctx.sessionId }) : undefined;
+  // The learning loop: preference graduation before the model is called, then its block for the dynamic tail.
+  let learning: TurnLearningContext | undefined;
+  if (options.learning) {
+    try {
+      // A run with only approval decisions is judged in the context of the turn that proposed the calls.
+      const message = input.message ?? state.learningMessage;
+      learning = await options.learning.prepareTurn({ scope, source, ...(message !== undefined ? { message } : {}) });
+    } catch (error) {
+      deps.logger.warn('learning: prepareTurn failed; the turn goes on without learned context', { sessionId: ctx.sessionId, error: errorText(error) });
+    }
+  }
   const pending = await options.storage.approvals.list({ status: 'pending', sessionId: ctx.sessionId, limit: 20 });
   const livePending = pending.filter((a) => Date.parse(a.expiresAt) > now().getTime());
 
@@ -136,6 +148,7 @@ export async function prepareTurn(
     workspace: ws?.dynamic,
     bootstrap: ws?.bootstrap,
     notices: ws?.notices.map((n) => n.message),
+    learning: learning?.block,
     scenario: scenarioPlaybook,
     activeSkills: skillSession?.promptBlock(),
     routing: renderRouting(routed),
@@ -168,7 +181,7 @@ export async function prepareTurn(
   const toolNames = skillSession
     ? skillSession.visibleToolNames({ allowedToolSets: allowed })
     : options.tools.list(allowed ? { toolSets: allowed } : {}).map((t) => t.name).sort();
-  return { prompt: { blocks, toolNames }, state, skillSession, scope };
+  return { prompt: { blocks, toolNames }, state, skillSession, scope, learning };
 }
 
 function renderRouting(routed: readonly RoutedCatalogEntry[]): string | undefined {
@@ -232,6 +245,7 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
   let state: SessionState = { activeSkills: [], turnCount: 0 };
   let skillSession: SkillSession | undefined;
   let scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, sessionId: ctx.sessionId };
+  let learned: TurnLearningContext | undefined;
   // Messages the model produced in finished steps; persisted even when a later step fails.
   let responseMessages: ModelMessage[] = [];
   // Each call that returns is journaled at once, so a step cut short (abort, crash) does not forget it.
@@ -242,6 +256,7 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
     state = prepared.state;
     skillSession = prepared.skillSession;
     scope = prepared.scope;
+    learned = prepared.learning;
     const { prompt } = prepared;
 
     // History: load, repair orphaned tool calls, apply approval decisions.
@@ -459,18 +474,26 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
   }
   const turnCount = state.turnCount + 1;
   try {
-    await saveSessionState(options.storage, ctx.sessionId, { ...state, activeSkills: skillSession?.activeIds() ?? state.activeSkills, turnCount });
+    const learningMessage = input.message !== undefined ? input.message.slice(0, 2000) : state.learningMessage;
+    await saveSessionState(options.storage, ctx.sessionId, { ...state, activeSkills: skillSession?.activeIds() ?? state.activeSkills, turnCount, ...(learningMessage !== undefined ? { learningMessage } : {}) });
   } catch (error) {
     deps.logger.error('could not save session state', { sessionId: ctx.sessionId, error: errorText(error) });
   }
+  // The post_turn record: on the event stream (just before turn-end), then to decision capture and the hooks.
+  const activeSkills = skillSession?.activeIds() ?? state.activeSkills;
+  const roleFor = (toolName: string): string =>
+    ctx.agentId ?? activeSkills.find((id) => options.skills?.get(id)?.toolNames.includes(toolName)) ?? 'agent';
+  const summary: PostTurnRecord = {
+    sessionId: ctx.sessionId, turnId, traceId: ctx.traceId, source, userId: scope.userId, userText: input.message, text, stopReason,
+    steps: stepCount, usage, toolCalls, pendingApprovals, turnCount, ...(answeredBy ? { modelId: answeredBy } : {}),
+    ...(ctx.agentId ? { agentId: ctx.agentId } : {}), activeSkills, methodologyIds: learned?.methodologyIds ?? [], preferenceIds: learned?.preferenceIds ?? [],
+    executions: executedCalls(ctx).map((c) => toTurnExecution(c, roleFor(c.toolName))),
+  };
+  emit({ type: 'post-turn', record: summary });
   emit({
     type: 'turn-end', turnId, sessionId: ctx.sessionId, text, stopReason, steps: stepCount, usage,
     toolsUsed: [...ctx.usedTools], pendingApprovals, ...(answeredBy ? { modelId: answeredBy } : {}),
   });
-  const summary = {
-    sessionId: ctx.sessionId, turnId, traceId: ctx.traceId, source, userId: scope.userId, userText: input.message, text, stopReason,
-    steps: stepCount, usage, toolCalls, pendingApprovals, turnCount, ...(answeredBy ? { modelId: answeredBy } : {}),
-  };
   options.bus?.emit('turn:ended', { sessionId: ctx.sessionId, turnId, source, text, toolsUsed: [...ctx.usedTools] });
   const workspace = deps.workspaceFor(scope);
   if (workspace) {
@@ -482,6 +505,13 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
       });
     } catch (error) {
       deps.logger.error('workspace turn-end hook failed', { error: errorText(error) });
+    }
+  }
+  if (options.learning) {
+    try {
+      await options.learning.captureTurn(summary);
+    } catch (error) {
+      deps.logger.error('learning: decision capture failed', { sessionId: ctx.sessionId, turnId, error: errorText(error) });
     }
   }
   for (const hook of options.onTurnEnd ?? []) {

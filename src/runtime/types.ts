@@ -6,7 +6,7 @@ import type { CallSource } from '../safety/permission-tier';
 import type { SkillRegistry } from '../skills/registry';
 import type { SignalContext } from '../skills/types';
 import type { Storage } from '../storage/types';
-import type { ToolRegistry } from '../tools/types';
+import type { ToolOrderFacts, ToolRegistry } from '../tools/types';
 import type { IdGenerator } from '../util/ids';
 import type { Logger } from '../util/logger';
 import type { Workspace } from '../workspace/workspace';
@@ -46,7 +46,43 @@ export interface TurnToolCall {
   readonly code?: string | undefined;
 }
 
-/** What end-of-turn hooks receive. */
+/** The fill an execution reported (the `fill` of an order result), when its handler said. */
+export interface TurnExecutionFill {
+  readonly symbol: string;
+  readonly side: string;
+  readonly quantity: number;
+  readonly price: number;
+  readonly notionalUsd: number;
+  readonly feeUsd: number;
+  readonly realizedPnlUsd: number;
+}
+
+/** One fund-moving execution of a turn (confirmed, executed and successful), as decision capture records it. */
+export interface TurnExecution {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  readonly input: unknown;
+  /** The registry's normalised order facts of the call (notional, asset, side, quantity). */
+  readonly orderFacts: ToolOrderFacts;
+  /** The provider's order id, when the result carries one (`orderId`). */
+  readonly orderId?: string | undefined;
+  /** `filled`, or `duplicate` when the provider had already executed this client order id. */
+  readonly status?: string | undefined;
+  /** The fill facts, when the result carries them (`fill`). */
+  readonly fill?: TurnExecutionFill | undefined;
+  /** Provider name and whether it was simulated, when the result says. */
+  readonly provider?: string | undefined;
+  readonly simulated?: boolean | undefined;
+  /** When it executed (the result's `at`, else the dispatch time). */
+  readonly at: string;
+  /** The agent role (`agentId`) or the active skill that offers the tool, else `agent`. */
+  readonly role: string;
+}
+
+/**
+ * The `post_turn` record: what end-of-turn hooks receive and what the `post-turn` event carries. Decision
+ * capture, usage accounting and observability all read this one record.
+ */
 export interface TurnSummary {
   readonly sessionId: string;
   readonly turnId: string;
@@ -63,6 +99,36 @@ export interface TurnSummary {
   readonly turnCount: number;
   /** The model that answered (as on `turn-end`), when the provider reported it. */
   readonly modelId?: string | undefined;
+  readonly agentId?: string | undefined;
+  /** Skills active at the end of the turn. */
+  readonly activeSkills: readonly string[];
+  /** Methodologies the learning loop put in this turn's prompt. */
+  readonly methodologyIds: readonly number[];
+  /** Learned preferences the learning loop put in this turn's prompt. */
+  readonly preferenceIds: readonly number[];
+  /** The turn's fund-moving executions with their order facts. */
+  readonly executions: readonly TurnExecution[];
+}
+
+/** The `post_turn` record (the same object as {@link TurnSummary}). */
+export type PostTurnRecord = TurnSummary;
+
+/** What the learning loop adds to a turn before the model is called. */
+export interface TurnLearningContext {
+  /** Text for the dynamic prompt tail (after the workspace blocks), or undefined for none. */
+  readonly block?: string | undefined;
+  readonly methodologyIds: readonly number[];
+  readonly preferenceIds: readonly number[];
+}
+
+/**
+ * The learning loop as the runtime sees it (`createTurnLearning` in `@minara/agent` implements it): before the
+ * model is called it runs preference graduation and returns the learned block for the dynamic tail; after
+ * the turn it captures the decisions of the `post_turn` record. Failures are logged; the turn goes on.
+ */
+export interface TurnLearning {
+  prepareTurn(input: { readonly scope: TurnScope; readonly source: CallSource; readonly message?: string | undefined }): Promise<TurnLearningContext>;
+  captureTurn(record: PostTurnRecord): Promise<void>;
 }
 
 /** What an `onTurnStart` hook learns about the turn. */
@@ -123,6 +189,11 @@ export interface AgentRuntimeOptions {
    * @default the AI SDK's default; record inputs only if your tracing backend may hold message text
    */
   readonly telemetry?: TelemetryOptions | undefined;
+  /**
+   * The learning loop: learned methodologies and preferences in the dynamic tail, preference graduation before
+   * the model is called, decision capture after the turn (before `onTurnEnd`). @default none
+   */
+  readonly learning?: TurnLearning | undefined;
   /** Decision-capture and observability hooks, called after every turn (errors are logged). */
   readonly onTurnEnd?: ReadonlyArray<(summary: TurnSummary) => void | Promise<void>> | undefined;
   readonly bus?: MinaraBus | undefined;

@@ -7,6 +7,7 @@
  * Timestamps are ISO-8601 strings in UTC. Ids are strings unless a domain says otherwise.
  */
 import type { JobStorage } from './job-types';
+import type { LearningStorage } from './learning-types';
 import type { UsageStorage } from './usage-types';
 import type { MemoryStorage } from './memory-types';
 import type { TradingStorage } from './trading-types';
@@ -258,6 +259,8 @@ export interface Storage {
   readonly jobs: JobStorage;
   /** The usage ledger: tokens and cost per turn, summed by day, session, user and source. */
   readonly usage: UsageStorage;
+  /** The learning loop: trade history, methodologies, role-memory cases, learned preferences, the trade-history mirror. */
+  readonly learning: LearningStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */

@@ -2,7 +2,7 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { MinaraError } from '../errors/minara-error';
 import { generateId } from '../util/ids';
 import { isAutonomousSource, isPermissionTier, minTier } from '../safety/permission-tier';
-import type { ToolCallContext, ToolCallContextInit } from './types';
+import type { ToolCallContext, ToolCallContextInit, ToolOrderFacts } from './types';
 
 const SOURCES = new Set(['user', 'cron', 'webhook', 'workflow', 'subagent', 'mcp', 'heartbeat']);
 
@@ -77,4 +77,30 @@ export function narrowContext(parent: ToolCallContext, child: ToolCallContext, e
     riskCeiling,
     operatorAuthored: parent.operatorAuthored === true && child.operatorAuthored === true,
   };
+}
+
+/** A fund-moving call that executed and succeeded, as the registry notes it in the turn's context `state`. */
+export interface ExecutedCall {
+  readonly toolCallId: string;
+  readonly toolName: string;
+  /** The validated input. */
+  readonly input: unknown;
+  readonly orderFacts: ToolOrderFacts;
+  /** The handler's result data (`envelope.data`). */
+  readonly data: unknown;
+  readonly at: string;
+}
+
+const EXECUTED_CALLS_KEY = 'minara.executedCalls';
+
+/** Note an executed fund-moving call in the context (the registry does this on every path that runs one). */
+export function noteExecutedCall(ctx: ToolCallContext, call: ExecutedCall): void {
+  const list = ctx.state.get(EXECUTED_CALLS_KEY) as ExecutedCall[] | undefined;
+  if (list) list.push(call);
+  else ctx.state.set(EXECUTED_CALLS_KEY, [call]);
+}
+
+/** The fund-moving calls executed so far in this context's turn, in order (decision capture reads these). */
+export function executedCalls(ctx: ToolCallContext): readonly ExecutedCall[] {
+  return (ctx.state.get(EXECUTED_CALLS_KEY) as ExecutedCall[] | undefined) ?? [];
 }

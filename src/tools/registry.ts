@@ -14,7 +14,7 @@ import type { ApprovalRecord, AuditDecision, Storage } from '../storage/types';
 import { generateId as defaultGenerateId, type IdGenerator } from '../util/ids';
 import { type Logger, silentLogger } from '../util/logger';
 import { closestMatches } from '../util/suggest';
-import { createContextCarrier, createToolCallContext, narrowContext } from './context';
+import { createContextCarrier, createToolCallContext, narrowContext, noteExecutedCall } from './context';
 import { err, errFromThrow, isToolEnvelope, ok, type ToolEnvelope } from './envelope';
 import { computeOrderFacts } from './order-facts';
 import { REJECTED_TOOL_INPUT_KEY, toolInputBoundsProblem } from './input-bounds';
@@ -199,8 +199,12 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
           }
         }
       }
+      // Decision capture reads the turn's executed fund-moving calls from its context.
+      if (tool?.isFundMoving && mode === 'execute' && envelope.ok && orderFacts) {
+        noteExecutedCall(ctx, { toolCallId, toolName: name, input, orderFacts, data: envelope.data, at: now().toISOString() });
+      }
       if (bus) bus.emit('tool:dispatched', { toolName: name, decision, sessionId: ctx.sessionId, traceId: ctx.traceId, durationMs });
-      return { envelope, json: JSON.stringify(envelope), decision, tier, toolCallId, mode, durationMs, approval: extra.approval };
+      return { envelope, json: JSON.stringify(envelope), decision, tier, toolCallId, mode, durationMs, approval: extra.approval, ...(orderFacts ? { orderFacts } : {}) };
     };
 
     const blocked = (code: MinaraErrorCode, reason: string, retryable = false): Promise<DispatchOutcome> => {

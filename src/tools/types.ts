@@ -232,6 +232,8 @@ export interface DispatchOutcome {
   readonly durationMs: number;
   /** The approval request created when `decision` is `approval_required`. */
   readonly approval?: ApprovalRecord | undefined;
+  /** The normalised order facts of a fund-moving call (computed once by the registry), when it got that far. */
+  readonly orderFacts?: ToolOrderFacts | undefined;
 }
 
 /** Input to create a stored grant. */

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { readFileSync, existsSync, readdirSync, writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, createMemoryTools, createWorkspace, renderSystemPrompt } from '@minara/agent';
+import { createLearningStore, createMemoryStore, createMemoryTools, createTurnLearning, createWorkspace, renderSystemPrompt } from '@minara/agent';
 import { createInMemoryStorage, recordEvents } from '@minara/agent/testing';
 import { setup, systemTexts } from './helpers';
 
@@ -90,5 +90,37 @@ describe('workspace in the turn', () => {
     expect(before.length).toBe(after.length + 1); // the bootstrap block is gone
     expect(after.every((t) => before.includes(t) || !t.includes('BOOTSTRAP_DONE'))).toBe(true);
     expect(systemTexts(model.calls[1]!.prompt)[0]).toBe(sys[0]);
+  });
+});
+
+describe('learned context in the dynamic tail', () => {
+  it('methodologies and preferences change between turns without touching the cached prefix; the block follows the workspace', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'minara-ws-learn-'));
+    const workspace = createWorkspace({ dir });
+    await workspace.seed();
+    const storage = createInMemoryStorage();
+    const learning = createLearningStore({ storage, scope: { userId: 'default' } });
+    const { runtime, model } = setup([{ text: 'one' }, { text: 'two' }, { text: 'three' }], {
+      storage, workspace, learning: createTurnLearning({ learningFor: () => learning }),
+    });
+    const { methodology } = await learning.createMethodology({ asset: 'BTC', text: 'Buy BTC breakouts above the prior day high' });
+    await runtime.generate({ sessionId: 'L1', message: 'should I buy BTC?' });
+    await learning.graduateMethodology(methodology.id, { force: true });
+    await learning.proposePreference({ dimension: 'slippage', text: 'Caps slippage at 0.5%' }).then(({ preference }) => learning.approvePreference(preference.id));
+    await runtime.generate({ sessionId: 'L1', message: 'should I buy BTC?' });
+    await runtime.generate({ sessionId: 'L1', message: 'hello' });
+    const cached = (i: number) => model.calls[i]!.prompt.filter((m) => m.role === 'system' && m.providerOptions !== undefined).map((m) => String(m.content));
+    expect(cached(1)).toEqual(cached(0));
+    expect(cached(2)).toEqual(cached(0));
+    expect(JSON.stringify(model.calls[1]!.tools)).toBe(JSON.stringify(model.calls[0]!.tools));
+    const learned = (i: number) => systemTexts(model.calls[i]!.prompt).find((t) => t.startsWith('## Learned from outcomes'));
+    expect(learned(0)).toContain(`#${methodology.id} [on trial · no outcomes yet]`);
+    expect(learned(1)).toContain(`#${methodology.id} [graduated · no outcomes yet]`);
+    expect(learned(1)).toContain('- [slippage] Caps slippage at 0.5%');
+    expect(learned(2)).not.toContain('### Methodologies'); // no asset in the message: preferences only
+    const blocks = await runtime.buildSystemPromptBlocks({ sessionId: 'L1', message: 'BTC?' });
+    const ids = blocks.blocks.map((b) => b.id);
+    expect(ids.indexOf('learning')).toBeGreaterThan(ids.indexOf('workspace'));
+    expect(blocks.blocks.find((b) => b.id === 'learning')!.cache).toBe(false);
   });
 });

@@ -10,8 +10,8 @@ describe('runtime.run: one turn', () => {
       { text: 'BTC trades at $97,000.' },
     ]);
     const r = await recordEvents(runtime.run({ sessionId: 's1', message: 'What is the price of BTC?' }));
-    expect(r.types).toEqual(['turn-start', 'tool-call', 'tool-result', 'step-end', ...r.types.slice(4, -2), 'step-end', 'turn-end']);
-    expect(r.types.slice(4, -2).every((t) => t === 'text-delta')).toBe(true);
+    expect(r.types).toEqual(['turn-start', 'tool-call', 'tool-result', 'step-end', ...r.types.slice(4, -3), 'step-end', 'post-turn', 'turn-end']);
+    expect(r.types.slice(4, -3).every((t) => t === 'text-delta')).toBe(true);
     expect(r.text).toBe('BTC trades at $97,000.');
     const end = r.ofType('turn-end')[0]!;
     expect(end).toMatchObject({ stopReason: 'finished', steps: 2, toolsUsed: ['get_price'], pendingApprovals: [] });

@@ -10,6 +10,7 @@ import { createInMemoryMetaStorage } from './meta';
 import { createInMemoryJobStorage } from './jobs';
 import { createInMemoryUsageStorage } from './usage';
 import { createInMemoryTradingStorage } from './trading';
+import { createInMemoryLearningStorage } from './learning';
 
 /** Options of {@link createInMemoryStorage}. */
 export interface InMemoryStorageOptions {
@@ -61,6 +62,7 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
     trading: guardClosed('trading', createInMemoryTradingStorage({ now }), isClosed),
     jobs: guardClosed('jobs', createInMemoryJobStorage(), isClosed),
     usage: guardClosed('usage', createInMemoryUsageStorage(), isClosed),
+    learning: guardClosed('learning', createInMemoryLearningStorage(), isClosed),
     async schemaVersions() {
       if (closed) throw new StorageError('schemaVersions', 'storage is closed');
       return {};

@@ -35,13 +35,14 @@ import { createSqliteHandle } from './sqlite-handle';
 import { createSqliteJobStorage, jobMigrations } from './jobs';
 import { createSqliteUsageStorage, usageMigrations } from './usage';
 import { createSqliteTradingStorage, tradingMigrations } from './trading';
+import { createSqliteLearningStorage, learningMigrations } from './learning';
 import { type SqliteVerifyReport, verifySqliteStorage } from './verify';
 
 export type { SqliteHandle, SqliteMigration } from './handle';
 export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning'];
 /** Default of {@link SqliteStorageOptions.mmapSizeBytes}: 256 MiB. */
 const DEFAULT_MMAP_SIZE_BYTES = 256 * 1024 * 1024;
 
@@ -90,8 +91,8 @@ export interface SqliteStorageOptions {
    */
   readonly now?: (() => Date) | undefined;
   /**
-   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading`, `jobs` and `usage` ones in the same
-   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading`, `jobs` and `usage` are reserved. Reach the tables through
+   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading`, `jobs`, `usage` and `learning` ones in the same
+   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading`, `jobs`, `usage` and `learning` are reserved. Reach the tables through
    * {@link SqliteStorage.handle}.
    * @default []
    */
@@ -195,7 +196,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {
@@ -224,6 +225,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     trading: createSqliteTradingStorage(handle),
     jobs: createSqliteJobStorage(handle),
     usage: createSqliteUsageStorage(handle),
+    learning: createSqliteLearningStorage(handle),
     async verify() {
       return verifySqliteStorage(handle);
     },

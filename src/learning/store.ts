@@ -1,0 +1,258 @@
+/**
+ * `createLearningStore`: the finance learning loop of one tenant over any storage engine. Decision capture
+ * and outcome attribution (`captureTurn`), methodologies (Wilson-scored; graduation proposed automatically,
+ * applied by an operator call; quarantine automatic), learned preferences (mined, graduated at turn start;
+ * hard constraints only by an explicit call), and the learned block of a turn's prompt.
+ */
+import { MinaraError } from '../errors/minara-error';
+import type { MinaraBusEvents } from '../events/bus';
+import type { PostTurnRecord } from '../runtime/types';
+import { checkLearningScope, DEFAULT_METHODOLOGY_POLICY, normalizeLearningText } from '../storage/learning-logic';
+import type { CaptureResult, MethodologyPolicy, MethodologyRecord, PreferenceRecord } from '../storage/learning-types';
+import { createConsoleLogger } from '../util/logger';
+import { assetClassOf, assetsOfMessage } from './assets';
+import { observationsOf, tradeRowsOf } from './capture';
+import { parseMethodologySeed, renderLearningBlock } from './prompt';
+import type { LearningStore, LearningStoreOptions, PreferenceGraduationRule } from './types';
+
+const EMPTY: CaptureResult = Object.freeze({ recorded: [], duplicates: [], closed: [], updated: [], methodologyChanges: [], cases: [], preferences: [] });
+
+/**
+ * Create the learning store of one tenant.
+ *
+ * @example
+ * ```ts
+ * import { createLearningStore } from '@minara/agent';
+ *
+ * const learning = createLearningStore({ storage, scope: { userId: 'u1' }, memory });
+ * const { methodology } = await learning.createMethodology({ asset: 'BTC', text: 'Buy pullbacks to the 20-day average in an uptrend' });
+ * // … turns run; closed trades score it …
+ * const m = await learning.getMethodology(methodology.id);
+ * if (m?.graduationProposedAt) await learning.graduateMethodology(m.id); // the operator's call
+ * ```
+ */
+export function createLearningStore(options: LearningStoreOptions): LearningStore {
+  if (typeof options !== 'object' || options === null) throw new MinaraError('CONFIG_INVALID', 'createLearningStore: options are required ({ storage, scope })');
+  if (typeof options.storage?.learning !== 'object' || options.storage.learning === null) {
+    throw new MinaraError('CONFIG_INVALID', 'createLearningStore: `storage` must be a Storage with a learning domain (createSqliteStorage or createInMemoryStorage)');
+  }
+  try {
+    checkLearningScope('createLearningStore', options.scope);
+  } catch (error) {
+    throw new MinaraError('CONFIG_INVALID', error instanceof Error ? error.message : String(error));
+  }
+  const scope = options.scope.agentId === undefined ? { userId: options.scope.userId } : { userId: options.scope.userId, agentId: options.scope.agentId };
+  const db = options.storage.learning;
+  const { memory, bus, minePreferences = true, maxPromptMethodologies = 6, maxPromptPreferences = 8 } = options;
+  const logger = options.logger ?? createConsoleLogger({ level: 'warn' });
+  const clock = options.now ?? (() => new Date());
+  const now = () => clock().toISOString();
+  const policy: MethodologyPolicy = Object.freeze({ ...DEFAULT_METHODOLOGY_POLICY, ...options.policy });
+  const rule: PreferenceGraduationRule = Object.freeze({ minEvidence: 5, minConsistency: 0.8, ...options.preferenceGraduation });
+  for (const [k, v] of Object.entries({ maxPromptMethodologies, maxPromptPreferences })) {
+    if (!Number.isSafeInteger(v) || v < 0) throw new MinaraError('CONFIG_INVALID', `createLearningStore: ${k} must be a non-negative integer, got ${String(v)}`);
+  }
+  const who = { userId: scope.userId, ...(scope.agentId ? { agentId: scope.agentId } : {}) };
+
+  const emitMethodology = (m: MethodologyRecord, change: MinaraBusEvents['methodology:changed']['change']) =>
+    bus?.emit('methodology:changed', { ...who, methodologyId: m.id, change, state: m.state, confidence: m.confidence, uses: m.uses });
+  const emitPreference = (p: PreferenceRecord) => bus?.emit('preference:changed', { ...who, preferenceId: p.id, state: p.state, dimension: p.dimension });
+
+  const mustMethodology = async (id: number): Promise<MethodologyRecord> => {
+    const m = await db.getMethodology(scope, id);
+    if (!m) throw new MinaraError('NOT_FOUND', `No methodology #${id} in this scope.`);
+    return m;
+  };
+  const mustPreference = async (id: number): Promise<PreferenceRecord> => {
+    const p = await db.getPreference(scope, id);
+    if (!p) throw new MinaraError('NOT_FOUND', `No preference #${id} in this scope.`);
+    return p;
+  };
+  const refused = (message: string) => new MinaraError('LEARNING_TRANSITION_REFUSED', message);
+
+  /** Activate a proposed preference: the `learned_preference` memory first, then the compare-and-set (undone if lost). */
+  async function activate(p: PreferenceRecord): Promise<PreferenceRecord | undefined> {
+    let memoryId: number | undefined;
+    if (memory) {
+      memoryId = (await memory.write({ category: 'preference', content: p.text, source: 'learned_preference', metadata: { preferenceId: p.id, dimension: p.dimension, kind: p.kind } })).id;
+    }
+    const next = await db.transitionPreference(scope, p.id, { from: ['proposed'], to: 'active', now: now(), ...(memoryId !== undefined ? { memoryId } : {}) });
+    if (!next) {
+      if (memoryId !== undefined) await memory?.hardDelete(memoryId);
+      return undefined;
+    }
+    if (next.kind === 'hard_constraint' && next.value !== undefined && memory) await applyHardConstraint(next.value);
+    emitPreference(next);
+    return next;
+  }
+
+  /** A hard constraint's finance limits (`{"maxLeverage":3}`) become `hard_constraint.*` profile entries (they only tighten). */
+  async function applyHardConstraint(value: string): Promise<void> {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(value);
+    } catch {
+      return;
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return;
+    for (const [field, v] of Object.entries(parsed)) {
+      const text = Array.isArray(v) ? v.map(String).join(',') : typeof v === 'number' || typeof v === 'boolean' || typeof v === 'string' ? String(v) : undefined;
+      if (text !== undefined && /^[A-Za-z]{1,64}$/u.test(field)) await memory!.profile.set(`hard_constraint.${field}`, text);
+    }
+  }
+
+  const store: LearningStore = {
+    scope,
+    policy,
+
+    async captureTurn(record) {
+      if (typeof record !== 'object' || record === null || !Array.isArray(record.executions)) throw new MinaraError('LEARNING_INVALID', 'captureTurn: record must be a post-turn record with executions');
+      if (record.executions.length === 0) return EMPTY;
+      const rows = tradeRowsOf(record);
+      const observations = minePreferences ? observationsOf(record) : [];
+      // One transaction: trades, closes, attribution, cases and preference evidence.
+      const result = rows.length > 0 || observations.length > 0 ? await db.recordExecutions(scope, { executions: rows, policy, now: now(), observations }) : EMPTY;
+      for (const p of result.preferences) if (p.evidence === 1 && p.contradictions === 0 && p.state === 'proposed') emitPreference(p);
+      if (bus) {
+        for (const t of result.recorded) bus.emit('trade:recorded', { ...who, tradeId: t.id, asset: t.asset, action: t.action });
+        for (const t of result.updated) bus.emit('trade:outcome_updated', { ...who, tradeId: t.id, asset: t.asset, ...(t.outcome ? { outcome: t.outcome } : {}) });
+        for (const c of result.methodologyChanges) emitMethodology(c.methodology, c.change);
+      }
+      for (const c of result.methodologyChanges) {
+        if (c.change === 'quarantined') logger.warn('methodology quarantined', { methodologyId: c.methodology.id, reason: c.methodology.stateReason });
+      }
+      return result;
+    },
+
+    async createMethodology(input) {
+      if (typeof input !== 'object' || input === null || typeof input.text !== 'string' || input.text.trim() === '') {
+        throw new MinaraError('LEARNING_INVALID', 'createMethodology: text must be a non-empty string');
+      }
+      const assetClass = input.assetClass ?? (input.asset !== undefined ? assetClassOf(input.asset) : undefined);
+      if (assetClass === undefined) {
+        throw new MinaraError('LEARNING_INVALID', `createMethodology: give assetClass (crypto_major, perps, forex, … or any)${input.asset !== undefined ? `; the asset ${JSON.stringify(input.asset)} has no known class` : ''}`);
+      }
+      try {
+        const r = await db.upsertMethodology(scope, {
+          assetClass, text: input.text.trim(), normalizedText: normalizeLearningText(input.text), origin: input.origin ?? 'api',
+          ...(input.sourceRef !== undefined ? { sourceRef: input.sourceRef } : {}), now: now(),
+        });
+        if (r.created) emitMethodology(r.methodology, 'created');
+        return r;
+      } catch (error) {
+        if (MinaraError.isInstance(error) && error.code === 'INVALID_ARGUMENT') throw new MinaraError('LEARNING_INVALID', error.message.replace('learning.upsertMethodology', 'createMethodology'));
+        throw error;
+      }
+    },
+
+    async seedMethodologies(seed, seedOptions = {}) {
+      const entries = parseMethodologySeed(seed);
+      let created = 0;
+      for (const e of entries) {
+        const r = await store.createMethodology({ text: e.text, assetClass: e.assetClass, origin: 'seed', ...(seedOptions.sourceRef !== undefined ? { sourceRef: seedOptions.sourceRef } : {}) });
+        if (r.created) created++;
+      }
+      return { created, existing: entries.length - created };
+    },
+
+    getMethodology: (id) => db.getMethodology(scope, id),
+    listMethodologies: (query) => db.listMethodologies(scope, query),
+
+    async graduateMethodology(id, graduateOptions = {}) {
+      const m = await mustMethodology(id);
+      if (m.state === 'quarantined') throw refused(`Methodology #${id} is quarantined (${m.stateReason ?? 'demoted'}); reinstate it first.`);
+      if (m.state === 'graduated') throw refused(`Methodology #${id} is already graduated.`);
+      if (m.graduationProposedAt === undefined && graduateOptions.force !== true) {
+        throw refused(`Methodology #${id} is not proposed for graduation (Wilson ${m.confidence.toFixed(3)} with ${m.uses} uses; needs ≥ ${policy.graduationMinConfidence} with ≥ ${policy.graduationMinUses}); pass force to graduate it anyway.`);
+      }
+      const next = await db.transitionMethodology(scope, id, { from: ['candidate'], to: 'graduated', now: now(), reason: graduateOptions.reason ?? (graduateOptions.force === true ? 'graduated by the operator (forced)' : 'graduated by the operator') });
+      if (!next) throw refused(`Methodology #${id} changed state meanwhile; nothing was graduated.`);
+      emitMethodology(next, 'graduated');
+      return next;
+    },
+
+    async quarantineMethodology(id, reason) {
+      await mustMethodology(id);
+      const next = await db.transitionMethodology(scope, id, { from: ['candidate', 'graduated'], to: 'quarantined', now: now(), reason: reason ?? 'quarantined by the operator' });
+      if (!next) throw refused(`Methodology #${id} is already quarantined.`);
+      emitMethodology(next, 'quarantined');
+      return next;
+    },
+
+    async reinstateMethodology(id, reason) {
+      await mustMethodology(id);
+      const next = await db.transitionMethodology(scope, id, { from: ['quarantined'], to: 'candidate', now: now(), reason: reason ?? 'reinstated by the operator' });
+      if (!next) throw refused(`Methodology #${id} is not quarantined.`);
+      emitMethodology(next, 'reinstated');
+      return next;
+    },
+
+    listTrades: (query) => db.listTrades(scope, query),
+    listCases: (query) => db.listCases(scope, query),
+
+    async proposePreference(input) {
+      if (typeof input !== 'object' || input === null || typeof input.text !== 'string' || input.text.trim() === '') {
+        throw new MinaraError('LEARNING_INVALID', 'proposePreference: text must be a non-empty string');
+      }
+      const kind = input.kind ?? 'behavioural';
+      try {
+        const r = await db.upsertPreference(scope, {
+          dimension: input.dimension, kind, text: input.text.trim(), normalizedText: normalizeLearningText(input.text), source: input.source ?? 'api',
+          ...(input.value !== undefined ? { value: input.value } : {}), now: now(),
+        });
+        if (r.created) emitPreference(r.preference);
+        return r;
+      } catch (error) {
+        if (MinaraError.isInstance(error) && error.code === 'INVALID_ARGUMENT') throw new MinaraError('LEARNING_INVALID', error.message.replace('learning.upsertPreference', 'proposePreference'));
+        throw error;
+      }
+    },
+
+    listPreferences: (query) => db.listPreferences(scope, query),
+
+    async approvePreference(id) {
+      const p = await mustPreference(id);
+      if (p.state !== 'proposed') throw refused(`Preference #${id} is ${p.state}; only a proposed preference can be approved.`);
+      const next = await activate(p);
+      if (!next) throw refused(`Preference #${id} changed state meanwhile; nothing was approved.`);
+      return next;
+    },
+
+    async rejectPreference(id) {
+      const p = await mustPreference(id);
+      const next = await db.transitionPreference(scope, id, { from: ['proposed', 'active'], to: 'rejected', now: now() });
+      if (!next) throw refused(`Preference #${id} is already rejected.`);
+      // Its memory is soft-deleted (recoverable), never lost.
+      if (p.memoryId !== undefined) await memory?.softDelete(p.memoryId);
+      emitPreference(next);
+      return next;
+    },
+
+    async graduatePreferences() {
+      const proposed = await db.listPreferences(scope, { states: ['proposed'], kinds: ['behavioural'], limit: 200 });
+      const out: PreferenceRecord[] = [];
+      for (const p of proposed.sort((a, b) => a.id - b.id)) {
+        if (p.kind !== 'behavioural' || p.evidence < rule.minEvidence) continue;
+        if (p.evidence / (p.evidence + p.contradictions) < rule.minConsistency) continue;
+        const next = await activate(p);
+        if (next) out.push(next);
+      }
+      return out;
+    },
+
+    async promptContext(message) {
+      const { assets, classes } = message ? assetsOfMessage(message) : { assets: [], classes: [] };
+      const methodologies =
+        classes.length > 0 && maxPromptMethodologies > 0
+          ? await db.listMethodologies(scope, { states: ['graduated', 'candidate'], assetClasses: [...classes, 'any'], limit: maxPromptMethodologies })
+          : [];
+      const preferences =
+        maxPromptPreferences > 0
+          ? (await db.listPreferences(scope, { states: ['active'], limit: maxPromptPreferences })).sort((a, b) => (a.dimension < b.dimension ? -1 : a.dimension > b.dimension ? 1 : a.id - b.id))
+          : [];
+      const block = renderLearningBlock({ assets, classes, methodologies, preferences });
+      return { ...(block !== undefined ? { block } : {}), methodologyIds: methodologies.map((m) => m.id), preferenceIds: preferences.map((p) => p.id) };
+    },
+  };
+  return store;
+}

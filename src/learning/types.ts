@@ -1,0 +1,116 @@
+/**
+ * Public types of the learning loop (`createLearningStore`).
+ */
+import type { MinaraBus } from '../events/bus';
+import type { MemoryStore } from '../memory/types';
+import type { PostTurnRecord, TurnLearningContext } from '../runtime/types';
+import type {
+  CaptureResult, LearningScope, MethodologyOrigin, MethodologyPolicy, MethodologyQuery, MethodologyRecord, PreferenceKind, PreferenceQuery,
+  PreferenceRecord, RoleCaseQuery, RoleCaseRecord, TradeQuery, TradeRecord,
+} from '../storage/learning-types';
+import type { Storage } from '../storage/types';
+import type { Logger } from '../util/logger';
+
+/** When a proposed behavioural preference becomes active at turn start. */
+export interface PreferenceGraduationRule {
+  /** Supporting observations needed. @default 5 */
+  readonly minEvidence: number;
+  /** Share of observations in its dimension that support it: evidence / (evidence + contradictions). @default 0.8 */
+  readonly minConsistency: number;
+}
+
+/** Options of {@link createLearningStore}. */
+export interface LearningStoreOptions {
+  /** Any storage engine (`createSqliteStorage`, `createInMemoryStorage`). */
+  readonly storage: Pick<Storage, 'learning'>;
+  /** The tenant; every call is confined to it. */
+  readonly scope: LearningScope;
+  /** The tenant's memory store: active preferences are written to it as `learned_preference` memories. */
+  readonly memory?: MemoryStore | undefined;
+  /** The app bus for `trade:recorded`, `trade:outcome_updated`, `methodology:changed`, `preference:changed`. */
+  readonly bus?: MinaraBus | undefined;
+  /** Graduation and quarantine thresholds. @default DEFAULT_METHODOLOGY_POLICY (0.55/10, 0.40/20) */
+  readonly policy?: Partial<MethodologyPolicy> | undefined;
+  /** @default { minEvidence: 5, minConsistency: 0.8 } */
+  readonly preferenceGraduation?: Partial<PreferenceGraduationRule> | undefined;
+  /** Methodologies in a turn's prompt at most. @default 6 */
+  readonly maxPromptMethodologies?: number | undefined;
+  /** Active preferences in a turn's prompt at most. @default 8 */
+  readonly maxPromptPreferences?: number | undefined;
+  /**
+   * Mine behavioural preferences (slippage, leverage, memecoin avoidance) from each turn's executions.
+   * @default true
+   */
+  readonly minePreferences?: boolean | undefined;
+  readonly now?: (() => Date) | undefined;
+  readonly logger?: Logger | undefined;
+}
+
+/** Input of {@link LearningStore.createMethodology}. */
+export interface MethodologyInput {
+  readonly text: string;
+  /** Asset class (`crypto_major`, `perps`, `forex`, … or `any`); derived from `asset` when absent. */
+  readonly assetClass?: string | undefined;
+  /** An asset the methodology is about (`BTC`, `EUR/USD`), used to derive the asset class. */
+  readonly asset?: string | undefined;
+  /** @default 'api' */
+  readonly origin?: MethodologyOrigin | undefined;
+  readonly sourceRef?: string | undefined;
+}
+
+/** Input of {@link LearningStore.proposePreference}. */
+export interface PreferenceInput {
+  /** `slippage`, `leverage`, `asset_class`, `position_size`, … (lower snake case). */
+  readonly dimension: string;
+  readonly text: string;
+  /** @default 'behavioural' */
+  readonly kind?: PreferenceKind | undefined;
+  /** A machine-readable value; for a hard constraint, a finance limit such as `{"maxLeverage":3}`. */
+  readonly value?: string | undefined;
+  /** @default 'api' */
+  readonly source?: 'memory_learn' | 'api' | 'import' | undefined;
+}
+
+/** The scoped learning store: the learning loop of one tenant. */
+export interface LearningStore {
+  readonly scope: LearningScope;
+  readonly policy: MethodologyPolicy;
+
+  /**
+   * Decision capture: write the record's fund-moving executions to `trade_history` (linked to turn, session,
+   * methodologies in play and role), apply closes to open trades with P&L attribution, and mine preferences.
+   */
+  captureTurn(record: PostTurnRecord): Promise<CaptureResult>;
+
+  /** Create a candidate methodology, or return the one with the same asset class and normalised text. */
+  createMethodology(input: MethodologyInput): Promise<{ readonly methodology: MethodologyRecord; readonly created: boolean }>;
+  /** Create methodologies from a seed file (markdown `## asset_class` sections of `- text` lines, or JSON). */
+  seedMethodologies(seed: string, options?: { readonly sourceRef?: string | undefined }): Promise<{ readonly created: number; readonly existing: number }>;
+  getMethodology(id: number): Promise<MethodologyRecord | undefined>;
+  listMethodologies(query?: MethodologyQuery): Promise<MethodologyRecord[]>;
+  /**
+   * The operator's graduation call: a candidate whose graduation was proposed becomes `graduated`. Throws
+   * `LEARNING_TRANSITION_REFUSED` when it is not proposed (unless `force`) or quarantined.
+   */
+  graduateMethodology(id: number, options?: { readonly force?: boolean | undefined; readonly reason?: string | undefined }): Promise<MethodologyRecord>;
+  /** Quarantine by hand (the automatic demotion does this too). */
+  quarantineMethodology(id: number, reason?: string): Promise<MethodologyRecord>;
+  /** Put a quarantined methodology back on trial (operator call). */
+  reinstateMethodology(id: number, reason?: string): Promise<MethodologyRecord>;
+
+  listTrades(query?: TradeQuery): Promise<TradeRecord[]>;
+  listCases(query?: RoleCaseQuery): Promise<RoleCaseRecord[]>;
+
+  /** Propose a preference (`proposed`); a hard constraint is only ever activated by {@link LearningStore.approvePreference}. */
+  proposePreference(input: PreferenceInput): Promise<{ readonly preference: PreferenceRecord; readonly created: boolean }>;
+  listPreferences(query?: PreferenceQuery): Promise<PreferenceRecord[]>;
+  /** Activate a proposed preference (the explicit call; the only way a hard constraint becomes active). */
+  approvePreference(id: number): Promise<PreferenceRecord>;
+  /** Reject a proposed or active preference. */
+  rejectPreference(id: number): Promise<PreferenceRecord>;
+  /** Promote proposed behavioural preferences that meet the graduation rule (run at turn start). Hard constraints never. */
+  graduatePreferences(): Promise<PreferenceRecord[]>;
+
+  /** The learned block for a turn's dynamic tail: methodologies for the message's assets (never quarantined) and active preferences. */
+  promptContext(message?: string): Promise<TurnLearningContext>;
+}

@@ -1,0 +1,343 @@
+/**
+ * The learning domain's arithmetic and rules, shared by every engine so they agree on every number: the
+ * Wilson lower bound, the graduation/quarantine rule, first-in first-out close allocation, case summaries,
+ * input checks, and the capture driver that runs inside an engine's write transaction over a small set of
+ * synchronous row operations. Engine-neutral: no driver import here.
+ */
+import { invalidArgument } from './sqlite/checks';
+import type {
+  CaptureResult, MethodologyChange, MethodologyPolicy, MethodologyRecord, MethodologyState, NewTradeExecution, PreferenceObservation, PreferenceState,
+  RoleCaseRecord, TradeOutcome, TradeRecord,
+} from './learning-types';
+
+/** z for a two-sided 95 % interval. */
+export const WILSON_Z_95 = 1.959963984540054;
+
+/** The graduation and demotion rule of NOTES.md §8. */
+export const DEFAULT_METHODOLOGY_POLICY: MethodologyPolicy = Object.freeze({
+  graduationMinConfidence: 0.55,
+  graduationMinUses: 10,
+  demotionMaxConfidence: 0.4,
+  demotionMinUses: 20,
+});
+
+/**
+ * The Wilson score interval's lower bound for `wins` successes in `uses` trials (95 % by default): the win
+ * rate we can claim with confidence, which punishes small samples. 0 when there are no trials.
+ *
+ * @example
+ * ```ts
+ * wilsonLowerBound(7, 10);  // 0.3968…
+ * wilsonLowerBound(14, 20); // 0.4810…
+ * ```
+ */
+export function wilsonLowerBound(wins: number, uses: number, z: number = WILSON_Z_95): number {
+  if (!Number.isInteger(uses) || uses < 0) throw invalidArgument('wilsonLowerBound', `uses must be a non-negative integer, got ${String(uses)}`);
+  if (!Number.isInteger(wins) || wins < 0 || wins > uses) throw invalidArgument('wilsonLowerBound', `wins must be an integer from 0 to uses (${uses}), got ${String(wins)}`);
+  if (!(z > 0)) throw invalidArgument('wilsonLowerBound', `z must be positive, got ${String(z)}`);
+  if (uses === 0) return 0;
+  const p = wins / uses;
+  const z2 = z * z;
+  const centre = p + z2 / (2 * uses);
+  const margin = z * Math.sqrt((p * (1 - p)) / uses + z2 / (4 * uses * uses));
+  return Math.max(0, (centre - margin) / (1 + z2 / uses));
+}
+
+/** Check a policy's four numbers; throws INVALID_ARGUMENT naming the field. */
+export function checkMethodologyPolicy(operation: string, policy: MethodologyPolicy): void {
+  for (const k of ['graduationMinConfidence', 'demotionMaxConfidence'] as const) {
+    if (!(typeof policy[k] === 'number' && policy[k] >= 0 && policy[k] <= 1)) throw invalidArgument(operation, `policy.${k} must be a number from 0 to 1, got ${String(policy[k])}`);
+  }
+  for (const k of ['graduationMinUses', 'demotionMinUses'] as const) {
+    if (!(Number.isSafeInteger(policy[k]) && policy[k] >= 1)) throw invalidArgument(operation, `policy.${k} must be a positive integer, got ${String(policy[k])}`);
+  }
+}
+
+/** What re-scoring a methodology changes. */
+export interface MethodologyScore {
+  readonly uses: number;
+  readonly wins: number;
+  readonly confidence: number;
+  readonly state: MethodologyState;
+  readonly graduationProposedAt: string | undefined;
+  readonly quarantinedAt: string | undefined;
+  readonly stateReason: string | undefined;
+  readonly change: MethodologyChange['change'];
+}
+
+/**
+ * Re-score a methodology with new counts: quarantine is automatic (bound below the demotion threshold with
+ * enough uses, from candidate or graduated); graduation is only proposed (a candidate meeting the rule gets
+ * `graduationProposedAt`; one that stops meeting it loses the proposal).
+ */
+export function scoreMethodology(m: MethodologyRecord, uses: number, wins: number, policy: MethodologyPolicy, now: string): MethodologyScore {
+  const confidence = wilsonLowerBound(wins, uses);
+  const bound = confidence.toFixed(3);
+  if (m.state !== 'quarantined' && uses >= policy.demotionMinUses && confidence < policy.demotionMaxConfidence) {
+    return {
+      uses, wins, confidence, state: 'quarantined', graduationProposedAt: undefined, quarantinedAt: now, change: 'quarantined',
+      stateReason: `Wilson lower bound ${bound} < ${policy.demotionMaxConfidence} after ${uses} uses (${wins} wins)`,
+    };
+  }
+  const meets = uses >= policy.graduationMinUses && confidence >= policy.graduationMinConfidence;
+  if (m.state === 'candidate' && meets && m.graduationProposedAt === undefined) {
+    return {
+      uses, wins, confidence, state: 'candidate', graduationProposedAt: now, quarantinedAt: m.quarantinedAt, change: 'graduation_proposed',
+      stateReason: `graduation proposed: Wilson lower bound ${bound} ≥ ${policy.graduationMinConfidence} with ${uses} uses (${wins} wins)`,
+    };
+  }
+  if (m.state === 'candidate' && !meets && m.graduationProposedAt !== undefined) {
+    return {
+      uses, wins, confidence, state: 'candidate', graduationProposedAt: undefined, quarantinedAt: m.quarantinedAt, change: 'graduation_withdrawn',
+      stateReason: `graduation proposal withdrawn: Wilson lower bound ${bound} with ${uses} uses`,
+    };
+  }
+  return { uses, wins, confidence, state: m.state, graduationProposedAt: m.graduationProposedAt, quarantinedAt: m.quarantinedAt, stateReason: m.stateReason, change: 'scored' };
+}
+
+/** Lower case, whitespace collapsed, trailing punctuation dropped: the dedup key of methodologies and preferences. */
+export function normalizeLearningText(text: string): string {
+  return text.normalize('NFKC').toLowerCase().replace(/\s+/gu, ' ').trim().replace(/[\s.!?;:,。！？；：，]+$/u, '');
+}
+
+/** Allowed methodology transitions through {@link LearningStorage.transitionMethodology}. */
+export const METHODOLOGY_STATES: readonly MethodologyState[] = ['candidate', 'graduated', 'quarantined'];
+export const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
+
+const ACTIONS = new Set(['open', 'close', 'transfer']);
+const KINDS = new Set(['spot', 'perp', 'transfer']);
+const nonNeg = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n >= 0;
+
+/** Check one execution; throws INVALID_ARGUMENT naming `executions[i].field`. */
+export function checkExecution(operation: string, e: NewTradeExecution, i: number): void {
+  const f = (field: string, msg: string) => invalidArgument(operation, `executions[${i}].${field} ${msg}`);
+  if (typeof e !== 'object' || e === null) throw invalidArgument(operation, `executions[${i}] must be an object`);
+  for (const k of ['orderId', 'toolName', 'asset', 'side', 'role', 'provider'] as const) {
+    if (typeof e[k] !== 'string' || e[k].length === 0 || e[k].length > 512) throw f(k, `must be a non-empty string of at most 512 characters, got ${JSON.stringify(e[k])}`);
+  }
+  if (!ACTIONS.has(e.action)) throw f('action', `must be open, close or transfer, got ${JSON.stringify(e.action)}`);
+  if (!KINDS.has(e.kind)) throw f('kind', `must be spot, perp or transfer, got ${JSON.stringify(e.kind)}`);
+  for (const k of ['quantity', 'price', 'notionalUsd', 'feeUsd'] as const) if (!nonNeg(e[k])) throw f(k, `must be a non-negative number, got ${String(e[k])}`);
+  if (!(typeof e.realizedPnlUsd === 'number' && Number.isFinite(e.realizedPnlUsd))) throw f('realizedPnlUsd', `must be a finite number, got ${String(e.realizedPnlUsd)}`);
+  if (e.direction !== undefined && e.direction !== 'long' && e.direction !== 'short') throw f('direction', `must be long or short, got ${JSON.stringify(e.direction)}`);
+  if (!Array.isArray(e.methodologyIds) || !e.methodologyIds.every((x) => Number.isSafeInteger(x) && x > 0)) throw f('methodologyIds', 'must be an array of positive integer ids');
+  if (e.methodologyClasses !== undefined && (!Array.isArray(e.methodologyClasses) || !e.methodologyClasses.every((c) => typeof c === 'string'))) throw f('methodologyClasses', 'must be an array of asset class names');
+  if (typeof e.simulated !== 'boolean') throw f('simulated', 'must be a boolean');
+  if (typeof e.at !== 'string' || Number.isNaN(Date.parse(e.at))) throw f('at', `must be an ISO time, got ${JSON.stringify(e.at)}`);
+}
+
+/** The synchronous row operations the capture driver needs, run inside one engine transaction. */
+export interface CaptureOps {
+  /** True when the scope already has a row with this order id. */
+  hasOrder(orderId: string): boolean;
+  insertTrade(e: NewTradeExecution, status: TradeRecord['status'], now: string): TradeRecord;
+  /** Open trades of the scope for an asset and kind, oldest first (by `at`, then id). */
+  openTrades(asset: string, kind: string): TradeRecord[];
+  /** Apply a close patch to an opening trade; returns the trade as it is now. */
+  updateTrade(trade: TradeRecord, patch: TradeClosePatch): TradeRecord;
+  setClosedIds(trade: TradeRecord, ids: readonly number[]): TradeRecord;
+  methodology(id: number): MethodologyRecord | undefined;
+  /** Insert the (methodology, trade) attribution; false when it already exists. */
+  insertAttribution(methodologyId: number, tradeId: number, outcome: TradeOutcome, now: string): boolean;
+  updateMethodologyScore(methodology: MethodologyRecord, score: MethodologyScore, now: string): MethodologyRecord;
+  /** Insert a case for a trade; undefined when the trade already has one. */
+  insertCase(c: Omit<RoleCaseRecord, 'id' | 'userId' | 'agentId' | 'lessonMemoryIds'>): RoleCaseRecord | undefined;
+}
+
+/** What a close changes on an opening trade. */
+export interface TradeClosePatch {
+  readonly closedQuantity: number;
+  readonly realizedPnlUsd: number;
+  readonly exitPrice: number;
+  readonly status: 'open' | 'closed';
+  readonly closedAt?: string | undefined;
+  readonly holdingMs?: number | undefined;
+  readonly outcome?: TradeOutcome | undefined;
+}
+
+const EPS = 1e-9;
+
+/** A trade as one line: `long BTC perp 0.01 @ 97000 → 98000, +$8.20 (win) in 2h 0m; methodologies #3; role minara.core`. */
+export function caseSummary(t: TradeRecord): string {
+  const pnl = t.realizedPnlUsd;
+  const money = `${pnl >= 0 ? '+' : '-'}$${Math.abs(pnl).toFixed(2)}`;
+  const mins = Math.round((t.holdingMs ?? 0) / 60_000);
+  const held = mins >= 60 ? `${Math.floor(mins / 60)}h ${mins % 60}m` : `${mins}m`;
+  const meth = t.methodologyIds.length > 0 ? `; methodologies ${t.methodologyIds.map((id) => `#${id}`).join(', ')}` : '';
+  return `${t.direction ?? 'long'} ${t.asset} ${t.kind} ${fmtNum(t.quantity)} @ ${fmtNum(t.price)} → ${fmtNum(t.exitPrice ?? 0)}, ${money} (${t.outcome ?? 'open'}) in ${held}${meth}; role ${t.role}`;
+}
+
+function fmtNum(n: number): string {
+  return Number(n.toPrecision(8)).toString();
+}
+
+/**
+ * The capture driver: record executions in order over `ops` (inside the engine's write transaction). See
+ * {@link LearningStorage.recordExecutions}.
+ */
+export function runCapture(ops: CaptureOps, executions: readonly NewTradeExecution[], policy: MethodologyPolicy, now: string): Omit<CaptureResult, 'preferences'> {
+  const recorded: TradeRecord[] = [];
+  const duplicates: string[] = [];
+  const closed: TradeRecord[] = [];
+  const updated = new Map<number, TradeRecord>();
+  const changes = new Map<number, MethodologyChange>();
+  const cases: RoleCaseRecord[] = [];
+  for (const e of executions) {
+    if (ops.hasOrder(e.orderId)) {
+      duplicates.push(e.orderId);
+      continue;
+    }
+    // Only the scope's own methodologies are linked (an id from another tenant is dropped, never stored),
+    // and of those only the ones of the execution's asset classes that are not quarantined.
+    const own = e.methodologyIds.filter((id, k) => {
+      if (e.methodologyIds.indexOf(id) !== k) return false;
+      const m = ops.methodology(id);
+      return m !== undefined && (e.methodologyClasses === undefined || (m.state !== 'quarantined' && e.methodologyClasses.includes(m.assetClass)));
+    });
+    const { methodologyClasses: _classes, ...stored } = e;
+    let row = ops.insertTrade({ ...stored, methodologyIds: own }, e.action === 'open' ? 'open' : 'settled', now);
+    if (e.action === 'close' && e.quantity > 0) {
+      let remaining = e.quantity;
+      const touched: number[] = [];
+      for (const open of ops.openTrades(e.asset, e.kind)) {
+        if (remaining <= EPS) break;
+        const left = open.quantity - open.closedQuantity;
+        if (left <= EPS) continue;
+        const take = Math.min(left, remaining);
+        remaining -= take;
+        const share = e.realizedPnlUsd * (take / e.quantity);
+        const closedQuantity = open.closedQuantity + take;
+        const exitPrice = ((open.exitPrice ?? 0) * open.closedQuantity + e.price * take) / closedQuantity;
+        const realizedPnlUsd = open.realizedPnlUsd + share;
+        const done = closedQuantity >= open.quantity * (1 - 1e-9) - EPS;
+        const holdingMs = Math.max(0, Date.parse(e.at) - Date.parse(open.at));
+        const outcome: TradeOutcome = realizedPnlUsd > 0 ? 'win' : 'loss';
+        const next = ops.updateTrade(open, {
+          closedQuantity: done ? open.quantity : closedQuantity, realizedPnlUsd, exitPrice, status: done ? 'closed' : 'open',
+          ...(done ? { closedAt: e.at, holdingMs, outcome } : {}),
+        });
+        touched.push(open.id);
+        updated.set(next.id, next);
+        if (!done) continue;
+        closed.push(next);
+        for (const mid of next.methodologyIds) {
+          const m = ops.methodology(mid);
+          if (!m || !ops.insertAttribution(mid, next.id, outcome, now)) continue;
+          const score = scoreMethodology(m, m.uses + 1, m.wins + (outcome === 'win' ? 1 : 0), policy, now);
+          const after = ops.updateMethodologyScore(m, score, now);
+          const prev = changes.get(mid);
+          // Keep the most telling change of the batch (quarantined > proposed/withdrawn > scored).
+          const rank = (c: MethodologyChange['change']) => (c === 'quarantined' ? 3 : c === 'scored' ? 1 : 2);
+          changes.set(mid, { methodology: after, change: prev && rank(prev.change) > rank(score.change) ? prev.change : score.change });
+        }
+        const c = ops.insertCase({
+          tradeId: next.id, role: next.role, asset: next.asset, ...(next.assetClass !== undefined ? { assetClass: next.assetClass } : {}), kind: next.kind,
+          ...(next.direction !== undefined ? { direction: next.direction } : {}), summary: caseSummary(next), outcome, realizedPnlUsd: next.realizedPnlUsd,
+          holdingMs, methodologyIds: next.methodologyIds, openedAt: next.at, closedAt: e.at, createdAt: now,
+        });
+        if (c) cases.push(c);
+      }
+      if (touched.length > 0) row = ops.setClosedIds(row, touched);
+    }
+    recorded.push(row);
+  }
+  return { recorded, duplicates, closed, updated: [...updated.values()], methodologyChanges: [...changes.values()], cases };
+}
+
+/** A scope with a non-empty `userId` (and `agentId` when given); throws INVALID_ARGUMENT otherwise. */
+export function checkLearningScope(operation: string, scope: { readonly userId: string; readonly agentId?: string | undefined }): void {
+  if (typeof scope !== 'object' || scope === null || typeof scope.userId !== 'string' || scope.userId.length === 0) {
+    throw invalidArgument(operation, 'scope.userId must be a non-empty string');
+  }
+  if (scope.agentId !== undefined && (typeof scope.agentId !== 'string' || scope.agentId.length === 0)) {
+    throw invalidArgument(operation, 'scope.agentId must be a non-empty string when given');
+  }
+}
+
+/** A positive integer id; throws INVALID_ARGUMENT naming the field. */
+export function checkRowId(operation: string, field: string, id: unknown): number {
+  if (!Number.isSafeInteger(id) || (id as number) < 1) throw invalidArgument(operation, `${field} must be a positive integer, got ${String(id)}`);
+  return id as number;
+}
+
+const str = (v: unknown, max = 4000): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
+
+/** Check a methodology input; throws INVALID_ARGUMENT naming the field. */
+export function checkNewMethodology(operation: string, m: { assetClass: unknown; text: unknown; normalizedText: unknown; origin: unknown }): void {
+  if (!str(m.assetClass, 64) || !/^[a-z][a-z0-9_]*$/u.test(m.assetClass)) throw invalidArgument(operation, `assetClass must be a lower snake case name (crypto_major, perps, any, …), got ${JSON.stringify(m.assetClass)}`);
+  if (!str(m.text)) throw invalidArgument(operation, 'text must be a non-empty string of at most 4000 characters');
+  if (!str(m.normalizedText)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
+  if (!['seed', 'lesson', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
+}
+
+/** Check a preference input; throws INVALID_ARGUMENT naming the field. */
+export function checkNewPreference(operation: string, p: { dimension: unknown; kind?: unknown; text: unknown; normalizedText: unknown; source?: unknown }): void {
+  if (!str(p.dimension, 64) || !/^[a-z][a-z0-9_]*$/u.test(p.dimension)) throw invalidArgument(operation, `dimension must be a lower snake case name (slippage, leverage, …), got ${JSON.stringify(p.dimension)}`);
+  if (p.kind !== undefined && p.kind !== 'behavioural' && p.kind !== 'hard_constraint') throw invalidArgument(operation, `kind must be behavioural or hard_constraint, got ${JSON.stringify(p.kind)}`);
+  if (!str(p.text, 2000)) throw invalidArgument(operation, 'text must be a non-empty string of at most 2000 characters');
+  if (!str(p.normalizedText, 2000)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
+  if (p.source !== undefined && !['mined', 'memory_learn', 'api', 'import'].includes(p.source as string)) throw invalidArgument(operation, `source must be mined, memory_learn, api or import, got ${JSON.stringify(p.source)}`);
+}
+
+/** Check a perp fill of the mirror. */
+export function checkPerpsFill(operation: string, f: { subAccountId: unknown; oid: unknown; tsMs: unknown; symbol: unknown; side: unknown; size: unknown; price: unknown; fee: unknown; closedPnl: unknown; fillUid: unknown }, i: number): void {
+  const bad = (field: string, msg: string) => invalidArgument(operation, `fills[${i}].${field} ${msg}`);
+  if (typeof f.subAccountId !== 'string') throw bad('subAccountId', 'must be a string');
+  for (const k of ['oid', 'symbol', 'side', 'fillUid'] as const) if (!str(f[k], 512)) throw bad(k, 'must be a non-empty string');
+  if (!Number.isSafeInteger(f.tsMs) || (f.tsMs as number) < 0) throw bad('tsMs', `must be a non-negative integer (ms), got ${String(f.tsMs)}`);
+  for (const k of ['size', 'price', 'fee', 'closedPnl'] as const) if (!(typeof f[k] === 'number' && Number.isFinite(f[k]))) throw bad(k, `must be a finite number, got ${String(f[k])}`);
+}
+
+/** Check a spot activity of the mirror. */
+export function checkSpotActivity(operation: string, a: { txHash: unknown; tsMs: unknown; type: unknown; status: unknown; valueUsd?: unknown }, i: number): void {
+  const bad = (field: string, msg: string) => invalidArgument(operation, `activities[${i}].${field} ${msg}`);
+  for (const k of ['txHash', 'type', 'status'] as const) if (!str(a[k], 512)) throw bad(k, 'must be a non-empty string');
+  if (!Number.isSafeInteger(a.tsMs) || (a.tsMs as number) < 0) throw bad('tsMs', `must be a non-negative integer (ms), got ${String(a.tsMs)}`);
+  if (a.valueUsd !== undefined && !(typeof a.valueUsd === 'number' && Number.isFinite(a.valueUsd))) throw bad('valueUsd', 'must be a finite number');
+}
+
+/** A list of known states (or absent); throws INVALID_ARGUMENT naming the field. */
+export function checkStateList(operation: string, field: string, states: readonly string[] | undefined, allowed: readonly string[]): void {
+  if (states === undefined) return;
+  if (!Array.isArray(states) || !states.every((s) => allowed.includes(s))) throw invalidArgument(operation, `${field} must be a list of ${allowed.join(', ')}`);
+}
+
+/** The checks of a compare-and-set transition: scope, id, `from` and `to` states. */
+export function checkTransition(operation: string, scope: LearningScopeLike, id: unknown, change: { readonly from: readonly string[]; readonly to: string }, allowed: readonly string[]): void {
+  checkLearningScope(operation, scope);
+  checkRowId(operation, 'id', id);
+  checkStateList(operation, 'from', change.from, allowed);
+  checkStateList(operation, 'to', [change.to], allowed);
+}
+
+/** The checks of `recordExecutions`: scope, every execution, the policy. */
+export function checkCaptureInput(
+  operation: string,
+  scope: LearningScopeLike,
+  input: { readonly executions: readonly NewTradeExecution[]; readonly policy: MethodologyPolicy; readonly observations?: readonly PreferenceObservation[] | undefined },
+): void {
+  checkLearningScope(operation, scope);
+  if (!Array.isArray(input.executions)) throw invalidArgument(operation, 'executions must be an array');
+  input.executions.forEach((e, i) => checkExecution(operation, e, i));
+  checkMethodologyPolicy(operation, input.policy);
+  if (input.observations !== undefined) checkObservations(operation, scope, input.observations);
+}
+
+/** The checks of `observePreferences`. */
+export function checkObservations(operation: string, scope: LearningScopeLike, observations: ReadonlyArray<{ dimension: unknown; text: unknown; normalizedText: unknown; effect: unknown }>): void {
+  checkLearningScope(operation, scope);
+  observations.forEach((ob, i) => {
+    checkNewPreference(`${operation} observations[${i}]`, ob);
+    if (ob.effect !== 'support' && ob.effect !== 'contradict') throw invalidArgument(operation, `observations[${i}].effect must be support or contradict`);
+  });
+}
+
+/** The checks of `recordSyncAttempt`. */
+export function checkSyncAttempt(operation: string, scope: LearningScopeLike, a: { ok: boolean; source: unknown; subAccountId: unknown; watermarkMs?: unknown }): void {
+  checkLearningScope(operation, scope);
+  if (typeof a.source !== 'string' || a.source.length === 0) throw invalidArgument(operation, 'source must be a non-empty string');
+  if (typeof a.subAccountId !== 'string') throw invalidArgument(operation, 'subAccountId must be a string (empty for none)');
+  if (a.ok && a.watermarkMs !== undefined && !(Number.isSafeInteger(a.watermarkMs) && (a.watermarkMs as number) >= 0)) throw invalidArgument(operation, 'watermarkMs must be a non-negative integer');
+}
+
+type LearningScopeLike = { readonly userId: string; readonly agentId?: string | undefined };

@@ -1,0 +1,171 @@
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_METHODOLOGY_POLICY, MinaraError, type NewTradeExecution, silentLogger, type Storage } from '@minara/agent';
+import { createSqliteStorage } from '@minara/agent/sqlite';
+import { createInMemoryStorage } from '@minara/agent/testing';
+
+const engines: ReadonlyArray<{ name: string; make: () => Storage }> = [
+  { name: 'sqlite', make: () => createSqliteStorage({ path: ':memory:', logger: silentLogger }) },
+  { name: 'in-memory', make: () => createInMemoryStorage() },
+];
+
+const S = { userId: 'u1' };
+const T0 = Date.parse('2026-03-01T00:00:00.000Z');
+const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString();
+
+function exec(over: Partial<NewTradeExecution> & Pick<NewTradeExecution, 'orderId'>): NewTradeExecution {
+  return {
+    toolName: 'open_perps_position', action: 'open', kind: 'perp', asset: 'BTC', assetClass: 'crypto_major', side: 'long', direction: 'long', quantity: 1,
+    price: 100, notionalUsd: 100, feeUsd: 0.05, realizedPnlUsd: -0.05, role: 'minara.core', methodologyIds: [], simulated: true, provider: 'paper', at: at(0),
+    ...over,
+  };
+}
+
+describe.each(engines)('learning storage domain ($name)', ({ make }) => {
+  it('records executions once by order id, closes first-in first-out with P&L allocation, attributes outcomes and opens cases', async () => {
+    const s = make();
+    const { methodology: m } = await s.learning.upsertMethodology(S, { assetClass: 'crypto_major', text: 'Trend', normalizedText: 'trend', origin: 'api', now: at(0) });
+    const first = await s.learning.recordExecutions(S, {
+      executions: [exec({ orderId: 'o1', quantity: 1, methodologyIds: [m.id] }), exec({ orderId: 'o2', quantity: 3, at: at(1), methodologyIds: [m.id] })],
+      policy: DEFAULT_METHODOLOGY_POLICY, now: at(1),
+    });
+    expect(first.recorded.map((t) => [t.orderId, t.status])).toEqual([['o1', 'open'], ['o2', 'open']]);
+    // A close of 2 units: all of o1 (1) and 1 of o2's 3, its +20 P&L split by quantity.
+    const close = await s.learning.recordExecutions(S, {
+      executions: [exec({ orderId: 'c1', action: 'close', side: 'close', quantity: 2, price: 110, realizedPnlUsd: 20, at: at(61), methodologyIds: [m.id] })],
+      policy: DEFAULT_METHODOLOGY_POLICY, now: at(61),
+    });
+    expect(close.recorded[0]).toMatchObject({ orderId: 'c1', action: 'close', status: 'settled', closesTradeIds: [first.recorded[0]!.id, first.recorded[1]!.id] });
+    expect(close.closed).toHaveLength(1);
+    expect(close.closed[0]).toMatchObject({ orderId: 'o1', status: 'closed', outcome: 'win', holdingMs: 61 * 60_000, exitPrice: 110, closedQuantity: 1 });
+    expect(close.closed[0]!.realizedPnlUsd).toBeCloseTo(9.95, 10);
+    const o2 = close.updated.find((t) => t.orderId === 'o2')!;
+    expect(o2).toMatchObject({ status: 'open', closedQuantity: 1 });
+    expect(o2.realizedPnlUsd).toBeCloseTo(9.95, 10);
+    expect(close.methodologyChanges).toEqual([{ methodology: expect.objectContaining({ id: m.id, uses: 1, wins: 1 }), change: 'scored' }]);
+    expect(close.cases).toHaveLength(1);
+    expect(close.cases[0]).toMatchObject({ tradeId: close.closed[0]!.id, outcome: 'win', role: 'minara.core', asset: 'BTC', methodologyIds: [m.id] });
+    expect(close.cases[0]!.summary).toBe(`long BTC perp 1 @ 100 → 110, +$9.95 (win) in 1h 1m; methodologies #${m.id}; role minara.core`);
+    // Replaying the same executions changes nothing.
+    const replay = await s.learning.recordExecutions(S, { executions: [exec({ orderId: 'o1' }), exec({ orderId: 'c1', action: 'close', side: 'close', quantity: 2 })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(62) });
+    expect(replay.recorded).toEqual([]);
+    expect(replay.duplicates).toEqual(['o1', 'c1']);
+    expect((await s.learning.getMethodology(S, m.id))!.uses).toBe(1);
+    // The rest of o2 closes at a loss: o2's outcome is its whole P&L.
+    const rest = await s.learning.recordExecutions(S, {
+      executions: [exec({ orderId: 'c2', action: 'close', side: 'close', quantity: 5, price: 90, realizedPnlUsd: -40, at: at(120) })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(120),
+    });
+    expect(rest.closed.map((t) => [t.orderId, t.outcome])).toEqual([['o2', 'loss']]);
+    // Only 2 of the close's 5 units were open here, so 2/5 of its P&L is o2's.
+    expect(rest.closed[0]!.realizedPnlUsd).toBeCloseTo(9.95 - 16, 10);
+    expect((await s.learning.getMethodology(S, m.id))).toMatchObject({ uses: 2, wins: 1 });
+    expect((await s.learning.listTrades(S, { action: 'open' })).map((t) => t.orderId)).toEqual(['o2', 'o1']);
+    expect((await s.learning.listTrades(S, { status: 'open' }))).toEqual([]);
+    expect((await s.learning.listCases(S, { status: 'pending' })).map((c) => c.tradeId)).toEqual([first.recorded[0]!.id, first.recorded[1]!.id]);
+    await s.close();
+  });
+
+  it('quarantines automatically below the demotion bound with 20 uses, in the same transaction as the outcome', async () => {
+    const s = make();
+    const { methodology: m } = await s.learning.upsertMethodology(S, { assetClass: 'crypto_major', text: 'Bad', normalizedText: 'bad', origin: 'seed', now: at(0) });
+    for (let i = 0; i < 20; i++) {
+      const r = await s.learning.recordExecutions(S, {
+        executions: [exec({ orderId: `o${i}`, methodologyIds: [m.id], at: at(i) }), exec({ orderId: `c${i}`, action: 'close', side: 'close', realizedPnlUsd: i < 5 ? 5 : -5, at: at(i) })],
+        policy: DEFAULT_METHODOLOGY_POLICY, now: at(i),
+      });
+      expect(r.methodologyChanges[0]!.change).toBe(i === 19 ? 'quarantined' : 'scored');
+    }
+    const q = (await s.learning.getMethodology(S, m.id))!;
+    expect(q).toMatchObject({ state: 'quarantined', uses: 20, wins: 5, quarantinedAt: at(19) });
+    expect(q.stateReason).toMatch(/Wilson lower bound 0\.11\d < 0\.4 after 20 uses \(5 wins\)/);
+    expect(await s.learning.listMethodologies(S, { states: ['candidate', 'graduated'] })).toEqual([]);
+    await s.close();
+  });
+
+  it('methodologies: dedup per asset class, compare-and-set transitions, ordering, bad input names the field', async () => {
+    const s = make();
+    const a = await s.learning.upsertMethodology(S, { assetClass: 'perps', text: 'A', normalizedText: 'a', origin: 'api', now: at(0) });
+    expect((await s.learning.upsertMethodology(S, { assetClass: 'perps', text: 'A!', normalizedText: 'a', origin: 'api', now: at(1) })).created).toBe(false);
+    const b = await s.learning.upsertMethodology(S, { assetClass: 'forex', text: 'A', normalizedText: 'a', origin: 'api', now: at(0) });
+    expect(b.created).toBe(true);
+    const g = await s.learning.transitionMethodology(S, a.methodology.id, { from: ['candidate'], to: 'graduated', reason: 'ok', now: at(2) });
+    expect(g).toMatchObject({ state: 'graduated', graduatedAt: at(2), stateReason: 'ok' });
+    expect(await s.learning.transitionMethodology(S, a.methodology.id, { from: ['candidate'], to: 'graduated', reason: 'again', now: at(3) })).toBeUndefined();
+    expect((await s.learning.listMethodologies(S)).map((m) => m.state)).toEqual(['graduated', 'candidate']);
+    expect(await s.learning.listMethodologies(S, { assetClasses: ['forex'] })).toHaveLength(1);
+    expect(await s.learning.listMethodologies(S, { ids: [b.methodology.id] })).toHaveLength(1);
+    await expect(s.learning.upsertMethodology(S, { assetClass: 'Bad Class', text: 'x', normalizedText: 'x', origin: 'api', now: at(0) })).rejects.toThrow(/assetClass must be a lower snake case name/);
+    await expect(s.learning.recordExecutions(S, { executions: [exec({ orderId: 'x', quantity: -1 })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(0) })).rejects.toThrow(/executions\[0\]\.quantity must be a non-negative number/);
+    await expect(s.learning.recordExecutions(S, { executions: [exec({ orderId: 'x' })], policy: { ...DEFAULT_METHODOLOGY_POLICY, demotionMinUses: 0 }, now: at(0) })).rejects.toThrow(/policy\.demotionMinUses/);
+    await expect(s.learning.listMethodologies({ userId: '' })).rejects.toThrow(/scope\.userId/);
+    // Nothing was stored by the refused calls.
+    expect(await s.learning.listTrades(S)).toEqual([]);
+    await s.close();
+  });
+
+  it('cases are reflected once: a second reflection changes nothing', async () => {
+    const s = make();
+    await s.learning.recordExecutions(S, { executions: [exec({ orderId: 'o' }), exec({ orderId: 'c', action: 'close', side: 'close', realizedPnlUsd: 3 })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(0) });
+    const [c] = await s.learning.listCases(S, { status: 'pending' });
+    expect(await s.learning.markCaseReflected(S, c!.id, { classification: 'variance', reflection: '{"a":1}', lessonMemoryIds: [7], now: at(1) })).toBe(true);
+    expect(await s.learning.markCaseReflected(S, c!.id, { classification: 'logic_error', reflection: '{"b":2}', lessonMemoryIds: [8], now: at(2) })).toBe(false);
+    const [r] = await s.learning.listCases(S, { status: 'reflected' });
+    expect(r).toMatchObject({ classification: 'variance', reflection: '{"a":1}', lessonMemoryIds: [7], reflectedAt: at(1) });
+    expect(await s.learning.listCases(S, { status: 'pending' })).toEqual([]);
+    await s.close();
+  });
+
+  it('preferences: observations add evidence and contradictions; transitions are compare-and-set', async () => {
+    const s = make();
+    const ob = (v: string, effect: 'support' | 'contradict' = 'support') => ({ dimension: 'slippage', text: `slip ${v}`, normalizedText: `slippage:${v}`, value: v, effect });
+    await s.learning.observePreferences(S, [ob('50'), ob('50'), ob('100')], at(0));
+    const list = await s.learning.listPreferences(S, { dimension: 'slippage' });
+    const p50 = list.find((p) => p.value === '50')!;
+    const p100 = list.find((p) => p.value === '100')!;
+    expect(p50).toMatchObject({ evidence: 2, contradictions: 1, state: 'proposed', kind: 'behavioural', source: 'mined' });
+    expect(p100).toMatchObject({ evidence: 1, contradictions: 0 });
+    await s.learning.observePreferences(S, [ob('100', 'contradict')], at(1));
+    expect((await s.learning.getPreference(S, p100.id))!.contradictions).toBe(1);
+    const active = await s.learning.transitionPreference(S, p50.id, { from: ['proposed'], to: 'active', now: at(2), memoryId: 42 });
+    expect(active).toMatchObject({ state: 'active', activatedAt: at(2), memoryId: 42 });
+    expect(await s.learning.transitionPreference(S, p50.id, { from: ['proposed'], to: 'active', now: at(3) })).toBeUndefined();
+    const hc = await s.learning.upsertPreference(S, { dimension: 'leverage', kind: 'hard_constraint', text: 'Never above 3x', normalizedText: 'never above 3x', value: '{"maxLeverage":3}', source: 'api', now: at(0) });
+    expect(hc.preference).toMatchObject({ state: 'proposed', kind: 'hard_constraint', evidence: 0 });
+    expect((await s.learning.upsertPreference(S, { dimension: 'leverage', kind: 'hard_constraint', text: 'x', normalizedText: 'never above 3x', source: 'api', now: at(1) })).created).toBe(false);
+    expect(await s.learning.listPreferences(S, { states: ['active'] })).toHaveLength(1);
+    await expect(s.learning.upsertPreference(S, { dimension: 'x', kind: 'soft' as never, text: 't', normalizedText: 't', source: 'api', now: at(0) })).rejects.toThrow(/kind must be behavioural or hard_constraint/);
+    await s.close();
+  });
+
+  it('mirror: INSERT OR IGNORE returns inserted counts; the watermark only moves forward; failures count and reset', async () => {
+    const s = make();
+    const fill = (uid: string, ts: number) => ({ subAccountId: 'sub1', oid: 'o1', tsMs: ts, symbol: 'BTC', side: 'B', size: 1, price: 100, fee: 0.1, closedPnl: 0, fillUid: uid, now: at(0) });
+    expect(await s.learning.insertPerpsFills(S, [fill('t1', 1000), fill('t2', 2000), fill('t2', 2000)])).toBe(2);
+    expect(await s.learning.insertPerpsFills(S, [fill('t1', 1000), fill('t2', 2000)])).toBe(0);
+    expect(await s.learning.insertPerpsFills(S, [{ ...fill('t1', 1000), subAccountId: 'sub2' }])).toBe(1);
+    expect((await s.learning.listPerpsFills(S, { subAccountId: 'sub1' })).map((f) => f.fillUid)).toEqual(['t2', 't1']);
+    const spot = (h: string) => ({ txHash: h, tsMs: 5, type: 'swap', fromToken: 'USDC', toToken: 'ETH', amount: '100', valueUsd: 100, status: 'success', now: at(0) });
+    expect(await s.learning.insertExternalSpot(S, [spot('0xa'), spot('0xb')])).toBe(2);
+    expect(await s.learning.insertExternalSpot(S, [spot('0xa')])).toBe(0);
+    await expect(s.learning.insertPerpsFills(S, [{ ...fill('t9', -1) }])).rejects.toThrow(/fills\[0\]\.tsMs/);
+
+    expect(await s.learning.recordSyncAttempt(S, { ok: true, source: 'perps_fills', subAccountId: 'sub1', watermarkMs: 2000, now: at(1) })).toMatchObject({ lastSyncedTsMs: 2000, consecutiveFailures: 0 });
+    expect(await s.learning.recordSyncAttempt(S, { ok: true, source: 'perps_fills', subAccountId: 'sub1', watermarkMs: 1500, now: at(2) })).toMatchObject({ lastSyncedTsMs: 2000 });
+    await s.learning.recordSyncAttempt(S, { ok: false, source: 'perps_fills', subAccountId: 'sub1', error: 'boom', now: at(3) });
+    expect(await s.learning.recordSyncAttempt(S, { ok: false, source: 'perps_fills', subAccountId: 'sub1', error: 'boom 2', now: at(4) })).toMatchObject({ consecutiveFailures: 2, lastError: 'boom 2', lastSyncedTsMs: 2000, lastSyncedAt: at(4) });
+    expect(await s.learning.recordSyncAttempt(S, { ok: true, source: 'perps_fills', subAccountId: 'sub1', now: at(5) })).toMatchObject({ consecutiveFailures: 0, lastSyncedTsMs: 2000 });
+    expect((await s.learning.listSyncStates(S)).map((x) => x.subAccountId)).toEqual(['sub1']);
+    expect(await s.learning.getSyncState(S, 'spot_activities', '')).toBeUndefined();
+
+    const snap = await s.learning.recordPersonalizationSnapshot(S, { sessionWatermark: at(9), sessionIds: ['s1'], factHashes: ['h'], writtenIds: [1], now: at(9) });
+    expect(await s.learning.latestPersonalizationSnapshot(S)).toEqual(snap);
+    expect(await s.learning.latestPersonalizationSnapshot({ userId: 'u2' })).toBeUndefined();
+    await s.close();
+  });
+
+  it('a closed storage refuses learning calls', async () => {
+    const s = make();
+    await s.close();
+    const error = await s.learning.listTrades(S).catch((e: unknown) => e);
+    expect(MinaraError.isInstance(error)).toBe(true);
+  });
+});
