@@ -41,6 +41,9 @@ import { readHardConstraints } from './hard-constraints';
 import { createLearningStore } from '../learning/store';
 import { createTurnLearning } from '../learning/turn-learning';
 import type { LearningStore, LearningStoreOptions } from '../learning/types';
+import { createLearningTools } from '../learning/tools';
+import { learningJobs } from './learning-jobs';
+import { parseDuration, parseHours } from './env-parse';
 import { createNotConfiguredModel } from './not-configured-model';
 
 /** What a domain pack contributes (the finance pack is one). */
@@ -292,6 +295,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
         ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
         ...(options.web === false ? [] : createWebTools(options.web ?? {})),
         ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
+        ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => learningFor(ctx.call.userId ?? userId, ctx.call.agentId) })),
         ...packs.flatMap((p) => p.tools ?? []),
         ...(mcp?.tools ?? []),
         ...(options.tools ?? []),
@@ -427,6 +431,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
       ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
       ...options.background,
+      jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: learningFor(userId), storage, finance, memory: memoryFor(userId), model: modelStatus.configured ? (options.utilityModel ?? model) : undefined, userId, bus, now, logger })],
       ...(deliver ? { deliver } : {}),
       ...(admit ? { admit } : {}),
     });
@@ -455,6 +460,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       logger,
       async close() {
         await background.stop();
+        for (const l of learningStores.values()) l.close();
         await mcp?.close();
         for (const store of stores.values()) await store.close();
         workspace?.close();
@@ -467,24 +473,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     if (ownsStorage) await storage.close().catch(() => {});
     throw error;
   }
-}
-
-/** `30m`, `6h`, `90s`, `1d` or `0` → ms; anything else is a ConfigError naming the variable. */
-function parseDuration(value: string, name: string): number {
-  const m = /^\s*(\d+)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
-  if (!m) throw new ConfigError(`${name}: expected a duration like 30m, 6h or 0 (off), got ${JSON.stringify(value)}`, [name]);
-  const n = Number(m[1]);
-  const unit = (m[2] ?? 'ms').toLowerCase();
-  const ms = n * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as Record<string, number>)[unit]!;
-  if (ms !== 0 && ms < 60_000) throw new ConfigError(`${name}: the shortest interval is 1m (or 0 for off), got ${JSON.stringify(value)}`, [name]);
-  return ms;
-}
-
-/** `08:00-22:00` → `{ start, end }` (UTC). */
-function parseHours(value: string, name: string): { start: string; end: string } {
-  const m = /^\s*((?:[01]?\d|2[0-3]):[0-5]\d)\s*-\s*((?:[01]?\d|2[0-3]):[0-5]\d)\s*$/.exec(value);
-  if (!m) throw new ConfigError(`${name}: expected HH:MM-HH:MM (UTC), e.g. 08:00-22:00, got ${JSON.stringify(value)}`, [name]);
-  return { start: m[1]!, end: m[2]! };
 }
 
 /** The MCP config createApp uses: the option, else MINARA_MCP_CONFIG, else `<workspace>/mcp.json` when present. */

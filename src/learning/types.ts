@@ -1,6 +1,7 @@
 /**
  * Public types of the learning loop (`createLearningStore`).
  */
+import type { LanguageModel } from 'ai';
 import type { MinaraBus } from '../events/bus';
 import type { MemoryStore } from '../memory/types';
 import type { PostTurnRecord, TurnLearningContext } from '../runtime/types';
@@ -10,6 +11,8 @@ import type {
 } from '../storage/learning-types';
 import type { Storage } from '../storage/types';
 import type { Logger } from '../util/logger';
+import type { CompiledPageOptions } from './compiled-pages';
+import type { ReflectionResult } from './reflection';
 
 /** When a proposed behavioural preference becomes active at turn start. */
 export interface PreferenceGraduationRule {
@@ -42,6 +45,12 @@ export interface LearningStoreOptions {
    * @default true
    */
   readonly minePreferences?: boolean | undefined;
+  /** How long a compiled page is served from the cache. @default 60000 */
+  readonly compiledPageTtlMs?: number | undefined;
+  /** Compiled pages kept (LRU). @default 256 */
+  readonly compiledPageCacheSize?: number | undefined;
+  /** Reflected cases and trades in a compiled page's timeline. @default 10 */
+  readonly compiledPageTimeline?: number | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: Logger | undefined;
 }
@@ -113,4 +122,22 @@ export interface LearningStore {
 
   /** The learned block for a turn's dynamic tail: methodologies for the message's assets (never quarantined) and active preferences. */
   promptContext(message?: string): Promise<TurnLearningContext>;
+
+  /**
+   * The role reflector over pending cases, oldest first: stage 1 classifies each outcome, stage 2 writes lessons
+   * (`lesson` memories linked to the case) and maybe a methodology (a candidate of the case's asset class). The
+   * reflection is set once; a failing or malformed model answer changes nothing. Needs `memory`.
+   */
+  reflect(options: { readonly model: LanguageModel; readonly limit?: number | undefined; readonly role?: string | undefined; readonly signal?: AbortSignal | undefined }): Promise<ReflectionResult>;
+
+  /**
+   * The compiled page of one asset (`BTC`, `$eth`, `EUR/USD` → `EURUSD`): byte-deterministic markdown with the
+   * graduated methodologies and active hard constraints (unless `includeHardConstraints: false`), then the
+   * latest reflected cases and trades. Served from a 60 s LRU keyed by entity and variant, cleared by this
+   * tenant's `memory:written`, `trade:recorded`, `trade:outcome_updated` (and methodology, preference and
+   * reflection changes) on the bus and by this store's own writes.
+   */
+  compiledPage(entity: string, options?: CompiledPageOptions): Promise<string>;
+  /** Stop listening to the bus (compiled-page invalidation). */
+  close(): void;
 }
