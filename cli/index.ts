@@ -35,6 +35,12 @@ Usage:
   minara jobs                           Background jobs: schedule, next runs, recent runs
   minara import openclaw <dir> [--force] | minara import hermes <dir>
                                         Bring an OpenClaw workspace or Hermes memories into the workspace
+  minara learning [list|cases]          Methodologies (confidence, uses, state) and pending trade cases
+  minara learning graduate|quarantine|reinstate <id> [--force] [--reason text]
+                                        The operator's decisions on a methodology
+  minara learning seed <file> | reflect [n] | page <asset>
+  minara preferences [list] | approve|reject <id>
+                                        Learned preferences and hard constraints
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -54,7 +60,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -74,15 +80,15 @@ interface Parsed {
 
 const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason']);
 const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background']);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'help']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'help']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
   '--host': ['serve', 'mcp'],
-  '--force': ['skills', 'import'],
+  '--force': ['skills', 'import', 'learning'],
   '--http': ['mcp'],
   '--tool-sets': ['mcp'],
-  '--reason': ['approvals'],
+  '--reason': ['approvals', 'learning'],
   '--no-web': ['serve'],
   '--no-background': ['serve', 'repl'],
 };
@@ -213,6 +219,11 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'import': {
       const { runImportCommand } = await import('./import-command');
       return runImportCommand(options, parsed.positionals, { force: parsed.force });
+    }
+    case 'learning':
+    case 'preferences': {
+      const { runLearningCli } = await import('./learning-command');
+      return runLearningCli(options, parsed.command, parsed.positionals, { reason: parsed.reason, force: parsed.force });
     }
     case 'approvals': {
       const { runApprovalsCommand } = await import('./approvals-command');

@@ -47,6 +47,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     storage: app.storage,
     tools: app.tools,
     memoryFor: app.memoryFor,
+    learningFor: (userId: string) => app.learningFor(userId),
     ...(app.workspace ? { workspace: app.workspace } : {}),
     ...(env.authToken ? { authToken: env.authToken } : {}),
     ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),

@@ -343,12 +343,14 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     // The learning loop, one store per tenant (user, agent): decision capture after turns, the learned prompt block.
     const learningStores = new Map<string, LearningStore>();
     const learningOptions = options.learning === false ? undefined : (options.learning ?? {});
+    // The role reflector's model (on demand: `learning.reflect()`): the utility model, else the main one, when configured.
+    const reflectionModel = modelStatus.configured ? (options.utilityModel ?? model) : undefined;
     const learningFor = (uid: string, agentId?: string): LearningStore | undefined => {
       if (!learningOptions) return undefined;
       const key = `${uid}\u0000${agentId ?? ''}`;
       let store = learningStores.get(key);
       if (!store) {
-        store = createLearningStore({ ...learningOptions, storage, scope: agentId ? { userId: uid, agentId } : { userId: uid }, memory: memoryFor(uid), bus, logger, now });
+        store = createLearningStore({ ...learningOptions, storage, audit: storage.audit, ...(reflectionModel ? { model: reflectionModel } : {}), scope: agentId ? { userId: uid, agentId } : { userId: uid }, memory: memoryFor(uid), bus, logger, now });
         learningStores.set(key, store);
       }
       return store;
@@ -431,7 +433,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
       ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
       ...options.background,
-      jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: learningFor(userId), storage, finance, memory: memoryFor(userId), model: modelStatus.configured ? (options.utilityModel ?? model) : undefined, userId, bus, now, logger })],
+      jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: learningFor(userId), storage, finance, memory: memoryFor(userId), model: reflectionModel, userId, bus, now, logger })],
       ...(deliver ? { deliver } : {}),
       ...(admit ? { admit } : {}),
     });

@@ -1,4 +1,5 @@
 import type { GatewayAuthenticate } from './auth';
+import type { LearningStore } from '../learning/types';
 import type { MemoryStore } from '../memory/types';
 import type { ModelConfigStatus } from '../llm/resolve-model';
 import type { AgentRuntime } from '../runtime/runtime';
@@ -19,6 +20,8 @@ export interface GatewayOptions {
   readonly tools: ToolRegistry;
   /** The memory store of a tenant; without it the `/v1/memory` routes answer 404. */
   readonly memoryFor?: ((userId: string) => MemoryStore) | undefined;
+  /** The learning store of a tenant: enables `/v1/learning/*` and `/v1/preferences` (createApp's `learningFor`). */
+  readonly learningFor?: ((userId: string) => LearningStore | undefined) | undefined;
   /** The markdown workspace; without it the `/v1/workspace` routes answer 404. */
   readonly workspace?: Workspace | undefined;
   /**

@@ -90,6 +90,10 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
     return p;
   };
   const refused = (message: string) => new MinaraError('LEARNING_TRANSITION_REFUSED', message);
+  /** One audit row per decision a person made (never for automatic transitions). */
+  const audited = async (call: string, args: Record<string, unknown>) => {
+    await options.audit?.append({ at: now(), toolName: `learning.${call}`, tier: 0, source: 'learning', decision: 'allowed', durationMs: 0, argsJson: JSON.stringify({ ...who, ...args }) });
+  };
 
   /** Activate a proposed preference: the `learned_preference` memory first, then the compare-and-set (undone if lost). */
   async function activate(p: PreferenceRecord): Promise<PreferenceRecord | undefined> {
@@ -190,6 +194,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       const next = await db.transitionMethodology(scope, id, { from: ['candidate'], to: 'graduated', now: now(), reason: graduateOptions.reason ?? (graduateOptions.force === true ? 'graduated by the operator (forced)' : 'graduated by the operator') });
       if (!next) throw refused(`Methodology #${id} changed state meanwhile; nothing was graduated.`);
       emitMethodology(next, 'graduated');
+      await audited('graduateMethodology', { id, force: graduateOptions.force === true, reason: next.stateReason });
       return next;
     },
 
@@ -198,6 +203,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       const next = await db.transitionMethodology(scope, id, { from: ['candidate', 'graduated'], to: 'quarantined', now: now(), reason: reason ?? 'quarantined by the operator' });
       if (!next) throw refused(`Methodology #${id} is already quarantined.`);
       emitMethodology(next, 'quarantined');
+      await audited('quarantineMethodology', { id, reason: next.stateReason });
       return next;
     },
 
@@ -206,6 +212,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       const next = await db.transitionMethodology(scope, id, { from: ['quarantined'], to: 'candidate', now: now(), reason: reason ?? 'reinstated by the operator' });
       if (!next) throw refused(`Methodology #${id} is not quarantined.`);
       emitMethodology(next, 'reinstated');
+      await audited('reinstateMethodology', { id, reason: next.stateReason });
       return next;
     },
 
@@ -237,6 +244,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       if (p.state !== 'proposed') throw refused(`Preference #${id} is ${p.state}; only a proposed preference can be approved.`);
       const next = await activate(p);
       if (!next) throw refused(`Preference #${id} changed state meanwhile; nothing was approved.`);
+      await audited('approvePreference', { id, kind: next.kind, dimension: next.dimension });
       return next;
     },
 
@@ -247,6 +255,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       // Its memory is soft-deleted (recoverable), never lost.
       if (p.memoryId !== undefined) await memory?.softDelete(p.memoryId);
       emitPreference(next);
+      await audited('rejectPreference', { id, kind: next.kind, dimension: next.dimension });
       return next;
     },
 
@@ -296,9 +305,10 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       listening = false;
     },
 
-    async reflect(reflectOptions) {
+    async reflect(reflectOptions = {}) {
       if (!memory) throw new MinaraError('CONFIG_INVALID', 'reflect: the learning store needs `memory` to write lessons (createLearningStore({ memory }))');
-      if (typeof reflectOptions?.model !== 'object' && typeof reflectOptions?.model !== 'string') throw new MinaraError('MODEL_NOT_CONFIGURED', 'reflect: a model is required');
+      const model = reflectOptions.model ?? options.model;
+      if (typeof model !== 'object' && typeof model !== 'string') throw new MinaraError('MODEL_NOT_CONFIGURED', 'reflect: a model is required (reflect({ model }) or createLearningStore({ model }))');
       const limit = reflectOptions.limit ?? 10;
       if (!Number.isSafeInteger(limit) || limit < 1) throw new MinaraError('LEARNING_INVALID', `reflect: limit must be a positive integer, got ${String(limit)}`);
       return reflectCases(
@@ -312,7 +322,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
             bus?.emit('role_memory:reflected', { ...who, caseId: c.id, classification, lessons });
           },
         },
-        { ...reflectOptions, limit },
+        { ...reflectOptions, model, limit },
       );
     },
   };

@@ -9,7 +9,7 @@ import type {
   CaptureResult, LearningScope, MethodologyOrigin, MethodologyPolicy, MethodologyQuery, MethodologyRecord, PreferenceKind, PreferenceQuery,
   PreferenceRecord, RoleCaseQuery, RoleCaseRecord, TradeQuery, TradeRecord,
 } from '../storage/learning-types';
-import type { Storage } from '../storage/types';
+import type { AuditStorage, Storage } from '../storage/types';
 import type { Logger } from '../util/logger';
 import type { CompiledPageOptions } from './compiled-pages';
 import type { ReflectionResult } from './reflection';
@@ -30,6 +30,12 @@ export interface LearningStoreOptions {
   readonly scope: LearningScope;
   /** The tenant's memory store: active preferences are written to it as `learned_preference` memories. */
   readonly memory?: MemoryStore | undefined;
+  /**
+   * Where decisions made by a person are recorded: `graduateMethodology`, `quarantineMethodology`,
+   * `reinstateMethodology`, `approvePreference`, `rejectPreference` each append one audit row (tool name
+   * `learning.<call>`, source `learning`, the id and reason as arguments). Automatic transitions are events, not audit rows.
+   */
+  readonly audit?: Pick<AuditStorage, 'append'> | undefined;
   /** The app bus for `trade:recorded`, `trade:outcome_updated`, `methodology:changed`, `preference:changed`. */
   readonly bus?: MinaraBus | undefined;
   /** Graduation and quarantine thresholds. @default DEFAULT_METHODOLOGY_POLICY (0.55/10, 0.40/20) */
@@ -51,6 +57,8 @@ export interface LearningStoreOptions {
   readonly compiledPageCacheSize?: number | undefined;
   /** Reflected cases and trades in a compiled page's timeline. @default 10 */
   readonly compiledPageTimeline?: number | undefined;
+  /** The model `reflect()` uses when the call passes none (`createApp` passes its utility model when one is configured). */
+  readonly model?: LanguageModel | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: Logger | undefined;
 }
@@ -126,9 +134,10 @@ export interface LearningStore {
   /**
    * The role reflector over pending cases, oldest first: stage 1 classifies each outcome, stage 2 writes lessons
    * (`lesson` memories linked to the case) and maybe a methodology (a candidate of the case's asset class). The
-   * reflection is set once; a failing or malformed model answer changes nothing. Needs `memory`.
+   * reflection is set once; a failing or malformed model answer changes nothing. Needs `memory`, and a model:
+   * the call's, else the store's `model` (`MODEL_NOT_CONFIGURED` when neither).
    */
-  reflect(options: { readonly model: LanguageModel; readonly limit?: number | undefined; readonly role?: string | undefined; readonly signal?: AbortSignal | undefined }): Promise<ReflectionResult>;
+  reflect(options?: { readonly model?: LanguageModel | undefined; readonly limit?: number | undefined; readonly role?: string | undefined; readonly signal?: AbortSignal | undefined }): Promise<ReflectionResult>;
 
   /**
    * The compiled page of one asset (`BTC`, `$eth`, `EUR/USD` → `EURUSD`): byte-deterministic markdown with the

@@ -56,6 +56,28 @@ describe('minara (process)', () => {
     expect(minara(['demo', '--no-background']).stderr).toContain('only applies to "minara serve" and the REPL ("minara")');
   });
 
+  it('minara learning and minara preferences: seed, list, the operator\'s decisions (refused, forced), usage errors exit 2', () => {
+    const dir = tempDir();
+    const seed = path.join(dir, 'seed.md');
+    writeFileSync(seed, '## crypto_major\n- Buy BTC breakouts above the prior day high.\n');
+    expect(minara(['learning', 'seed', seed, '--data-dir', dir]).stdout).toContain('Seeded 1 methodologies (0 already known)');
+    const list = minara(['learning', '--data-dir', dir]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/#1\s+candidate\s+0\.000\s+0\/0\s+crypto_major/);
+    const refused = minara(['learning', 'graduate', '1', '--data-dir', dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('LEARNING_TRANSITION_REFUSED: Methodology #1 is not proposed for graduation');
+    const forced = minara(['learning', 'graduate', '1', '--force', '--reason', 'desk review', '--data-dir', dir]);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('Methodology #1 is now graduated.');
+    expect(minara(['learning', 'list', 'graduated', '--data-dir', dir]).stdout).toMatch(/#1\s+graduated/);
+    expect(minara(['preferences', '--data-dir', dir]).stdout).toMatch(/^No preferences yet/);
+    const bad = minara(['learning', 'graduate', '--data-dir', dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('usage: minara learning graduate <id>');
+    expect(minara(['preferences', 'approve', '1', '--force']).stderr).toContain('option --force only applies to');
+  });
+
   it('minara import openclaw and hermes bring another agent\'s files into the workspace', () => {
     const dir = tempDir();
     const claw = tempDir();
