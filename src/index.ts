@@ -150,6 +150,7 @@ export type {
   MemoryEdgeRecord,
   MemoryEntityCount,
   MemoryListQuery,
+  MemoryStats,
   MemoryLookupFilter,
   MemoryRowPatch,
   MemoryScoredId,
@@ -535,13 +536,16 @@ export type {
   ExternalSpotRecord,
   HistorySyncAttempt,
   HistorySyncState,
+  ImportedTradeCase,
   LearningScope,
+  LearningStats,
   LearningStorage,
   MethodologyChange,
   MethodologyOrigin,
   MethodologyPolicy,
   MethodologyQuery,
   MethodologyRecord,
+  MethodologyRestore,
   MethodologyState,
   NewExternalSpotActivity,
   NewMethodology,
@@ -554,6 +558,7 @@ export type {
   PreferenceObservation,
   PreferenceQuery,
   PreferenceRecord,
+  PreferenceRestore,
   PreferenceSource,
   PreferenceState,
   RoleCaseQuery,
@@ -567,6 +572,35 @@ export type {
   TradeStatus,
 } from './storage/learning-types';
 // ── END learning
+// ── ops (issue 17: doctor, memory export and import) ── BEGIN ops
+export {
+  bucketCount,
+  DEFAULT_DOCTOR_FIXES,
+  DOCTOR_FIXES,
+  type DoctorCount,
+  type DoctorFixName,
+  type DoctorFixOptions,
+  type DoctorFixReport,
+  type DoctorFixResult,
+  type DoctorOptions,
+  type DoctorReport,
+  exportMemory,
+  type ExportMemoryOptions,
+  type ExportMemoryResult,
+  formatDoctorFixReport,
+  formatDoctorReport,
+  formatImportReport,
+  importMemory,
+  type ImportFileResult,
+  type ImportMemoryOptions,
+  type ImportMemoryResult,
+  MEMORY_EXPORT_SCHEMA_VERSION,
+  memoryFileName,
+  runDoctor,
+  runDoctorFixes,
+  VOLATILE_FIELDS,
+} from './ops/index';
+// ── END ops
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';

@@ -146,6 +146,8 @@ export interface MinaraApp {
   readonly envLoad: LoadEnvResult | undefined;
   /** Whether a real model is configured; when not, turns explain how to configure one. */
   readonly modelStatus: ModelConfigStatus;
+  /** Whether an embedding model is configured (memory search fuses vectors when the index is available). */
+  readonly embedderConfigured: boolean;
   readonly storage: Storage;
   readonly tools: ToolRegistry;
   readonly skills: SkillRegistry;
@@ -442,6 +444,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       config,
       envLoad,
       modelStatus,
+      embedderConfigured: embedder !== undefined,
       storage,
       tools,
       skills,

@@ -13,6 +13,8 @@ import { methodologyLine, preferenceLine } from './prompt';
 export interface CompiledPageOptions {
   /** Include active hard constraints that mention the asset. @default true */
   readonly includeHardConstraints?: boolean | undefined;
+  /** Include the latest trades in the timeline (a memory export leaves them out: it carries no trade history). @default true */
+  readonly includeTrades?: boolean | undefined;
 }
 
 const money = (n: number) => `${n >= 0 ? '+' : '-'}$${Math.abs(n).toFixed(2)}`;
@@ -51,7 +53,7 @@ export async function compilePage(db: LearningStorage, scope: LearningScope, ent
     db.listMethodologies(scope, { states: ['graduated'], assetClasses: [assetClass, 'any'], limit: 50 }),
     options.includeHardConstraints === false ? Promise.resolve([] as PreferenceRecord[]) : db.listPreferences(scope, { states: ['active'], kinds: ['hard_constraint'], limit: 200 }),
     db.listCases(scope, { status: 'reflected', asset, limit: options.timelineLimit }),
-    db.listTrades(scope, { asset, limit: options.timelineLimit }),
+    options.includeTrades === false ? Promise.resolve([] as TradeRecord[]) : db.listTrades(scope, { asset, limit: options.timelineLimit }),
   ]);
   const byId = (a: { id: number }, b: { id: number }) => a.id - b.id;
   const constraints = hard.filter((p) => mentions(p, asset)).sort(byId);
@@ -61,7 +63,7 @@ export async function compilePage(db: LearningStorage, scope: LearningScope, ent
     lines.push('', '### Hard constraints', ...(constraints.length > 0 ? constraints.map((p) => `- ${preferenceLine(p)}`) : ['- none']));
   }
   lines.push('', '## Timeline', '', '### Reflected cases', ...(cases.length > 0 ? cases.map((c) => `- ${caseLine(c)}`) : ['- none yet']));
-  lines.push('', '### Trades', ...(trades.length > 0 ? trades.map((t) => `- ${tradeLine(t)}`) : ['- none yet']));
+  if (options.includeTrades !== false) lines.push('', '### Trades', ...(trades.length > 0 ? trades.map((t) => `- ${tradeLine(t)}`) : ['- none yet']));
   return `${lines.join('\n')}\n`;
 }
 

@@ -291,7 +291,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
         listening = true;
         for (const event of INVALIDATING) bus.on(event, invalidate);
       }
-      const key = `${normalizeAsset(entity)}${pageOptions.includeHardConstraints === false ? '|nohc' : ''}`;
+      const key = `${normalizeAsset(entity)}${pageOptions.includeHardConstraints === false ? '|nohc' : ''}${pageOptions.includeTrades === false ? '|notrades' : ''}`;
       const hit = pages.get(key);
       if (hit !== undefined) return hit;
       const text = await compilePage(db, scope, entity, { ...pageOptions, timelineLimit: compiledPageTimeline });

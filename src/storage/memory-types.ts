@@ -154,6 +154,20 @@ export interface MemoryEdgeRecord extends MemoryEdgeInput {
   readonly createdAt: string;
 }
 
+/** Row counts of a scope for health reports (`runDoctor`). */
+export interface MemoryStats {
+  /** Rows by category and status; soft-deleted rows are counted under `deleted`, not here. */
+  readonly rows: ReadonlyArray<{ readonly category: string; readonly status: MemoryStatus; readonly count: number }>;
+  /** Soft-deleted rows waiting for the purge. */
+  readonly deleted: number;
+  /** Rows (not soft-deleted) by embedding state. */
+  readonly embedding: Readonly<Record<EmbeddingState, number>>;
+  /** Edges of the scope's rows. */
+  readonly edges: number;
+  /** Stored vectors of the scope's rows. */
+  readonly vectors: number;
+}
+
 /** An entity and how often the visible memories of a scope point at it. */
 export interface MemoryEntityCount {
   readonly entityKind: string;
@@ -263,6 +277,8 @@ export interface MemoryStorage {
   edgesForMemories(scope: MemoryScope, ids: readonly number[]): Promise<MemoryEdgeRecord[]>;
   /** Entities ranked by how many visible rows point at them (`ticker_pair` only when asked for by kind). */
   topEntities(scope: MemoryScope, options: { entityKind?: string | undefined; limit: number }): Promise<MemoryEntityCount[]>;
+  /** Row, embedding-state, edge and vector counts of the scope (one pass; for health reports). */
+  stats(scope: MemoryScope): Promise<MemoryStats>;
 
   /** Append a consolidation audit row. */
   appendConsolidationEvent(scope: MemoryScope, event: ConsolidationEventInput): Promise<ConsolidationEvent>;

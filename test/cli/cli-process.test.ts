@@ -78,6 +78,46 @@ describe('minara (process)', () => {
     expect(minara(['preferences', 'approve', '1', '--force']).stderr).toContain('option --force only applies to');
   });
 
+  it('minara doctor (text, --json, --anonymous, --fix dry run and --apply) and minara memory export/import', () => {
+    const dir = tempDir();
+    const seed = path.join(dir, 'seed.md');
+    writeFileSync(seed, '## crypto_major\n- Buy BTC breakouts above the prior day high.\n');
+    expect(minara(['learning', 'seed', seed, '--data-dir', dir]).code).toBe(0);
+    const doctor = minara(['doctor', '--data-dir', dir]);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(/^minara doctor — /);
+    expect(doctor.stdout).toMatch(/Storage: sqlite; schema core \d+/);
+    expect(doctor.stdout).toContain('methodologies: candidate 1, graduated 0, quarantined 0');
+    expect(doctor.stdout).toContain('Model: not configured');
+    const json = JSON.parse(minara(['doctor', '--json', '--anonymous', '--data-dir', dir]).stdout) as { anonymous: boolean; learning: { methodologies: { candidate: string } } };
+    expect(json).toMatchObject({ anonymous: true, learning: { methodologies: { candidate: '1–9' } } });
+    expect(minara(['doctor', '--fix', '--data-dir', dir]).stdout).toContain('dry run: nothing written');
+    expect(minara(['doctor', '--fix', '--apply', '--only', 'edges', '--data-dir', dir]).stdout).toMatch(/edges\s+0 of 0 changed/);
+    const bad = minara(['doctor', '--only', 'edges', '--data-dir', dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--apply and --only only apply with --fix');
+    expect(minara(['doctor', '--fix', '--only', 'everything', '--data-dir', dir]).stderr).toContain('unknown fix "everything"');
+
+    const exported = minara(['memory', 'export', '--sign', '--data-dir', dir]);
+    expect(exported.code).toBe(0);
+    const where = /Exported to (\S+) \(signed\): 1 methodologies/.exec(exported.stdout)?.[1];
+    expect(where).toBeDefined();
+    expect(where!.startsWith(path.join(dir, 'exports'))).toBe(true);
+    const dry = minara(['memory', 'import', where!, '--data-dir', dir]);
+    expect(dry.stdout).toMatch(/^Dry run \(nothing written; add --apply\): 0 new, \d+ already present, 0 rejected/);
+    const other = tempDir();
+    const hc = minara(['memory', 'import', where!, '--apply', '--approve-hard-constraints', '--data-dir', other]);
+    expect(hc.code).toBe(0);
+    expect(hc.stderr).toContain('--approve-hard-constraints needs an interactive terminal');
+    expect(hc.stdout).toMatch(/^Imported: \d+ new/);
+    expect(hc.stdout).toContain('Not signed by this instance');
+    expect(minara(['learning', 'list', 'quarantined', '--data-dir', other]).stdout).toMatch(/#1\s+quarantined/);
+    const sandboxed = minara(['memory', 'export', '--out', path.join(dir, 'sandbox', 'files', 'x'), '--data-dir', dir]);
+    expect(sandboxed.code).toBe(1);
+    expect(sandboxed.stderr).toContain("agent's file tools can read");
+    expect(minara(['memory', 'import', '--data-dir', dir]).code).toBe(2);
+  });
+
   it('minara import openclaw and hermes bring another agent\'s files into the workspace', () => {
     const dir = tempDir();
     const claw = tempDir();

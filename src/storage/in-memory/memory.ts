@@ -6,6 +6,7 @@
 import { MinaraError } from '../../errors/minara-error';
 import type {
   ConsolidationEvent,
+  EmbeddingState,
   MemoryEdgeInput,
   MemoryEdgeRecord,
   MemoryEntityCount,
@@ -13,6 +14,7 @@ import type {
   MemoryRecord,
   MemoryScope,
   MemoryScoredId,
+  MemoryStatus,
   MemoryStorage,
   NewMemoryRow,
   ProfileEntry,
@@ -295,6 +297,30 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
         .filter((e) => set.has(e.memoryId) && visibleEdge(e, scope))
         .sort((a, b) => a.memoryId - b.memoryId || a.id - b.id)
         .map(strip);
+    },
+    async stats(scope) {
+      const grouped = new Map<string, { category: string; status: MemoryStatus; count: number }>();
+      const embedding: Record<EmbeddingState, number> = { pending: 0, embedded: 0, failed: 0, skipped: 0 };
+      let deleted = 0;
+      let vectorCount = 0;
+      for (const { record: r } of rows.values()) {
+        if (!inScope(r, scope)) continue;
+        if (r.deletedAt !== undefined) {
+          deleted++;
+          continue;
+        }
+        embedding[r.embeddingState]++;
+        const key = `${r.category}\u0000${r.status}`;
+        const g = grouped.get(key) ?? { category: r.category, status: r.status, count: 0 };
+        g.count++;
+        grouped.set(key, g);
+      }
+      for (const id of vectors.keys()) {
+        const row = rows.get(id);
+        if (row !== undefined && inScope(row.record, scope)) vectorCount++;
+      }
+      const sorted = [...grouped.values()].sort((a, b) => (a.category < b.category ? -1 : a.category > b.category ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0));
+      return { rows: sorted, deleted, embedding, edges: edges.filter((e) => e.userId === scope.userId && (e.agentId ?? undefined) === (scope.agentId ?? undefined)).length, vectors: vectorCount };
     },
     async topEntities(scope, options) {
       const groups = new Map<string, { kind: string; key: string; mems: Set<number>; types: Record<string, number> }>();

@@ -16,6 +16,7 @@ import type { SqliteHandle } from './handle';
 import { MEMORY_COLUMNS, type MemoryRow, SCOPE_WHERE, SCOPE_WHERE_BY_ID, insertEdges, jsonList, scopeKey, scopeParams, toRecord } from './memory-rows';
 import { createSqliteMemoryEdges } from './memory-edges';
 import { createSqliteMemorySearch } from './memory-search';
+import { sqliteMemoryStats } from './memory-stats';
 import { createSqliteMemoryVectors } from './memory-vectors';
 
 export { memoryMigrations } from './memory-schema';
@@ -140,6 +141,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
 
   return {
     catchUpIndex: () => search.fts.ensureIndexed(),
+    stats: async (scope) => sqliteMemoryStats(handle, scope),
 
     insert(scope, row) {
       return new Promise<MemoryRecord>((resolve, reject) => {
