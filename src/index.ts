@@ -141,6 +141,7 @@ export {
   formatInterval,
 } from './background/runner';
 export { type AgentBackground, type AgentBackgroundOptions, createAgentBackground, type Delivery, HEARTBEAT_OK } from './background/agent';
+export { type DeliveryQuery, type DeliveryRecord, listDeliveries } from './background/deliveries';
 export { createWebhookDelivery, type WebhookDeliveryOptions } from './background/delivery';
 export { signWebhook, verifyWebhookSignature } from './util/webhook-signature';
 export { type ParsedSchedule, parseSchedule, type ScheduleEntry } from './background/schedule';

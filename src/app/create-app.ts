@@ -20,7 +20,7 @@ import { createWebTools, type WebToolsOptions } from '../tools/web-tools';
 import { createFallbackModel } from '../llm/fallback-model';
 import { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from '../llm/pricing';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import type { AgentRuntimeOptions, ScenarioClassifier, TurnSummary } from '../runtime/types';
+import type { AgentRuntimeOptions, ScenarioClassifier, TurnStartInfo, TurnSummary } from '../runtime/types';
 import { createExternalSkillsManager, type ExternalSkillsManager } from '../skills/external';
 import { createSkillRegistry, type SkillRegistry } from '../skills/registry';
 import { loadSkillDirectories, type SkillLoadIssue } from '../skills/skill-md';
@@ -376,6 +376,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
       onTurnEnd: [
         async (summary: TurnSummary) => {
+          // A sub-agent's tokens are in its parent turn's usage (and entry): recording them twice would double the cost.
+          if (summary.source === 'subagent') return;
           const modelId = summary.modelId ?? (typeof model === 'string' ? model : model.modelId);
           const price = priceFor(modelId, prices);
           await storage.usage.record({
@@ -390,6 +392,12 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
         ...(liveMcp ? [async () => tools.register(await liveMcp.applyToolListChanges())] : []),
         ...(options.runtime?.onTurnStart ?? []),
       ],
+      // A HEARTBEAT.md schedule line the runner ignores is told to the operator in their next own turn, once.
+      notices: async (turn: TurnStartInfo) => {
+        const own = turn.source === 'user' && turn.userId === userId ? background.takeNotices() : [];
+        const host = (await options.runtime?.notices?.(turn)) ?? [];
+        return [...own, ...host];
+      },
       surface: options.surface ?? 'sdk',
       bus,
       logger,

@@ -102,6 +102,10 @@ export interface GatewayJobsSource {
   status(): ReadonlyArray<{ readonly id: string; readonly description: string; readonly schedule: string; readonly nextRunAt: string; readonly running: boolean; readonly failures: number; readonly backoffUntil?: string | undefined; readonly lastError?: string | undefined }>;
   runs(query?: { readonly jobId?: string | undefined; readonly limit?: number | undefined }): Promise<readonly JobRunRecord[]>;
   readonly started: boolean;
+  /** What autonomous turns delivered to a user, newest first (`app.background` has it): enables `GET /v1/deliveries`. */
+  deliveries?(query: { readonly userId: string; readonly after?: string | undefined; readonly limit?: number | undefined }): Promise<
+    ReadonlyArray<{ readonly sessionId: string; readonly source: string; readonly text: string; readonly at: string }>
+  >;
 }
 
 /** What the gateway's `/mcp` route needs of an MCP server (`createMcpToolServer` from `@minara/agent/mcp` fits). */
