@@ -17,6 +17,7 @@ import type { MemoryStore } from '../memory/types';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
 import { createDelegateTool } from '../runtime/delegate';
 import { createWebTools, type WebToolsOptions } from '../tools/web-tools';
+import { type BrowserToolsOptions, createBrowserTools } from '../tools/browser-tools';
 import { createFallbackModel } from '../llm/fallback-model';
 import { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from '../llm/pricing';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
@@ -121,6 +122,13 @@ export interface CreateAppOptions {
   readonly background?: Partial<Pick<AgentBackgroundOptions, 'heartbeatEveryMs' | 'activeHours' | 'purgeEveryMs' | 'dreaming' | 'deliver' | 'jobs' | 'owner' | 'resolutionMs'>> | undefined;
   /** The `web` tool set (`web_fetch`: public pages as text, SSRF-checked), or `false` for none. @default on, any public host */
   readonly web?: WebToolsOptions | false | undefined;
+  /**
+   * The `browser` tool set (`browser_read`: a page rendered in headless Chromium, every request of the page under the
+   * same URL policy as `web_fetch`), or `false` for none. Registered only when Chromium (`MINARA_BROWSER_PATH`,
+   * /usr/bin/chromium) and `playwright-core` are installed. Inherits `web`'s allow and deny lists unless given.
+   * @default on when available
+   */
+  readonly browser?: BrowserToolsOptions | false | undefined;
   /** Prices per model id (USD per million tokens), merged over `DEFAULT_MODEL_PRICES`; every turn's cost goes to `storage.usage`. */
   readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
   /**
@@ -296,6 +304,13 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       tools: [
         ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
         ...(options.web === false ? [] : createWebTools(options.web ?? {})),
+        ...(options.browser === false
+          ? []
+          : createBrowserTools({
+            env,
+            ...(options.web ? { ...(options.web.allowHosts ? { allowHosts: options.web.allowHosts } : {}), ...(options.web.denyHosts ? { denyHosts: options.web.denyHosts } : {}) } : {}),
+            ...options.browser,
+          })),
         ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
         ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => learningFor(ctx.call.userId ?? userId, ctx.call.agentId) })),
         ...packs.flatMap((p) => p.tools ?? []),
