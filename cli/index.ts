@@ -268,7 +268,10 @@ async function main(argv: readonly string[]): Promise<number> {
       const [{ buildApp, createCliLogger }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);
       // The REPL prints a failed turn's error itself: the log line would say it twice.
       const app = await buildApp(options, { logger: createCliLogger({ hideTurnErrors: true }) });
-      if (!parsed.noBackground) app.background.start();
+      if (!parsed.noBackground) {
+        await app.background.syncSchedule();
+        app.background.start();
+      }
       const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
       try {
         await runRepl({ app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}${parsed.noBackground ? '' : `\n${app.background.describe()} (--no-background to turn off)`}` });
