@@ -49,7 +49,7 @@ describe('minara serve with a schedule and nobody chatting', () => {
       let raw = '';
       req.on('data', (c: Buffer) => (raw += c.toString()));
       req.on('end', () => {
-        const ts = String(req.headers['x-minara-timestamp'] ?? '');
+        const ts = Number(req.headers['x-minara-timestamp'] ?? 0);
         const sig = String(req.headers['x-minara-signature'] ?? '');
         received.push({ verified: verifyWebhookSignature(SECRET, ts, raw, sig), body: JSON.parse(raw) as { text?: string } });
         res.writeHead(200).end('ok');
