@@ -612,3 +612,18 @@ export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredMode
 export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from './llm/pricing';
 export { DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';
+
+// ── memory ranking (issue 22) ── BEGIN memory-ranking
+export {
+  BM25_B,
+  BM25_K1,
+  indexTerm,
+  indexTerms,
+  NEIGHBOUR_WEIGHT,
+  rankBruteForce,
+  type RankDoc,
+  type RankedId,
+  type RankOptions,
+} from './memory/index';
+export type { MemoryTextChanges, MemoryTextRow } from './storage/memory-types';
+// ── END memory-ranking

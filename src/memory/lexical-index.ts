@@ -22,6 +22,7 @@ import {
   type RankLeaf,
   type RankNode,
   type RankOptions,
+  combineNeighbours,
   compareRankedIds,
   compileQuery,
   idf,
@@ -414,7 +415,7 @@ export function createScopeIndex(): ScopeIndex {
         if (options.skip?.(id) === true) return;
         let score = matched ? (acc[slot] as number) : 0;
         if (options.neighbours === true) {
-          const around = own(prev[slot] as number) + own(next[slot] as number);
+          const around = combineNeighbours(own(prev[slot] as number), own(next[slot] as number));
           if (!matched && around <= 0) return;
           score = score + NEIGHBOUR_WEIGHT * around;
         }

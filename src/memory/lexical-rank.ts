@@ -8,10 +8,10 @@
  * scope holds still counts a little). A leaf under an AND node that fails on a row counts 0 there (FTS5's
  * instance rule), so `(a AND b) OR c` on a row holding `a` and `c` scores `c` only.
  *
- * Each row also gets a share of its neighbours' score: `final = own + NEIGHBOUR_WEIGHT × (own(prev) +
- * own(next))`, where prev/next are the rows of the scope stored just before and after it (by id). Memories
+ * For a relaxed natural-language query each row also gets a share of its neighbours' score, where prev/next are the rows of the scope stored just before and after it (by id). Memories
  * written one after another are usually one conversation or one session, and the row that answers a question
- * often shares no word with it while the row next to it does. A row may therefore rank through its
+ * often shares no word with it while the row next to it does (`final = own + NEIGHBOUR_WEIGHT × max(own(prev),
+ * own(next))`, see {@link combineNeighbours}). A row may therefore rank through its
  * neighbours alone; boolean queries (`AND`, phrases, prefixes, `category:`) still decide which rows match on
  * their own text and rank by it alone: only a relaxed natural-language query uses neighbours ({@link RankOptions}).
  *
@@ -24,7 +24,15 @@ import { indexTerm, indexTerms } from './text';
 export const BM25_K1 = 1.2;
 export const BM25_B = 0.75;
 /** Weight of a neighbouring row's own score in a row's final score (relaxed natural-language queries only). */
-export const NEIGHBOUR_WEIGHT = 0.3;
+export const NEIGHBOUR_WEIGHT = 0.5;
+
+/**
+ * The neighbours' part of a row's score, before {@link NEIGHBOUR_WEIGHT}: the better of the two. (The sum was
+ * measured too: it lifts every row of a run of similar rows above a lone exact match.)
+ */
+export function combineNeighbours(before: number, after: number): number {
+  return before > after ? before : after;
+}
 
 /** A leaf of a compiled query: one index term, a prefix over index terms, or a phrase of index terms. */
 export type RankLeaf =
@@ -192,7 +200,7 @@ export function rankBruteForce(query: MemoryQueryNode, docs: readonly RankDoc[],
   const cats = options.categories ?? [];
   const out: RankedId[] = [];
   for (let r = 0; r < rows; r++) {
-    const neighbourScore = options.neighbours === true ? (r > 0 ? (own[r - 1] as number) : 0) + (r + 1 < rows ? (own[r + 1] as number) : 0) : 0;
+    const neighbourScore = options.neighbours === true ? combineNeighbours(r > 0 ? (own[r - 1] as number) : 0, r + 1 < rows ? (own[r + 1] as number) : 0) : 0;
     const eligible = matched[r] === 1 || neighbourScore > 0;
     if (!eligible) continue;
     const doc = sorted[r] as RankDoc;
