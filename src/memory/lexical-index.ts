@@ -89,6 +89,12 @@ function topK(k: number) {
     }
   };
   return {
+    /** Whether an item with this id and score would enter the heap. */
+    wouldTake(id: number, score: number): boolean {
+      if (k <= 0) return false;
+      if (heap.length < k) return true;
+      return worse(heap[0] as RankedId, { id, score });
+    },
     push(item: RankedId): void {
       if (k <= 0) return;
       if (heap.length < k) {
@@ -126,6 +132,8 @@ export function createScopeIndex(): ScopeIndex {
   let lastSlot = -1;
   let linksValid = true;
   let acc = new Float64Array(1024);
+  /** Per-query marks: 1 = matched (in `touched`), 2 = neighbour-only candidate; cleared after each query. */
+  let mark = new Uint8Array(1024);
 
   const termId = (t: string): number => {
     let id = vocab.get(t);
@@ -374,6 +382,7 @@ export function createScopeIndex(): ScopeIndex {
       const avg = totalLength / live || 1;
       const idfs = lists.map((l) => idf(live, l.length));
       if (acc.length < slots) acc = new Float64Array(Math.max(slots, acc.length * 2));
+      if (mark.length < slots) mark = new Uint8Array(acc.length);
       const touched: number[] = [];
       if (!q.hasAnd) {
         // Term at a time: every leaf adds its contribution to the rows that hold it, in leaf order (the same
@@ -404,34 +413,44 @@ export function createScopeIndex(): ScopeIndex {
           touched.push(slot);
         }
       }
-      const own = (slot: number): number => (slot >= 0 && touchedSet.has(slot) ? (acc[slot] as number) : 0);
-      const touchedSet = new Set(touched);
+      for (const slot of touched) mark[slot] = 1;
+      const own = (slot: number): number => (slot >= 0 && mark[slot] === 1 ? (acc[slot] as number) : 0);
       const wanted = options.categories ?? [];
       const catIds = wanted.length === 0 ? undefined : new Set(wanted.map((c) => categoryIds.get(c) ?? -1));
       const heap = topK(options.limit);
       const consider = (slot: number, matched: boolean): void => {
         if (catIds !== undefined && !catIds.has(cats[slot] as number)) return;
-        const id = ids[slot] as number;
-        if (options.skip?.(id) === true) return;
-        let score = matched ? (acc[slot] as number) : 0;
+        let score = acc[slot] as number;
         if (options.neighbours === true) {
           const around = combineNeighbours(own(prev[slot] as number), own(next[slot] as number));
           if (!matched && around <= 0) return;
-          score = score + NEIGHBOUR_WEIGHT * around;
+          score = (matched ? score : 0) + NEIGHBOUR_WEIGHT * around;
         }
+        const id = ids[slot] as number;
+        if (!heap.wouldTake(id, score)) return;
+        if (options.skip?.(id) === true) return;
         heap.push({ id, score });
       };
-      if (options.neighbours === true) {
-        if (!linksValid) relink();
-        const candidates = new Set<number>();
-        for (const slot of touched) {
-          candidates.add(slot);
-          if ((prev[slot] as number) >= 0) candidates.add(prev[slot] as number);
-          if ((next[slot] as number) >= 0) candidates.add(next[slot] as number);
+      try {
+        if (options.neighbours === true) {
+          if (!linksValid) relink();
+          const matchedCount = touched.length;
+          for (let i = 0; i < matchedCount; i++) {
+            const slot = touched[i] as number;
+            consider(slot, true);
+            for (const n of [prev[slot] as number, next[slot] as number]) {
+              if (n >= 0 && mark[n] === 0) {
+                mark[n] = 2; // considered once as a neighbour-only row
+                touched.push(n);
+                consider(n, false);
+              }
+            }
+          }
+        } else {
+          for (const slot of touched) consider(slot, true);
         }
-        for (const slot of candidates) consider(slot, touchedSet.has(slot));
-      } else {
-        for (const slot of touched) consider(slot, true);
+      } finally {
+        for (const slot of touched) mark[slot] = 0;
       }
       return heap.sorted();
     },

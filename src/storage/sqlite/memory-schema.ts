@@ -35,7 +35,8 @@ import { signBits } from './memory-vector-cache';
  * changes, a row is deleted, or a row is inserted below an existing id (an explicit id, which this library
  * never writes); other inserts are not logged (ids only grow). Every 1,000th entry prunes the entries
  * more than 20,000 behind and records the pruned position in `memory_text_log_state`, so a reader that fell
- * further behind reloads its scope instead of missing a change.
+ * further behind reloads its scope instead of missing a change. `memories_scope_id` finds a scope's rows added
+ * since an id without walking other tenants' newer rows.
  */
 export const memoryMigrations: readonly SqliteMigration[] = [
   {
@@ -263,6 +264,7 @@ export const memoryMigrations: readonly SqliteMigration[] = [
           memory_id INTEGER NOT NULL
         );
         CREATE INDEX memory_text_log_scope ON memory_text_log (user_id, agent_key, seq);
+        CREATE INDEX memories_scope_id ON memories (user_id, agent_id, id);
         CREATE TABLE memory_text_log_state (
           id             INTEGER PRIMARY KEY CHECK (id = 1),
           pruned_through INTEGER NOT NULL

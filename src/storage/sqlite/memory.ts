@@ -300,8 +300,8 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
           ) as MemoryTextRow[];
         }
         if (query?.afterId !== undefined && query.afterId > 0) {
-          // The rows added since: a rowid range (the unary + keeps the planner off the scope indexes).
-          return prepare('SELECT id, content, category FROM memories WHERE id > ? AND +user_id = ? AND +agent_id IS ? ORDER BY id').all(query.afterId, userId, agentId) as MemoryTextRow[];
+          // The rows added since: a range of the (user_id, agent_id, id) index (migration v5).
+          return prepare('SELECT id, content, category FROM memories INDEXED BY memories_scope_id WHERE user_id = ? AND agent_id IS ? AND id > ? ORDER BY id').all(userId, agentId, query.afterId) as MemoryTextRow[];
         }
         const rows = prepare('SELECT id, content, category FROM memories WHERE user_id = ? AND agent_id IS ?').all(userId, agentId) as MemoryTextRow[];
         return rows.sort((a, b) => a.id - b.id);
