@@ -422,7 +422,10 @@ export function createScopeIndex(): ScopeIndex {
         if (catIds !== undefined && !catIds.has(cats[slot] as number)) return;
         let score = acc[slot] as number;
         if (options.neighbours === true) {
-          const around = combineNeighbours(own(prev[slot] as number), own(next[slot] as number));
+          // Only a neighbour of the same category counts (see lexical-rank.ts).
+          const p = prev[slot] as number;
+          const q = next[slot] as number;
+          const around = combineNeighbours(p >= 0 && cats[p] === cats[slot] ? own(p) : 0, q >= 0 && cats[q] === cats[slot] ? own(q) : 0);
           if (!matched && around <= 0) return;
           score = (matched ? score : 0) + NEIGHBOUR_WEIGHT * around;
         }

@@ -8,7 +8,7 @@
  * scope holds still counts a little). A leaf under an AND node that fails on a row counts 0 there (FTS5's
  * instance rule), so `(a AND b) OR c` on a row holding `a` and `c` scores `c` only.
  *
- * For a relaxed natural-language query each row also gets a share of its neighbours' score, where prev/next are the rows of the scope stored just before and after it (by id). Memories
+ * For a relaxed natural-language query each row also gets a share of its neighbours' score, where prev/next are the rows of the scope stored just before and after it (by id), when they are of the row's category. Memories
  * written one after another are usually one conversation or one session, and the row that answers a question
  * often shares no word with it while the row next to it does (`final = own + NEIGHBOUR_WEIGHT × max(own(prev),
  * own(next))`, see {@link combineNeighbours}). A row may therefore rank through its
@@ -200,7 +200,9 @@ export function rankBruteForce(query: MemoryQueryNode, docs: readonly RankDoc[],
   const cats = options.categories ?? [];
   const out: RankedId[] = [];
   for (let r = 0; r < rows; r++) {
-    const neighbourScore = options.neighbours === true ? combineNeighbours(r > 0 ? (own[r - 1] as number) : 0, r + 1 < rows ? (own[r + 1] as number) : 0) : 0;
+    // Only a neighbour of the same category counts: a preference stored next to a note is not one conversation.
+    const sameCat = (o: number) => o >= 0 && o < rows && (sorted[o] as RankDoc).category === (sorted[r] as RankDoc).category;
+    const neighbourScore = options.neighbours === true ? combineNeighbours(sameCat(r - 1) ? (own[r - 1] as number) : 0, sameCat(r + 1) ? (own[r + 1] as number) : 0) : 0;
     const eligible = matched[r] === 1 || neighbourScore > 0;
     if (!eligible) continue;
     const doc = sorted[r] as RankDoc;
