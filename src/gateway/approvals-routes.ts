@@ -68,21 +68,34 @@ export function decideApproval(deps: GatewayDeps): RouteHandler {
       throw new HttpError(409, 'HTTP_CONFLICT', `Approval "${id}" is already ${record.status}.`, { approval: publicApproval(record) });
     }
     const decision = { approvalId: id, approved, ...(reason !== undefined ? { reason } : {}) };
-    if (record.sessionId === undefined || record.source === 'mcp') {
-      // No conversation to resume (an MCP host calls again once approved): record the decision only.
-      const decided = await tools.approvals.decide(id, decision);
+    const sessionId = record.sessionId;
+    const resumes = sessionId !== undefined && record.source !== 'mcp';
+    if (resumes) {
+      await assertSessionVisible(deps, sessionId, userId);
+      if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
+    }
+    // Decide first, compare-and-set in storage: of two deciders (tabs, gateway instances) exactly one wins; the
+    // other gets a 409 and resumes nothing, so the model is not asked twice.
+    let decided: ApprovalRecord;
+    try {
+      decided = await tools.approvals.decide(id, decision);
+    } catch (error) {
+      const now = (await tools.approvals.get(id)) ?? record;
+      if (now.status !== 'pending') throw new HttpError(409, 'HTTP_CONFLICT', `Approval "${id}" is already ${now.status}.`, { approval: publicApproval(now) });
+      throw error;
+    }
+    if (!resumes) {
+      // No conversation to resume (an MCP host calls again once approved): the decision is all.
       return json(200, { approval: publicApproval(decided), turn: null });
     }
-    const sessionId = record.sessionId;
-    await assertSessionVisible(deps, sessionId, userId);
-    if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
-    const events = runtime.run({ sessionId, userId, surface: 'gateway', approvals: [decision] });
+    // The runtime sees the decision already recorded and runs (or refuses) the call.
+    const events = runtime.run({ sessionId: sessionId!, userId, surface: 'gateway', approvals: [decision] });
     let end;
-    if (deps.streams.get(sessionId)) {
+    if (deps.streams.get(sessionId!)) {
       // A chat turn is streaming in that session; the runtime queues this one after it.
       for await (const e of events) if (e.type === 'turn-end') end = e;
     } else {
-      end = (await deps.streams.start({ chatId: sessionId, userId, messageId: deps.generateId('msg'), events }).finished).end;
+      end = (await deps.streams.start({ chatId: sessionId!, userId, messageId: deps.generateId('msg'), events }).finished).end;
     }
     const after = (await tools.approvals.get(id)) ?? record;
     return json(200, { approval: publicApproval(after), turn: end ? { text: end.text, stopReason: end.stopReason, turnId: end.turnId } : null });

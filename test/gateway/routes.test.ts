@@ -139,6 +139,24 @@ describe('/v1/approvals', () => {
     expect(stored.map((m) => m.json).join('\n')).toContain('"filled":true');
   });
 
+  it('two deciders at once: exactly one resumes the turn (200), the other gets 409 and the model is asked once', async () => {
+    h = await startGateway([{ toolCalls: [swap] }, { text: 'Swapped.' }, { text: 'never asked' }]);
+    const first = sseChunks(await (await postJson(`${h.url}/v1/chat`, chatBody('trade-race', 'swap'))).text());
+    const { approvalId } = first.find((c) => c.type === 'tool-approval-request') as { approvalId: string };
+    // Both requests read the approval while it is still pending (a slow read), then race to decide.
+    const approvals = h.tools.approvals;
+    const get = approvals.get.bind(approvals);
+    (approvals as { get: typeof get }).get = async (id) => {
+      const r = await get(id);
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      return r;
+    };
+    const [a, b] = await Promise.all([send('POST', `${h.url}/v1/approvals/${approvalId}`, { approved: true }), send('POST', `${h.url}/v1/approvals/${approvalId}`, { approved: true })]);
+    expect([a.status, b.status].sort()).toEqual([200, 409]);
+    expect(h.ledger).toEqual(['swap:USDC->ETH:50']);
+    expect(h.model.calls).toHaveLength(2);
+  });
+
   it('a denial over /v1/approvals runs nothing and the model is told', async () => {
     h = await startGateway([{ toolCalls: [swap] }, { text: 'Understood, no swap.' }]);
     const first = sseChunks(await (await postJson(`${h.url}/v1/chat`, chatBody('trade-d', 'swap'))).text());
