@@ -1,0 +1,163 @@
+/**
+ * Full-text lookup of the Postgres memory domain: candidate retrieval with `tsvector` + GIN, ranking with
+ * BM25 computed in JavaScript. Everything ranking-related lives in this one file so it can be pointed at a
+ * shared ranking module later.
+ *
+ * Indexing: a row's `search_tsv` is built from its pre-tokenised `searchText` directly (a tsvector literal of
+ * the tokens with their positions; no parser, no stemming, no stop words), so Postgres sees exactly the tokens
+ * the SQLite engine's FTS5 index sees, plus one scope lexeme (`_s` + 20 hex of sha256 of the scope, which no
+ * token can equal: tokens are letters and digits). The query tree ({@link MemoryQueryNode}) compiles to a
+ * tsquery literal the same way: term → `'t'`, prefix → `'t':*`, phrase → `'a' <-> 'b'`, AND → `&`, OR → `|`,
+ * always ANDed with the scope lexeme, so GIN intersects with the tenant's postings first. Statements also
+ * filter on `user_id` and the exact `agent_id`.
+ *
+ * Ranking: the formula of the SQLite engine (`scoreRows`, FTS5's BM25: k1 = 1.2, b = 0.75, IDF floored at
+ * 1e-6, row size = text tokens + category tokens + 1, the AND-subtree zeroing of FTS5), with statistics per
+ * tenant: N and the average row size from `memory_fts_stats` (kept in the writing transaction), and each
+ * leaf's document frequency counted over the tenant's rows (soft-deleted and retired rows included, as an
+ * FTS index holds them), cached per tenant until its generation changes.
+ */
+import { createHash } from 'node:crypto';
+import { leaves, type Bm25Stats } from '../in-memory/memory-bm25';
+import type { MemoryLookupFilter, MemoryQueryNode, MemoryScope, MemoryScoredId } from '../memory-types';
+import { scoreRows } from '../sqlite/memory-fts-rank';
+import type { PgHandle, PgTx } from './handle';
+
+/** Longest lexeme kept (Postgres refuses lexemes of 2 KiB or more). */
+const MAX_LEXEME_BYTES = 2000;
+/** Postgres keeps at most this position. */
+const MAX_POSITION = 16383;
+
+/** The scope lexeme of a tenant (`_s` + 20 hex chars). */
+export function scopeLexeme(scope: MemoryScope): string {
+  return `_s${createHash('sha256').update(`${scope.userId}\u0000${scope.agentId ?? ''}`).digest('hex').slice(0, 20)}`;
+}
+
+const quote = (token: string) => `'${token.replaceAll('\\', '\\\\').replaceAll("'", "''")}'`;
+
+/** The tsvector literal of a row: its tokens with positions, plus the scope lexeme. */
+export function tsvectorLiteral(scope: MemoryScope, searchText: string): string {
+  const positions = new Map<string, number[]>();
+  let pos = 0;
+  for (const token of searchText.split(' ')) {
+    if (token.length === 0) continue;
+    pos++;
+    if (Buffer.byteLength(token) > MAX_LEXEME_BYTES) continue;
+    let list = positions.get(token);
+    if (list === undefined) positions.set(token, (list = []));
+    if (list.length < 255) list.push(Math.min(pos, MAX_POSITION));
+  }
+  const parts = [quote(scopeLexeme(scope))];
+  for (const [token, list] of positions) parts.push(`${quote(token)}:${[...new Set(list)].join(',')}`);
+  return parts.join(' ');
+}
+
+/** A row's size as BM25 counts it: text tokens + category tokens + 1 (the scope token), as the SQLite index. */
+export function docSize(searchText: string, category: string): number {
+  const text = searchText.split(' ').filter((t) => t.length > 0).length;
+  const cat = category.split(/[^a-z0-9]+/u).filter((t) => t.length > 0).length;
+  return text + cat + 1;
+}
+
+/** A query tree as a tsquery literal (without the scope). */
+export function toTsquery(node: MemoryQueryNode): string {
+  switch (node.kind) {
+    case 'term':
+      return `${quote(node.text)}${node.prefix === true ? ':*' : ''}`;
+    case 'phrase':
+      return node.tokens.length === 1 ? quote(node.tokens[0] as string) : `(${node.tokens.map(quote).join(' <-> ')})`;
+    case 'and':
+      return `(${node.children.map(toTsquery).join(' & ')})`;
+    case 'or':
+      return `(${node.children.map(toTsquery).join(' | ')})`;
+  }
+}
+
+/** The scoped tsquery literal. */
+export function scopedTsquery(scope: MemoryScope, node: MemoryQueryNode): string {
+  return `${quote(scopeLexeme(scope))} & ${toTsquery(node)}`;
+}
+
+/** The statistics row changes a write makes (inside its transaction). */
+export async function bumpFtsStats(tx: PgTx, h: PgHandle, scope: MemoryScope, rows: number, size: number): Promise<void> {
+  await tx.run(
+    `INSERT INTO ${h.t('memory_fts_stats')} AS s (user_id, agent_key, rows, total_size, gen) VALUES ($1, $2, $3, $4, 1)
+     ON CONFLICT (user_id, agent_key) DO UPDATE SET rows = s.rows + excluded.rows, total_size = s.total_size + excluded.total_size, gen = s.gen + 1`,
+    [scope.userId, scope.agentId ?? '', rows, size],
+  );
+}
+
+const DF_CACHE_LIMIT = 4096;
+
+/** The row filter after the scope (`$1`, `$2` are user and agent). */
+export function rowFilter(filter: MemoryLookupFilter, params: unknown[], alias = ''): string {
+  const a = alias === '' ? '' : `${alias}.`;
+  let sql = `${a}user_id = $1 AND ${a}agent_id IS NOT DISTINCT FROM $2 AND ${a}deleted_at IS NULL`;
+  const statuses = filter.statuses ?? ['active', 'pending'];
+  params.push([...statuses]);
+  sql += ` AND ${a}status = ANY($${params.length}::text[])`;
+  if ((filter.categories ?? []).length > 0) {
+    params.push([...(filter.categories ?? [])]);
+    sql += ` AND ${a}category = ANY($${params.length}::text[])`;
+  }
+  if ((filter.excludeIds ?? []).length > 0) {
+    params.push([...(filter.excludeIds ?? [])]);
+    sql += ` AND NOT (${a}id = ANY($${params.length}::bigint[]))`;
+  }
+  return sql;
+}
+
+/** The full-text lookup of the Postgres memory domain. */
+export function createPgMemoryFts(h: PgHandle) {
+  const M = h.t('memories');
+  /** `scope|leaf` → document frequency at a generation. */
+  const df = new Map<string, { gen: number; n: number }>();
+
+  const stats = async (q: PgTx, scope: MemoryScope, query: MemoryQueryNode): Promise<Bm25Stats> => {
+    const row = await q.get(`SELECT rows, total_size, gen FROM ${h.t('memory_fts_stats')} WHERE user_id = $1 AND agent_key = $2`, [scope.userId, scope.agentId ?? '']);
+    const rowCount = Number(row?.rows ?? 0);
+    const total = Number(row?.total_size ?? 0);
+    const gen = Number(row?.gen ?? 0);
+    const lexeme = scopeLexeme(scope);
+    const hits: number[] = [];
+    for (const leaf of leaves(query)) {
+      const literal = toTsquery(leaf);
+      const key = `${lexeme}|${literal}`;
+      const cached = df.get(key);
+      if (cached !== undefined && cached.gen === gen) {
+        hits.push(cached.n);
+        continue;
+      }
+      const r = await q.get(`SELECT COUNT(*) AS n FROM ${M} WHERE search_tsv @@ $3::tsquery AND user_id = $1 AND agent_id IS NOT DISTINCT FROM $2`, [
+        scope.userId, scope.agentId ?? null, `${quote(lexeme)} & ${literal}`,
+      ]);
+      const n = Number(r?.n ?? 0);
+      if (df.size >= DF_CACHE_LIMIT) df.clear();
+      df.set(key, { gen, n });
+      hits.push(n);
+    }
+    return { rowCount, avgSize: rowCount === 0 ? 1 : total / rowCount, hits };
+  };
+
+  return {
+    async search(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): Promise<MemoryScoredId[]> {
+      // One snapshot for the candidates and the statistics.
+      return h.tx('memory.searchText', async (tx) => {
+        await tx.run('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
+        const params: unknown[] = [scope.userId, scope.agentId ?? null];
+        const where = rowFilter(filter, params);
+        params.push(scopedTsquery(scope, query));
+        const match = `search_tsv @@ $${params.length}::tsquery`;
+        let sql = `SELECT id, search_text, category FROM ${M} WHERE ${match} AND ${where}`;
+        if (filter.window !== undefined) {
+          params.push(filter.window);
+          sql += ` ORDER BY id DESC LIMIT $${params.length}`;
+        }
+        const rows = await tx.all<{ id: unknown; search_text: string; category: string }>(sql, params);
+        if (rows.length === 0) return [];
+        const scored = scoreRows(query, rows.map((r) => ({ id: Number(r.id), text: r.search_text, category: r.category })), await stats(tx, scope, query));
+        return scored.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
+      });
+    },
+  };
+}

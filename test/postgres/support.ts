@@ -1,0 +1,102 @@
+/**
+ * Postgres for the tests: an in-process PGlite database (no server; every schema a fresh, empty storage) and
+ * a real PostgreSQL server started from the machine's binaries (`initdb` into a temp dir, `pg_ctl start` on a
+ * free loopback port, stopped and removed afterwards).
+ */
+import { execFileSync, spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { silentLogger } from '@minara/agent';
+import { createPostgresStorage, pglitePool, type PostgresPool, type PostgresStorage, type PostgresStorageOptions } from '@minara/agent/postgres';
+
+let pglite: Promise<PostgresPool> | undefined;
+let schemaSeq = 0;
+
+/** One PGlite database per test file (starting one costs ~2 s), behind the pool seam. */
+export function sharedPglitePool(): Promise<PostgresPool> {
+  pglite ??= (async () => {
+    const { PGlite } = await import('@electric-sql/pglite');
+    return pglitePool(await PGlite.create());
+  })();
+  return pglite;
+}
+
+/** A unique schema name for one storage. */
+export function freshSchema(prefix = 't'): string {
+  return `${prefix}_${process.pid}_${++schemaSeq}_${Math.random().toString(36).slice(2, 8)}`;
+}
+
+/** A fresh, empty Postgres storage on the shared PGlite database. */
+export async function pgliteStorage(options: Partial<PostgresStorageOptions> = {}): Promise<PostgresStorage> {
+  return createPostgresStorage({ pool: await sharedPglitePool(), schema: freshSchema(), logger: silentLogger, ...options });
+}
+
+/** Whether the PostgreSQL server binaries are on PATH. */
+export function serverBinariesAvailable(): boolean {
+  return ['initdb', 'pg_ctl', 'postgres'].every((bin) => spawnSync('sh', ['-c', `command -v ${bin}`]).status === 0);
+}
+
+/** A free loopback TCP port. */
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address !== null ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** A running throwaway server. */
+export interface RealPostgres {
+  readonly url: string;
+  readonly port: number;
+  /** A URL for a new database created on this server. */
+  createDatabase(name: string): string;
+  stop(): void;
+}
+
+/**
+ * Start a throwaway PostgreSQL server: `initdb` (trust auth, C locale) into a temp dir, `pg_ctl start` on a
+ * free loopback port with the socket in the same dir. Running as root is refused by Postgres, so as root the
+ * server runs as the `nobody` user (the temp dir is handed to it).
+ */
+export async function startRealPostgres(): Promise<RealPostgres> {
+  const dir = mkdtempSync(join(tmpdir(), 'minara-pg-'));
+  const data = join(dir, 'data');
+  const port = await freePort();
+  const asRoot = process.getuid?.() === 0;
+  const run = (cmd: string, args: string[]) => {
+    if (!asRoot) return execFileSync(cmd, args, { stdio: 'pipe' });
+    execFileSync('chown', ['-R', 'nobody', dir]);
+    return execFileSync('su', ['-s', '/bin/sh', 'nobody', '-c', [cmd, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')], { stdio: 'pipe' });
+  };
+  if (asRoot) execFileSync('chmod', ['755', dir]);
+  run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--locale=C', '--encoding=UTF8', '--no-sync']);
+  writeFileSync(join(data, 'postgresql.auto.conf'), `fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\n`, { flag: 'a' });
+  if (asRoot) execFileSync('chown', ['-R', 'nobody', dir]);
+  run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir}`, 'start']);
+  const url = `postgres://postgres@127.0.0.1:${port}/postgres`;
+  let stopped = false;
+  return {
+    url,
+    port,
+    createDatabase(name) {
+      run('psql', ['-h', '127.0.0.1', '-p', String(port), '-U', 'postgres', '-d', 'postgres', '-c', `CREATE DATABASE ${name}`]);
+      return `postgres://postgres@127.0.0.1:${port}/${name}`;
+    },
+    stop() {
+      if (stopped) return;
+      stopped = true;
+      try {
+        run('pg_ctl', ['-D', data, '-m', 'immediate', '-w', 'stop']);
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    },
+  };
+}
