@@ -8,17 +8,40 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { silentLogger } from '@minara/agent';
+import { silentLogger, type Storage } from '@minara/agent';
 import { createPostgresStorage, pglitePool, type PostgresPool, type PostgresStorage, type PostgresStorageOptions } from '@minara/agent/postgres';
 
 let pglite: Promise<PostgresPool> | undefined;
 let schemaSeq = 0;
+let pgvector: Promise<unknown> | undefined;
 
-/** One PGlite database per test file (starting one costs ~2 s), behind the pool seam. */
+/**
+ * PGlite's pgvector extension, when installed: the `@electric-sql/pglite-pgvector` package (PGlite 0.5 ships
+ * pgvector separately), or the module at `MINARA_PGLITE_PGVECTOR` (a path to its `dist/index.js`).
+ * `undefined` when neither loads: the PGlite runs then check the `vector_unavailable` degradation instead.
+ */
+export function pglitePgvector(): Promise<unknown> {
+  pgvector ??= (async () => {
+    for (const specifier of ['@electric-sql/pglite-pgvector', process.env.MINARA_PGLITE_PGVECTOR]) {
+      if (specifier === undefined || specifier === '') continue;
+      try {
+        const mod = (await import(/* @vite-ignore */ specifier)) as { vector?: unknown };
+        if (mod.vector !== undefined) return mod.vector;
+      } catch {
+        // not installed here
+      }
+    }
+    return undefined;
+  })();
+  return pgvector;
+}
+
+/** One PGlite database per test file (starting one costs ~2 s), behind the pool seam; with pgvector when it loads. */
 export function sharedPglitePool(): Promise<PostgresPool> {
   pglite ??= (async () => {
     const { PGlite } = await import('@electric-sql/pglite');
-    return pglitePool(await PGlite.create());
+    const vector = await pglitePgvector();
+    return pglitePool(vector === undefined ? await PGlite.create() : await PGlite.create({ extensions: { vector } as never }));
   })();
   return pglite;
 }
@@ -99,4 +122,42 @@ export async function startRealPostgres(): Promise<RealPostgres> {
       }
     },
   };
+}
+
+const DOMAINS = ['meta', 'audit', 'approvals', 'grants', 'conversations', 'memory', 'trading', 'jobs', 'usage', 'learning'] as const;
+
+/**
+ * A storage returned synchronously whose calls wait for `open()` (test glue for suites whose engine factories
+ * are synchronous, like `createSqliteStorage`). `capabilities` reads the opened storage's once it is open.
+ */
+export function lazyStorage(open: () => Promise<Storage>): Storage {
+  const ready = open();
+  let opened: Storage | undefined;
+  ready.then(
+    (s) => {
+      opened = s;
+    },
+    () => undefined,
+  );
+  const domain = (name: (typeof DOMAINS)[number]) =>
+    new Proxy(
+      {},
+      {
+        get: (_target, prop) =>
+          prop === 'then' ? undefined : async (...args: unknown[]) => {
+            const target = (await ready)[name] as unknown as Record<PropertyKey, (...a: unknown[]) => unknown>;
+            return target[prop]!(...args);
+          },
+      },
+    );
+  const out: Record<string, unknown> = {
+    kind: 'postgres',
+    get capabilities() {
+      return opened?.capabilities ?? { fullText: true, vector: false, multiProcess: true };
+    },
+    schemaVersions: async () => (await ready).schemaVersions(),
+    close: async () => (await ready).close(),
+  };
+  for (const name of DOMAINS) out[name] = domain(name);
+  return out as unknown as Storage;
 }
