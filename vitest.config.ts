@@ -20,5 +20,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One throwaway PostgreSQL server for the run when its binaries are on PATH (test/postgres/global-setup.ts).
+    globalSetup: ['test/postgres/global-setup.ts'],
   },
 });

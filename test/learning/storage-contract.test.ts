@@ -2,12 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_METHODOLOGY_POLICY, MinaraError, type NewTradeExecution, silentLogger, type Storage } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
-import { lazyStorage, pgliteStorage } from '../postgres/support';
+import { postgresEngines } from '../postgres/support';
 
 const engines: ReadonlyArray<{ name: string; make: () => Storage }> = [
   { name: 'sqlite', make: () => createSqliteStorage({ path: ':memory:', logger: silentLogger }) },
   { name: 'in-memory', make: () => createInMemoryStorage() },
-  { name: 'postgres (PGlite)', make: () => lazyStorage(() => pgliteStorage()) },
+  ...postgresEngines(),
 ];
 
 const S = { userId: 'u1' };

@@ -1,22 +1,23 @@
 import { type MemoryStoreOptions, createMemoryStore, silentLogger } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
-import { lazyStorage, pglitePgvector, pgliteStorage } from '../postgres/support';
+import { pglitePgvector, postgresEngines } from '../postgres/support';
 
 /** The engines every contract test runs against. */
 export const engines = [
   { name: 'sqlite', make: () => createSqliteStorage({ path: ':memory:', logger: silentLogger }) },
   { name: 'in-memory', make: () => createInMemoryStorage() },
-  { name: 'postgres (PGlite)', make: () => lazyStorage(() => pgliteStorage()) },
-] as const;
+  ...postgresEngines(),
+];
 
 /**
  * The engines with a vector index: every engine, except Postgres-on-PGlite when PGlite's pgvector extension
- * is not installed (`@electric-sql/pglite-pgvector`); that run then checks the degradation instead.
+ * is not installed (`@electric-sql/pglite-pgvector`), and the real server (no pgvector packaged for it here; its
+ * degradation is checked in test/postgres/real-server.test.ts).
  */
 const pgliteHasVector = (await pglitePgvector()) !== undefined;
 if (!pgliteHasVector) console.warn('\n[SKIPPED] hybrid (vector) memory tests on Postgres/PGlite: @electric-sql/pglite-pgvector is not installed (set MINARA_PGLITE_PGVECTOR to its dist/index.js)\n');
-export const vectorEngines = engines.filter((e) => e.name !== 'postgres (PGlite)' || pgliteHasVector);
+export const vectorEngines = engines.filter((e) => (e.name !== 'postgres (PGlite)' || pgliteHasVector) && e.name !== 'postgres (real server)');
 
 /** A clock that advances one second per call, from 2026-01-01. */
 export function fakeClock(start = '2026-01-01T00:00:00.000Z'): () => Date {

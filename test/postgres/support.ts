@@ -161,3 +161,24 @@ export function lazyStorage(open: () => Promise<Storage>): Storage {
   for (const name of DOMAINS) out[name] = domain(name);
   return out as unknown as Storage;
 }
+
+/** The run's real server URL (set by the global setup), if one is running. */
+export function realServerUrl(): string | undefined {
+  const url = process.env.MINARA_TEST_POSTGRES_URL;
+  return url === undefined || url === '' ? undefined : url;
+}
+
+/** A fresh, empty Postgres storage (own schema) on the run's real server. */
+export async function realServerStorage(options: Partial<PostgresStorageOptions> = {}): Promise<PostgresStorage> {
+  const url = realServerUrl();
+  if (url === undefined) throw new Error('no real PostgreSQL server in this run (MINARA_TEST_POSTGRES_URL is unset)');
+  return createPostgresStorage({ connectionString: url, schema: freshSchema('r'), logger: silentLogger, poolSize: 4, ...options });
+}
+
+/** The Postgres engines of the shared suites: PGlite always, the real server when the run has one. */
+export function postgresEngines(): Array<{ name: string; make: () => Storage }> {
+  return [
+    { name: 'postgres (PGlite)', make: () => lazyStorage(() => pgliteStorage()) },
+    ...(realServerUrl() === undefined ? [] : [{ name: 'postgres (real server)', make: () => lazyStorage(() => realServerStorage()) }]),
+  ];
+}
