@@ -207,7 +207,12 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   const ownsStorage = options.storage === undefined;
   let mcp: McpTools | undefined;
   // Loaded only here, so importing the package root never loads the native SQLite addon.
-  const storage = options.storage ?? (await import('../storage/sqlite/index')).createSqliteStorage({ path: config.dbPath, logger, now });
+  // MINARA_DATABASE_URL: a fleet's shared PostgreSQL; otherwise the SQLite file under dataDir.
+  const storage =
+    options.storage ??
+    (config.databaseUrl !== undefined
+      ? await (await import('../storage/postgres/index')).createPostgresStorage({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger, now })
+      : (await import('../storage/sqlite/index')).createSqliteStorage({ path: config.dbPath, logger, now }));
   try {
     // Model and embedder.
     let model: LanguageModel;
