@@ -89,7 +89,7 @@ export interface PostgresStorage extends Storage {
 }
 
 /** `host:port` of a connection string, without credentials, for error messages. */
-export function endpointOf(connectionString: string): PgEndpoint | undefined {
+function endpointOf(connectionString: string): PgEndpoint | undefined {
   try {
     const url = new URL(connectionString);
     const host = url.searchParams.get('host') ?? (url.hostname === '' ? 'localhost' : decodeURIComponent(url.hostname));
