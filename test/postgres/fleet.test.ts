@@ -65,7 +65,7 @@ describe.runIf(available)('a fleet on one PostgreSQL database (real processes)',
     const a = start('gateway-process.ts', [url, schema, ledger, 'A', JSON.stringify([{ toolCalls: [swap] }, { toolCalls: [swap] }, text('Swapped.'), text('Swapped.')])], env);
     const b = start('gateway-process.ts', [url, schema, ledger, 'B', JSON.stringify([text('Swapped 50 USDC to ETH.'), text('Swapped.'), text('Swapped.')])], env);
     const c = start('gateway-process.ts', [url, schema, ledger, 'C', JSON.stringify([{ toolCalls: [swap] }, text('Blocked.')])], env);
-    const [urlA, urlB, urlC] = await Promise.all([a, b, c].map(async (p) => (await expectLine(p.lines, 'url ')).slice(4)));
+    const [urlA, urlB, urlC] = (await Promise.all([a, b, c].map(async (p) => (await expectLine(p.lines, 'url ')).slice(4)))) as [string, string, string];
     const ledgerLines = () => (existsSync(ledger) ? readFileSync(ledger, 'utf8').trim().split('\n').filter((l) => l !== '') : []);
     const pendingOn = async (base: string) => ((await (await fetch(`${base}/v1/approvals?status=pending`, { headers: { 'x-minara-user': 'u1' } })).json()) as Json).approvals as Json[];
 
