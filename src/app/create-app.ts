@@ -436,6 +436,20 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(admit ? { admit } : {}),
     });
 
+    // A fleet on PostgreSQL: an emergency stop engaged or released on another instance reaches this bus at once
+    // (LISTEN/NOTIFY; polled on PGlite). The tier gate itself reads the flag from the database on every call.
+    const listen = (storage as { listen?: (channel: string, fn: (change: { payload: string; local: boolean }) => void) => () => void }).listen;
+    const unlisten =
+      typeof listen === 'function'
+        ? listen.call(storage, 'meta', ({ payload, local }) => {
+            if (local || payload !== 'emergency_stop') return;
+            tools.emergencyStop.status().then(
+              (st) => bus.emit('emergency-stop:changed', st.engaged ? { engaged: true, reason: st.reason } : { engaged: false }),
+              (error: unknown) => logger.warn('emergency stop changed on another instance; reading it failed', { error: error instanceof Error ? error.message : String(error) }),
+            );
+          })
+        : undefined;
+
     return {
       config,
       envLoad,
@@ -459,6 +473,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       bus,
       logger,
       async close() {
+        unlisten?.();
         await background.stop();
         await mcp?.close();
         for (const store of stores.values()) await store.close();

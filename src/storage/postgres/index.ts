@@ -18,6 +18,7 @@
 import { ConfigError, StorageError } from '../../errors/subclasses';
 import { createConsoleLogger, type Logger } from '../../util/logger';
 import { guardClosed } from '../in-memory/guard';
+import { checkId, invalidArgument } from '../sqlite/checks';
 import type { Storage } from '../types';
 import { createPgApprovalStorage, createPgAuditStorage, createPgConversationStorage, createPgGrantStorage, createPgMetaStorage } from './core';
 import { createPgHandle, isUnavailable, type PgEndpoint, type PgHandle } from './handle';
@@ -25,6 +26,7 @@ import { createPgLearningStorage } from './learning';
 import { createPgMemoryStorage } from './memory';
 import { readPgSchemaVersions, runPgMigrations, type PostgresMigration } from './migrate';
 import { createPgJobStorage, createPgTradingStorage, createPgUsageStorage } from './ops';
+import { createPgNotifier, type PostgresChange } from './notify';
 import type { PostgresPool } from './pool';
 import { coreMigrations, jobMigrations, learningMigrations, memoryMigrations, tradingMigrations, usageMigrations } from './schema';
 
@@ -32,6 +34,7 @@ export { pglitePool } from './pool';
 export type { PgliteLike, PostgresNotification, PostgresPool, PostgresPoolClient, PostgresQueryResult } from './pool';
 export type { PgTx as PostgresTx } from './handle';
 export type { PostgresMigration } from './migrate';
+export type { PostgresChange } from './notify';
 
 const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning'];
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
@@ -74,6 +77,12 @@ export interface PostgresStorageOptions {
    * @default 10000
    */
   readonly acquireTimeoutMs?: number | undefined;
+  /**
+   * How often change notices are polled when the driver cannot deliver `NOTIFY` (PGlite); with node-postgres
+   * one held connection `LISTEN`s instead.
+   * @default 500
+   */
+  readonly pollIntervalMs?: number | undefined;
   /** Migrations of host-defined domains, after the built-in ones (which are reserved). @default [] */
   readonly migrations?: readonly PostgresMigration[] | undefined;
 }
@@ -86,6 +95,22 @@ export interface PostgresStorage extends Storage {
   readonly schema: string;
   /** Run `fn` in one transaction on this storage's pool (host-defined domains); tables as `schema.name`. */
   transaction<T>(operation: string, fn: (tx: import('./handle').PgTx) => Promise<T>): Promise<T>;
+  /**
+   * Call `listener` for every change notice on `channel`, from this instance (`local: true`) and every other
+   * instance on the database. `meta` carries the key of each `meta.set`/`meta.delete` (the emergency stop is
+   * `emergency_stop`). Delivered through `LISTEN/NOTIFY` (milliseconds) or, on PGlite, polled. Returns the
+   * unsubscribe function.
+   *
+   * @example
+   * ```ts
+   * storage.listen('meta', ({ payload, local }) => { if (payload === 'emergency_stop' && !local) refreshStopBanner(); });
+   * ```
+   */
+  listen(channel: string, listener: (change: PostgresChange) => void): () => void;
+  /** Publish a notice on `channel` to every instance (for host-defined changes, e.g. a workspace file edited). */
+  publish(channel: string, payload: string): Promise<void>;
+  /** `'notify'` when notices arrive by `LISTEN`, `'poll'` when polled, `'idle'` before the first `listen`. */
+  readonly changeDelivery: 'notify' | 'poll' | 'idle';
 }
 
 /** `host:port` of a connection string, without credentials, for error messages. */
@@ -115,7 +140,7 @@ function checkOptions(options: unknown): asserts options is PostgresStorageOptio
     throw new ConfigError(`createPostgresStorage: schema must match ${String(SCHEMA_NAME)}, got ${JSON.stringify(o.schema)}`, ['schema']);
   }
   if (o.vector !== undefined && o.vector !== 'auto' && o.vector !== false) throw new ConfigError(`createPostgresStorage: vector must be 'auto' or false, got ${JSON.stringify(o.vector)}`, ['vector']);
-  for (const field of ['poolSize', 'acquireTimeoutMs'] as const) {
+  for (const field of ['poolSize', 'acquireTimeoutMs', 'pollIntervalMs'] as const) {
     const v = o[field];
     if (v !== undefined && !(typeof v === 'number' && Number.isSafeInteger(v) && v > 0)) throw new ConfigError(`createPostgresStorage: ${field} must be a positive integer, got ${String(v)}`, [field]);
   }
@@ -189,6 +214,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     now = () => new Date(),
     poolSize = 10,
     acquireTimeoutMs = 10_000,
+    pollIntervalMs = 500,
     migrations: extra = [],
   } = options;
   const owned = options.pool === undefined;
@@ -224,6 +250,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     }
     throw error;
   }
+  const notifier = createPgNotifier({ pool, handle, logger, pollIntervalMs });
   const isClosed = () => handle.closed;
   const g = <T extends object>(domain: string, target: T): T => guardClosed(domain, target, isClosed);
 
@@ -236,7 +263,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
       ...(vectorState.reason === undefined ? {} : { vectorUnavailableReason: vectorState.reason }),
       multiProcess: true,
     }),
-    meta: g('meta', createPgMetaStorage(handle, now)),
+    meta: g('meta', createPgMetaStorage(handle, now, (tx, key) => notifier.publish(tx, 'meta', key))),
     audit: g('audit', createPgAuditStorage(handle)),
     approvals: g('approvals', createPgApprovalStorage(handle)),
     grants: g('grants', createPgGrantStorage(handle)),
@@ -249,12 +276,25 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     async transaction(operation, fn) {
       return handle.tx(operation, fn);
     },
+    listen(channel, listener) {
+      if (handle.closed) throw new StorageError('listen', 'storage is closed');
+      return notifier.listen(channel, listener);
+    },
+    async publish(channel, payload) {
+      checkId('publish', 'channel', channel);
+      if (typeof payload !== 'string') throw invalidArgument('publish', `payload must be a string, got ${typeof payload}`);
+      await handle.tx('publish', (tx) => notifier.publish(tx, channel, payload));
+    },
+    get changeDelivery() {
+      return notifier.mode;
+    },
     async schemaVersions() {
       if (handle.closed) throw new StorageError('schemaVersions', 'storage is closed');
       return readPgSchemaVersions(handle, known);
     },
     async close() {
       if (handle.closed) return;
+      await notifier.close();
       handle.close();
       if (owned) await pool.end?.().catch(() => undefined);
     },

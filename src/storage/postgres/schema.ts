@@ -67,6 +67,16 @@ export const coreMigrations: readonly PostgresMigration[] = [
         PRIMARY KEY (session_id, seq)
       )`),
   },
+  {
+    domain: 'core',
+    version: 2,
+    name: 'change log for cross-instance notices (LISTEN/NOTIFY, polled where NOTIFY is unavailable)',
+    up: sql(`
+      CREATE TABLE §.change_log (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, channel TEXT NOT NULL, payload TEXT NOT NULL, origin TEXT NOT NULL, at TEXT NOT NULL
+      );
+      CREATE INDEX change_log_at ON §.change_log (at)`),
+  },
 ];
 
 export const tradingMigrations: readonly PostgresMigration[] = [
