@@ -74,6 +74,30 @@ describe.runIf(available)('postgres (real server)', () => {
     expect((error as Error).message).not.toMatch(/\n\s+at /);
   });
 
+  it('a connection dropped mid-transaction: a retryable STORAGE_UNAVAILABLE, nothing half-written, and the next call works', async () => {
+    const storage = await open();
+    const killer = await open({ schema: storage.schema, migrate: false });
+    try {
+      await storage.conversations.ensureSession({ id: 's1', now: '2026-03-01T00:00:00.000Z' });
+      const error: unknown = await storage
+        .transaction('test.dropped', async (tx) => {
+          await tx.run(`INSERT INTO "${storage.schema}".messages (session_id, seq, role, json, created_at) VALUES ('s1', 1, 'user', '{}', 'x')`);
+          const pid = (await tx.get<{ pid: number }>('SELECT pg_backend_pid() AS pid'))!.pid;
+          await killer.transaction('test.kill', (k) => k.run('SELECT pg_terminate_backend($1)', [pid]));
+          await tx.run(`INSERT INTO "${storage.schema}".messages (session_id, seq, role, json, created_at) VALUES ('s1', 2, 'user', '{}', 'x')`);
+        })
+        .catch((e: unknown) => e);
+      expect(MinaraError.isInstance(error) && error.code).toBe('STORAGE_UNAVAILABLE');
+      expect((error as MinaraError).retryable).toBe(true);
+      expect(await storage.conversations.listMessages('s1')).toEqual([]);
+      const [m] = await storage.conversations.appendMessages('s1', [{ role: 'user', json: '{"role":"user","content":"again"}', createdAt: '2026-03-01T00:00:01.000Z' }]);
+      expect(m?.seq).toBe(1);
+    } finally {
+      await killer.close();
+      await storage.close();
+    }
+  });
+
   it('pool exhaustion waits with a bound, then fails with a clear retryable STORAGE_BUSY', async () => {
     const storage = await open({ poolSize: 1, acquireTimeoutMs: 300 });
     try {

@@ -92,6 +92,7 @@ export function createPgHandle(options: PgHandleOptions): PgHandle {
   const { pool, schemaName, logger, endpoint, acquireTimeoutMs } = options;
   const schema = `"${schemaName.replaceAll('"', '""')}"`;
   let closed = false;
+  const guarded = new WeakSet<object>();
   const where = endpoint === undefined ? 'the database server' : `the database server at ${endpoint.host}:${endpoint.port}`;
 
   const wrap = (operation: string, error: unknown): Error => {
@@ -183,6 +184,11 @@ export function createPgHandle(options: PgHandleOptions): PgHandle {
           throw wrap(operation, error);
         }
         let broken = false;
+        if (!guarded.has(client) && typeof client.on === 'function') {
+          // A socket error on a checked-out connection is emitted on it; the failing query reports it to the caller.
+          client.on('error', () => undefined);
+          guarded.add(client);
+        }
         try {
           await client.query('BEGIN');
           const result = await fn(runOn((sql, params) => client.query(sql, params ?? [])));

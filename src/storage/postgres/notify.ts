@@ -91,6 +91,18 @@ export function createPgNotifier(options: PgNotifierOptions): PgNotifier {
           // not ours
         }
       });
+      candidate.on('error', (error) => {
+        // The listening connection died: drop it and listen again shortly (notices in between are in change_log).
+        logger.warn('postgres: the LISTEN connection failed; reconnecting', { error: error.message });
+        candidate.release(true);
+        client = undefined;
+        mode = 'idle';
+        starting = undefined;
+        const retry = setTimeout(() => {
+          if (listeners.size > 0 && !handle.closed) starting ??= start().catch(() => undefined);
+        }, 1_000);
+        retry.unref?.();
+      });
       await candidate.query(`LISTEN "${channelName}"`);
       client = candidate;
       mode = 'notify';

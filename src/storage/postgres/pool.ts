@@ -22,8 +22,10 @@ export interface PostgresPoolClient {
   query(text: string, values?: readonly unknown[]): Promise<PostgresQueryResult>;
   /** Return the connection; pass `true` (or an error) to destroy it instead. */
   release(destroy?: boolean | Error): void;
-  /** Notifications and errors of a connection that ran `LISTEN`; optional (PGlite has none). */
+  /** Notifications of a connection that ran `LISTEN`; optional (PGlite has none). */
   on?(event: 'notification', listener: (message: PostgresNotification) => void): unknown;
+  /** Errors of the connection (a dropped socket); optional. */
+  on?(event: 'error', listener: (error: Error) => void): unknown;
 }
 
 /**
