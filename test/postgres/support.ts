@@ -88,7 +88,7 @@ export interface RealPostgres {
  * free loopback port with the socket in the same dir. Running as root is refused by Postgres, so as root the
  * server runs as the `nobody` user (the temp dir is handed to it).
  */
-export async function startRealPostgres(): Promise<RealPostgres> {
+export async function startRealPostgres(options: { readonly durable?: boolean } = {}): Promise<RealPostgres> {
   const dir = mkdtempSync(join(tmpdir(), 'minara-pg-'));
   const data = join(dir, 'data');
   const port = await freePort();
@@ -100,7 +100,9 @@ export async function startRealPostgres(): Promise<RealPostgres> {
   };
   if (asRoot) execFileSync('chmod', ['755', dir]);
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--locale=C', '--encoding=UTF8', '--no-sync']);
-  writeFileSync(join(data, 'postgresql.auto.conf'), `fsync = off\nsynchronous_commit = off\nfull_page_writes = off\nmax_connections = 200\n`, { flag: 'a' });
+  // Tests trade durability for speed; the benchmark runs the server's durable defaults (fsync, synchronous commit).
+  const tuning = options.durable === true ? 'shared_buffers = 512MB\n' : 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n';
+  writeFileSync(join(data, 'postgresql.auto.conf'), `${tuning}max_connections = 200\n`, { flag: 'a' });
   if (asRoot) execFileSync('chown', ['-R', 'nobody', dir]);
   run('pg_ctl', ['-D', data, '-l', join(dir, 'server.log'), '-w', '-t', '60', '-o', `-p ${port} -c listen_addresses=127.0.0.1 -k ${dir}`, 'start']);
   const url = `postgres://postgres@127.0.0.1:${port}/postgres`;

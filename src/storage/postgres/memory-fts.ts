@@ -78,13 +78,22 @@ export function scopedTsquery(scope: MemoryScope, node: MemoryQueryNode): string
   return `${quote(scopeLexeme(scope))} & ${toTsquery(node)}`;
 }
 
-/** The statistics row changes a write makes (inside its transaction). */
+/** Stats rows per scope (writers pick one at random, readers sum them). */
+export const FTS_STATS_SHARDS = 16;
+
+/**
+ * The upsert of a write's statistics change, as SQL with placeholders `$<user>`, `$<agentKey>`, `$<rows>`,
+ * `$<size>` (numbers given) and a random shard; for a CTE or a statement of its own.
+ */
+export function ftsStatsUpsert(h: PgHandle, p: { user: number; agentKey: number; rows: string; size: string }): string {
+  const shard = Math.floor(Math.random() * FTS_STATS_SHARDS);
+  return `INSERT INTO ${h.t('memory_fts_stats')} AS s (user_id, agent_key, shard, rows, total_size, gen) VALUES ($${p.user}, $${p.agentKey}, ${shard}, ${p.rows}, ${p.size}, 1)
+     ON CONFLICT (user_id, agent_key, shard) DO UPDATE SET rows = s.rows + excluded.rows, total_size = s.total_size + excluded.total_size, gen = s.gen + 1`;
+}
+
+/** The statistics change of a write (inside its transaction). */
 export async function bumpFtsStats(tx: PgTx, h: PgHandle, scope: MemoryScope, rows: number, size: number): Promise<void> {
-  await tx.run(
-    `INSERT INTO ${h.t('memory_fts_stats')} AS s (user_id, agent_key, rows, total_size, gen) VALUES ($1, $2, $3, $4, 1)
-     ON CONFLICT (user_id, agent_key) DO UPDATE SET rows = s.rows + excluded.rows, total_size = s.total_size + excluded.total_size, gen = s.gen + 1`,
-    [scope.userId, scope.agentId ?? '', rows, size],
-  );
+  await tx.run(ftsStatsUpsert(h, { user: 1, agentKey: 2, rows: '$3::bigint', size: '$4::bigint' }), [scope.userId, scope.agentId ?? '', rows, size]);
 }
 
 const DF_CACHE_LIMIT = 4096;
@@ -110,54 +119,56 @@ export function rowFilter(filter: MemoryLookupFilter, params: unknown[], alias =
 /** The full-text lookup of the Postgres memory domain. */
 export function createPgMemoryFts(h: PgHandle) {
   const M = h.t('memories');
-  /** `scope|leaf` → document frequency at a generation. */
+  /** `scope|leaf` → document frequency at a generation of the scope's index. */
   const df = new Map<string, { gen: number; n: number }>();
 
-  const stats = async (q: PgTx, scope: MemoryScope, query: MemoryQueryNode): Promise<Bm25Stats> => {
-    const row = await q.get(`SELECT rows, total_size, gen FROM ${h.t('memory_fts_stats')} WHERE user_id = $1 AND agent_key = $2`, [scope.userId, scope.agentId ?? '']);
-    const rowCount = Number(row?.rows ?? 0);
-    const total = Number(row?.total_size ?? 0);
-    const gen = Number(row?.gen ?? 0);
+  /** Per-leaf document frequencies over the scope's rows: cached ones, the rest counted in one statement. */
+  const frequencies = async (q: PgTx, scope: MemoryScope, query: MemoryQueryNode, gen: number): Promise<number[]> => {
     const lexeme = scopeLexeme(scope);
-    const hits: number[] = [];
-    for (const leaf of leaves(query)) {
-      const literal = toTsquery(leaf);
-      const key = `${lexeme}|${literal}`;
-      const cached = df.get(key);
-      if (cached !== undefined && cached.gen === gen) {
-        hits.push(cached.n);
-        continue;
-      }
-      const r = await q.get(`SELECT COUNT(*) AS n FROM ${M} WHERE search_tsv @@ $3::tsquery AND user_id = $1 AND agent_id IS NOT DISTINCT FROM $2`, [
-        scope.userId, scope.agentId ?? null, `${quote(lexeme)} & ${literal}`,
-      ]);
-      const n = Number(r?.n ?? 0);
-      if (df.size >= DF_CACHE_LIMIT) df.clear();
-      df.set(key, { gen, n });
-      hits.push(n);
+    const literals = leaves(query).map(toTsquery);
+    const out = literals.map((literal) => {
+      const cached = df.get(`${lexeme}|${literal}`);
+      return cached !== undefined && cached.gen === gen ? cached.n : undefined;
+    });
+    const missing = [...new Set(literals.filter((_, i) => out[i] === undefined))];
+    if (missing.length > 0) {
+      const params: unknown[] = [scope.userId, scope.agentId ?? null, `${quote(lexeme)} & (${missing.join(' | ')})`, ...missing];
+      const counts = missing.map((_, i) => `COUNT(*) FILTER (WHERE search_tsv @@ $${i + 4}::tsquery) AS c${i}`).join(', ');
+      const row = await q.get(`SELECT ${counts} FROM ${M} WHERE search_tsv @@ $3::tsquery AND user_id = $1 AND agent_id IS NOT DISTINCT FROM $2`, params);
+      if (df.size + missing.length > DF_CACHE_LIMIT) df.clear();
+      missing.forEach((literal, i) => df.set(`${lexeme}|${literal}`, { gen, n: Number(row?.[`c${i}`] ?? 0) }));
     }
-    return { rowCount, avgSize: rowCount === 0 ? 1 : total / rowCount, hits };
+    return literals.map((literal) => df.get(`${lexeme}|${literal}`)?.n ?? 0);
   };
 
   return {
     async search(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): Promise<MemoryScoredId[]> {
-      // One snapshot for the candidates and the statistics.
-      return h.tx('memory.searchText', async (tx) => {
-        await tx.run('SET TRANSACTION ISOLATION LEVEL REPEATABLE READ, READ ONLY');
-        const params: unknown[] = [scope.userId, scope.agentId ?? null];
-        const where = rowFilter(filter, params);
-        params.push(scopedTsquery(scope, query));
-        const match = `search_tsv @@ $${params.length}::tsquery`;
-        let sql = `SELECT id, search_text, category FROM ${M} WHERE ${match} AND ${where}`;
-        if (filter.window !== undefined) {
-          params.push(filter.window);
-          sql += ` ORDER BY id DESC LIMIT $${params.length}`;
-        }
-        const rows = await tx.all<{ id: unknown; search_text: string; category: string }>(sql, params);
-        if (rows.length === 0) return [];
-        const scored = scoreRows(query, rows.map((r) => ({ id: Number(r.id), text: r.search_text, category: r.category })), await stats(tx, scope, query));
-        return scored.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
-      });
+      const q = h.op('memory.searchText');
+      const params: unknown[] = [scope.userId, scope.agentId ?? null];
+      const where = rowFilter(filter, params);
+      params.push(scopedTsquery(scope, query));
+      const match = `search_tsv @@ $${params.length}::tsquery`;
+      params.push(scope.agentId ?? '');
+      const agentKey = params.length;
+      let limit = '';
+      if (filter.window !== undefined) {
+        params.push(filter.window);
+        limit = ` ORDER BY id DESC LIMIT $${params.length}`;
+      }
+      // One statement: the candidates (GIN, scoped) with the scope's statistics summed over its shards.
+      const rows = await q.all<{ id: unknown; search_text: string; category: string; n: unknown; total: unknown; gen: unknown }>(
+        `SELECT c.id, c.search_text, c.category, st.n, st.total, st.gen
+         FROM (SELECT id, search_text, category FROM ${M} WHERE ${match} AND ${where}${limit}) c
+         CROSS JOIN (SELECT COALESCE(SUM(rows), 0) AS n, COALESCE(SUM(total_size), 0) AS total, COALESCE(SUM(gen), 0) AS gen
+                     FROM ${h.t('memory_fts_stats')} WHERE user_id = $1 AND agent_key = $${agentKey}) st`,
+        params,
+      );
+      const first = rows[0];
+      if (first === undefined) return [];
+      const rowCount = Number(first.n);
+      const stats: Bm25Stats = { rowCount, avgSize: rowCount === 0 ? 1 : Number(first.total) / rowCount, hits: await frequencies(q, scope, query, Number(first.gen)) };
+      const scored = scoreRows(query, rows.map((r) => ({ id: Number(r.id), text: r.search_text, category: r.category })), stats);
+      return scored.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
     },
   };
 }

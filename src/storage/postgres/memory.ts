@@ -15,7 +15,7 @@ import type {
   NewMemoryRow, ProfileEntry,
 } from '../memory-types';
 import type { PgHandle, PgRow, PgTx } from './handle';
-import { bumpFtsStats, createPgMemoryFts, docSize, rowFilter, tsvectorLiteral } from './memory-fts';
+import { bumpFtsStats, createPgMemoryFts, docSize, ftsStatsUpsert, rowFilter, tsvectorLiteral } from './memory-fts';
 
 const COLUMNS = 'id, user_id, agent_id, category, content, metadata, source, status, content_hash, embedding_state, deleted_at, retired_at, superseded_by, created_at, updated_at';
 const SCOPE = 'user_id = $1 AND agent_id IS NOT DISTINCT FROM $2';
@@ -95,18 +95,31 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
     );
   };
 
-  const insertOne = async (tx: PgTx, scope: MemoryScope, row: NewMemoryRow): Promise<MemoryRecord> => {
+  /**
+   * Insert one row, its edges and (unless `withStats` is false) its statistics change as ONE statement
+   * (data-modifying CTEs): atomic on its own, one round trip when not inside a transaction.
+   */
+  const insertOne = async (q: PgTx, scope: MemoryScope, row: NewMemoryRow, withStats: boolean): Promise<MemoryRecord> => {
     const size = docSize(row.searchText, row.category);
-    const r = await tx.get(
-      `INSERT INTO ${M} (user_id, agent_id, category, content, search_text, search_tsv, doc_size, metadata, source, status, content_hash, embedding_state, created_at, updated_at)
-       VALUES ($1, $2, $3, $4, $5, $6::tsvector, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING id`,
+    const edges = row.edges;
+    const r = await q.get(
+      `WITH m AS (
+         INSERT INTO ${M} (user_id, agent_id, category, content, search_text, search_tsv, doc_size, metadata, source, status, content_hash, embedding_state, created_at, updated_at)
+         VALUES ($1, $2, $3, $4, $5, $6::tsvector, $7, $8, $9, $10, $11, $12, $13, $13) RETURNING id
+       ), e AS (
+         INSERT INTO ${E} (user_id, agent_id, src_table, src_id, dst_entity_kind, dst_entity_key, edge_type, weight, created_at)
+         SELECT $1, $2, 'memories', m.id, x.k, x.key, x.t, x.w, $13 FROM m, unnest($14::text[], $15::text[], $16::text[], $17::float8[]) AS x(k, key, t, w)
+         ON CONFLICT DO NOTHING
+       )${withStats ? `, s AS (${ftsStatsUpsert(h, { user: 1, agentKey: 18, rows: '1', size: '$7::bigint' })})` : ''}
+       SELECT id FROM m`,
       [
         ...sp(scope), row.category, row.content, row.searchText, tsvectorLiteral(scope, row.searchText), size, row.metadata === undefined ? null : JSON.stringify(row.metadata),
         row.source ?? null, row.status, row.contentHash, row.embeddingState, row.now,
+        edges.map((e) => e.entityKind), edges.map((e) => e.entityKey), edges.map((e) => e.edgeType), edges.map((e) => e.weight),
+        ...(withStats ? [scope.agentId ?? ''] : []),
       ],
     );
     const id = Number(r!.id);
-    await insertEdges(tx, scope, id, row.edges, row.now);
     return {
       id, userId: scope.userId, ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }), category: row.category, content: row.content,
       ...(row.metadata === undefined ? {} : { metadata: row.metadata }), ...(row.source === undefined ? {} : { source: row.source }), status: row.status,
@@ -139,18 +152,43 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
 
   return {
     async insert(scope, row) {
-      return h.tx('memory.insert', async (tx) => {
-        const record = await insertOne(tx, scope, row);
-        await bumpFtsStats(tx, h, scope, 1, docSize(row.searchText, row.category));
-        return record;
-      });
+      return insertOne(h.op('memory.insert'), scope, row, true);
     },
 
     async insertMany(scope, list) {
       if (list.length === 0) return [];
       return h.tx('memory.insertMany', async (tx) => {
-        const out: MemoryRecord[] = [];
-        for (const row of list) out.push(await insertOne(tx, scope, row));
+        // Ids drawn up front (ascending), then one INSERT for the rows and one for all their edges.
+        const ids = (await tx.all(`SELECT nextval(pg_get_serial_sequence($1, 'id')) AS id FROM generate_series(1, $2::int)`, [M, list.length]))
+          .map((r) => Number(r.id))
+          .sort((a, b) => a - b);
+        const col = <V>(f: (row: NewMemoryRow) => V) => list.map(f);
+        await tx.run(
+          `INSERT INTO ${M} (id, user_id, agent_id, category, content, search_text, search_tsv, doc_size, metadata, source, status, content_hash, embedding_state, created_at, updated_at)
+           OVERRIDING SYSTEM VALUE
+           SELECT x.id, $1, $2, x.category, x.content, x.search_text, x.tsv::tsvector, x.size, x.metadata, x.source, x.status, x.hash, x.state, x.now, x.now
+           FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::text[], $8::int[], $9::text[], $10::text[], $11::text[], $12::text[], $13::text[], $14::text[])
+             AS x(id, category, content, search_text, tsv, size, metadata, source, status, hash, state, now)`,
+          [
+            ...sp(scope), ids, col((r) => r.category), col((r) => r.content), col((r) => r.searchText), col((r) => tsvectorLiteral(scope, r.searchText)),
+            col((r) => docSize(r.searchText, r.category)), col((r) => (r.metadata === undefined ? null : JSON.stringify(r.metadata))), col((r) => r.source ?? null),
+            col((r) => r.status), col((r) => r.contentHash), col((r) => r.embeddingState), col((r) => r.now),
+          ],
+        );
+        const edges = list.flatMap((row, i) => row.edges.map((e) => ({ id: ids[i] as number, e, now: row.now })));
+        if (edges.length > 0) {
+          await tx.run(
+            `INSERT INTO ${E} (user_id, agent_id, src_table, src_id, dst_entity_kind, dst_entity_key, edge_type, weight, created_at)
+             SELECT $1, $2, 'memories', x.id, x.k, x.key, x.t, x.w, x.now FROM unnest($3::bigint[], $4::text[], $5::text[], $6::text[], $7::float8[], $8::text[]) AS x(id, k, key, t, w, now)
+             ON CONFLICT DO NOTHING`,
+            [...sp(scope), edges.map((x) => x.id), edges.map((x) => x.e.entityKind), edges.map((x) => x.e.entityKey), edges.map((x) => x.e.edgeType), edges.map((x) => x.e.weight), edges.map((x) => x.now)],
+          );
+        }
+        const out: MemoryRecord[] = list.map((row, i) => ({
+          id: ids[i] as number, userId: scope.userId, ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }), category: row.category, content: row.content,
+          ...(row.metadata === undefined ? {} : { metadata: row.metadata }), ...(row.source === undefined ? {} : { source: row.source }), status: row.status,
+          contentHash: row.contentHash, embeddingState: row.embeddingState, createdAt: row.now, updatedAt: row.now,
+        }));
         await bumpFtsStats(tx, h, scope, list.length, list.reduce((s, r) => s + docSize(r.searchText, r.category), 0));
         return out;
       });

@@ -255,7 +255,8 @@ export const learningMigrations: readonly PostgresMigration[] = [
  * that the full-text lookup intersects with first, as the SQLite engine's `scope_key` token; `doc_size` is the
  * row size BM25 uses (text tokens + category tokens + 1). `memory_fts_stats` keeps per-scope row counts and
  * size sums for BM25, and a generation bumped by every change to the scope's index (the document-frequency
- * cache keys on it). `memory_vectors.embedding` holds the float32 vector; `embedding_v` (pgvector) is added at
+ * cache keys on the sum), spread over 16 shard rows per scope so concurrent writers of one tenant rarely wait
+ * on the same row; readers sum the shards. `memory_vectors.embedding` holds the float32 vector; `embedding_v` (pgvector) is added at
  * open when the extension is available.
  */
 export const memoryMigrations: readonly PostgresMigration[] = [
@@ -279,8 +280,8 @@ export const memoryMigrations: readonly PostgresMigration[] = [
       CREATE INDEX memories_scope_deleted ON §.memories (user_id, agent_id, deleted_at) WHERE deleted_at IS NOT NULL;
       CREATE INDEX memories_fts ON §.memories USING GIN (search_tsv);
       CREATE TABLE §.memory_fts_stats (
-        user_id TEXT NOT NULL, agent_key TEXT NOT NULL, rows BIGINT NOT NULL DEFAULT 0, total_size BIGINT NOT NULL DEFAULT 0,
-        gen BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (user_id, agent_key)
+        user_id TEXT NOT NULL, agent_key TEXT NOT NULL, shard SMALLINT NOT NULL, rows BIGINT NOT NULL DEFAULT 0, total_size BIGINT NOT NULL DEFAULT 0,
+        gen BIGINT NOT NULL DEFAULT 0, PRIMARY KEY (user_id, agent_key, shard)
       );
       CREATE TABLE §.memory_edges (
         id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
