@@ -32,10 +32,19 @@ async function uniqueAs<T>(operation: string, what: string, id: string, fn: () =
   }
 }
 
-/** `meta`: instance record (created once, atomically) and key/value flags; `set` calls `onSet` (NOTIFY). */
-export function createPgMetaStorage(h: PgHandle, now: () => Date, onChange?: (tx: PgTx, key: string) => Promise<void>): MetaStorage {
+/** How `meta` publishes a change: a CTE plus the final SELECT, folded into the write's statement. */
+export type MetaChangeInline = (first: number, payloadSql: string) => { cte: string; select: string; params: unknown[] };
+
+/** `meta`: instance record (created once, atomically) and key/value flags; each set/delete publishes its key. */
+export function createPgMetaStorage(h: PgHandle, now: () => Date, inline?: MetaChangeInline): MetaStorage {
   const t = h.t('instance_meta');
   const toInfo = (r: PgRow): InstanceInfo => ({ instanceId: String(r.instance_id), hmacKey: bytes(r.hmac_key), createdAt: String(r.created_at) });
+  /** Run `write` (a CTE) with the change notice in the same statement. */
+  const withNotice = async (operation: string, write: string, params: unknown[]) => {
+    if (inline === undefined) return void (await h.op(operation).run(write.replace(/^WITH w AS \((.*)\)$/s, '$1'), params));
+    const n = inline(params.length + 1, '$1');
+    await h.op(operation).run(`${write}, ${n.cte} ${n.select}`, [...params, ...n.params]);
+  };
   return {
     async getInstance() {
       const op = 'meta.getInstance';
@@ -57,20 +66,15 @@ export function createPgMetaStorage(h: PgHandle, now: () => Date, onChange?: (tx
     async set(key, value) {
       checkId('meta.set', 'key', key);
       if (typeof value !== 'string') throw invalidArgument('meta.set', `value must be a string, got ${typeof value}`);
-      await h.tx('meta.set', async (tx) => {
-        await tx.run(
-          `INSERT INTO ${h.t('kv')} (key, value, updated_at) VALUES ($1, $2, $3) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-          [key, value, now().toISOString()],
-        );
-        await onChange?.(tx, key);
-      });
+      await withNotice(
+        'meta.set',
+        `WITH w AS (INSERT INTO ${h.t('kv')} (key, value, updated_at) VALUES ($1::text, $2, $3) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at)`,
+        [key, value, now().toISOString()],
+      );
     },
     async delete(key) {
       checkId('meta.delete', 'key', key);
-      await h.tx('meta.delete', async (tx) => {
-        await tx.run(`DELETE FROM ${h.t('kv')} WHERE key = $1`, [key]);
-        await onChange?.(tx, key);
-      });
+      await withNotice('meta.delete', `WITH w AS (DELETE FROM ${h.t('kv')} WHERE key = $1::text)`, [key]);
     },
   };
 }

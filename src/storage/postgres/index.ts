@@ -263,7 +263,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
       ...(vectorState.reason === undefined ? {} : { vectorUnavailableReason: vectorState.reason }),
       multiProcess: true,
     }),
-    meta: g('meta', createPgMetaStorage(handle, now, (tx, key) => notifier.publish(tx, 'meta', key))),
+    meta: g('meta', createPgMetaStorage(handle, now, (first, payloadSql) => notifier.inline(first, 'meta', payloadSql))),
     audit: g('audit', createPgAuditStorage(handle)),
     approvals: g('approvals', createPgApprovalStorage(handle)),
     grants: g('grants', createPgGrantStorage(handle)),

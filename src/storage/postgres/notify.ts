@@ -29,6 +29,11 @@ export interface PgNotifierOptions {
 /** The notifier of one storage. */
 export interface PgNotifier {
   publish(tx: PgTx, channel: string, payload: string): Promise<void>;
+  /**
+   * The publishing of one notice as a CTE fragment and a trailing `SELECT pg_notify(…)`, to fold into a write's own
+   * statement (one round trip). Placeholders start at `$<first>`; `payloadSql` is an SQL expression for the payload.
+   */
+  inline(first: number, channel: string, payloadSql: string): { cte: string; select: string; params: unknown[] };
   listen(channel: string, listener: (change: PostgresChange) => void): () => void;
   /** `'notify'` (LISTEN on a held connection), `'poll'`, or `'idle'` before the first listener. */
   readonly mode: 'notify' | 'poll' | 'idle';
@@ -77,6 +82,14 @@ export function createPgNotifier(options: PgNotifierOptions): PgNotifier {
     }
   };
 
+  const prune = async () => {
+    try {
+      await handle.op('notify.prune').run(`DELETE FROM ${handle.t('change_log')} WHERE at < $1`, [new Date(Date.now() - 3_600_000).toISOString()]);
+    } catch {
+      // pruning is best effort
+    }
+  };
+
   const start = async (): Promise<void> => {
     const row = await handle.op('notify.start').get(`SELECT COALESCE(MAX(id), 0) AS id FROM ${handle.t('change_log')}`);
     highest = Number(row?.id ?? 0);
@@ -117,6 +130,14 @@ export function createPgNotifier(options: PgNotifierOptions): PgNotifier {
   return {
     get mode() {
       return mode;
+    },
+    inline(first, channel, payloadSql) {
+      if (++published % PRUNE_EVERY === 0) void prune();
+      return {
+        cte: `minara_log AS (INSERT INTO ${handle.t('change_log')} (channel, payload, origin, at) VALUES ($${first}, ${payloadSql}, $${first + 1}, $${first + 2}))`,
+        select: `SELECT pg_notify($${first + 3}, json_build_object('channel', $${first}::text, 'payload', ${payloadSql}, 'origin', $${first + 1}::text)::text)`,
+        params: [channel, origin, new Date().toISOString(), channelName],
+      };
     },
     async publish(tx, channel, payload) {
       await tx.run(`INSERT INTO ${handle.t('change_log')} (channel, payload, origin, at) VALUES ($1, $2, $3, $4)`, [channel, payload, origin, new Date().toISOString()]);
