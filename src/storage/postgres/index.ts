@@ -32,7 +32,7 @@ import { coreMigrations, jobMigrations, learningMigrations, memoryMigrations, tr
 
 export { pglitePool } from './pool';
 export type { PgliteLike, PostgresNotification, PostgresPool, PostgresPoolClient, PostgresQueryResult } from './pool';
-export type { PgTx as PostgresTx } from './handle';
+export type { PgRow as PostgresRow, PgTx as PostgresTx } from './handle';
 export type { PostgresMigration } from './migrate';
 export type { PostgresChange } from './notify';
 
