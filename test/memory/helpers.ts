@@ -15,8 +15,9 @@ export const engines = [
  * is not installed (`@electric-sql/pglite-pgvector`), and the real server (no pgvector packaged for it here; its
  * degradation is checked in test/postgres/real-server.test.ts).
  */
-const pgliteHasVector = (await pglitePgvector()) !== undefined;
-if (!pgliteHasVector) console.warn('\n[SKIPPED] hybrid (vector) memory tests on Postgres/PGlite: @electric-sql/pglite-pgvector is not installed (set MINARA_PGLITE_PGVECTOR to its dist/index.js)\n');
+export const pgliteHasVector = (await pglitePgvector()) !== undefined;
+/** Said once, by the hybrid suite that leaves the engine out. */
+export const warnNoPgliteVector = () => pgliteHasVector || console.warn('\n[SKIPPED] hybrid (vector) memory tests on Postgres/PGlite: @electric-sql/pglite-pgvector is not installed (set MINARA_PGLITE_PGVECTOR to its dist/index.js)\n');
 export const vectorEngines = engines.filter((e) => (e.name !== 'postgres (PGlite)' || pgliteHasVector) && e.name !== 'postgres (real server)');
 
 /** A clock that advances one second per call, from 2026-01-01. */
