@@ -35,6 +35,18 @@ Usage:
   minara jobs                           Background jobs: schedule, next runs, recent runs
   minara import openclaw <dir> [--force] | minara import hermes <dir>
                                         Bring an OpenClaw workspace or Hermes memories into the workspace
+  minara learning [list|cases]          Methodologies (confidence, uses, state) and pending trade cases
+  minara learning graduate|quarantine|reinstate <id> [--force] [--reason text]
+                                        The operator's decisions on a methodology
+  minara learning seed <file> | reflect [n] | page <asset>
+  minara preferences [list] | approve|reject <id>
+                                        Learned preferences and hard constraints
+  minara doctor [--anonymous] [--json]  Health of storage, memory, learning, approvals, workspace, model
+  minara doctor --fix [--apply] [--only embeddings,edges,methodology_demotion,reflect_pending]
+                                        Idempotent repairs (dry run without --apply)
+  minara memory export [--out dir] [--sign] [--include-constraints]
+  minara memory import <dir> [--apply] [--approve-hard-constraints]
+                                        Learned memory as markdown, and back
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -54,7 +66,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences' | 'doctor' | 'memory';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -66,25 +78,39 @@ interface Parsed {
   readonly toolSets?: readonly string[] | undefined;
   /** `--reason text` (approvals) */
   readonly reason?: string | undefined;
+  /** doctor and memory export/import flags */
+  readonly ops: { anonymous: boolean; json: boolean; fix: boolean; apply: boolean; only?: readonly string[] | undefined; out?: string | undefined; sign: boolean; includeConstraints: boolean; approveHardConstraints: boolean };
   /** `--no-web` (serve) */
   readonly noWeb: boolean;
   /** `--no-background` (serve, the REPL) */
   readonly noBackground: boolean;
 }
 
-const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason']);
-const BOOLEAN_FLAGS = new Set(['--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background']);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'help']);
+const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out']);
+const BOOLEAN_FLAGS = new Set([
+  '--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
+  '--include-constraints', '--approve-hard-constraints',
+]);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'help']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
   '--host': ['serve', 'mcp'],
-  '--force': ['skills', 'import'],
+  '--force': ['skills', 'import', 'learning'],
   '--http': ['mcp'],
   '--tool-sets': ['mcp'],
-  '--reason': ['approvals'],
+  '--reason': ['approvals', 'learning'],
   '--no-web': ['serve'],
   '--no-background': ['serve', 'repl'],
+  '--anonymous': ['doctor'],
+  '--json': ['doctor'],
+  '--fix': ['doctor'],
+  '--only': ['doctor'],
+  '--apply': ['doctor', 'memory'],
+  '--out': ['memory'],
+  '--sign': ['memory'],
+  '--include-constraints': ['memory'],
+  '--approve-hard-constraints': ['memory'],
 };
 
 export function parseArgs(argv: readonly string[]): Parsed {
@@ -149,7 +175,14 @@ export function parseArgs(argv: readonly string[]): Parsed {
   const rawSets = values.get('--tool-sets');
   const toolSets = rawSets?.split(',').map((s) => s.trim());
   if (toolSets?.some((s) => s === '')) throw new UsageError(`--tool-sets expects comma-separated tool-set names, e.g. read,memory, got "${rawSets}"`);
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background') };
+  const rawOnly = values.get('--only');
+  const only = rawOnly?.split(',').map((s) => s.trim());
+  if (only?.some((s) => s === '')) throw new UsageError(`--only expects comma-separated fix names, e.g. embeddings,edges, got "${rawOnly}"`);
+  const ops = {
+    anonymous: flags.has('--anonymous'), json: flags.has('--json'), fix: flags.has('--fix'), apply: flags.has('--apply'), only, out: values.get('--out'), sign: flags.has('--sign'),
+    includeConstraints: flags.has('--include-constraints'), approveHardConstraints: flags.has('--approve-hard-constraints'),
+  };
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background') };
 }
 
 function version(): string {
@@ -214,6 +247,19 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runImportCommand } = await import('./import-command');
       return runImportCommand(options, parsed.positionals, { force: parsed.force });
     }
+    case 'doctor': {
+      const { runDoctorCommand } = await import('./ops-command');
+      return runDoctorCommand(options, parsed.positionals, parsed.ops);
+    }
+    case 'memory': {
+      const { runMemoryCommand } = await import('./ops-command');
+      return runMemoryCommand(options, parsed.positionals, { ...parsed.ops, interactive: Boolean(process.stdin.isTTY && process.stdout.isTTY) });
+    }
+    case 'learning':
+    case 'preferences': {
+      const { runLearningCli } = await import('./learning-command');
+      return runLearningCli(options, parsed.command, parsed.positionals, { reason: parsed.reason, force: parsed.force });
+    }
     case 'approvals': {
       const { runApprovalsCommand } = await import('./approvals-command');
       return runApprovalsCommand(options, parsed.positionals, { reason: parsed.reason });
@@ -222,7 +268,10 @@ async function main(argv: readonly string[]): Promise<number> {
       const [{ buildApp, createCliLogger }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);
       // The REPL prints a failed turn's error itself: the log line would say it twice.
       const app = await buildApp(options, { logger: createCliLogger({ hideTurnErrors: true }) });
-      if (!parsed.noBackground) app.background.start();
+      if (!parsed.noBackground) {
+        await app.background.syncSchedule();
+        app.background.start();
+      }
       const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
       try {
         await runRepl({ app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}${parsed.noBackground ? '' : `\n${app.background.describe()} (--no-background to turn off)`}` });

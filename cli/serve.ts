@@ -47,6 +47,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     storage: app.storage,
     tools: app.tools,
     memoryFor: app.memoryFor,
+    learningFor: (userId: string) => app.learningFor(userId),
     ...(app.workspace ? { workspace: app.workspace } : {}),
     ...(env.authToken ? { authToken: env.authToken } : {}),
     ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),
@@ -73,6 +74,8 @@ export async function runServe(cli: CliOptions, options: ServeOptions = {}): Pro
     write(`minara gateway listening on ${served.url}${auth}\n`);
     if (webDir) write(`Open ${served.url}/ in a browser for the web app.\n`);
     if (options.background !== false) {
+      // Read HEARTBEAT.md's ## Schedule first, so the start line lists the user's jobs too.
+      await app.background.syncSchedule();
       app.background.start();
       write(`${app.background.describe()}\n`);
     }

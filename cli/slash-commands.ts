@@ -3,6 +3,7 @@
  * the workspace and the runtime's prompt builder directly.
  */
 import { type ApprovalDecision, createToolCallContext, type MinaraApp, permissionTierName } from '@minara/agent';
+import { learningCommand, preferencesCommand } from './learning-command';
 import { compactJson, formatApproval, formatBlocked, formatToolCall, formatToolResult, truncate } from './render';
 
 /** What a slash command can use. The REPL provides it. */
@@ -159,6 +160,20 @@ async function memoryCommand(ctx: ReplContext, args: string): Promise<void> {
   }
 }
 
+/** `/learning` arguments: words, `--force`, and `--reason <rest of the line>`. */
+function learningArgs(args: string): { words: string[]; flags: { force?: boolean; reason?: string } } {
+  let text = args.trim();
+  let reason: string | undefined;
+  const r = /(?:^|\s)--reason(?:\s+|=)(.+)$/su.exec(text);
+  if (r) {
+    reason = r[1]!.trim();
+    text = text.slice(0, r.index).trim();
+  }
+  const words = text === '' ? [] : text.split(/\s+/);
+  const force = words.includes('--force');
+  return { words: words.filter((w) => w !== '--force'), flags: { ...(force ? { force } : {}), ...(reason !== undefined ? { reason } : {}) } };
+}
+
 /** All slash commands, in the order /help lists them. */
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: 'help', usage: '/help', description: 'Show this list', run: (ctx) => ctx.print(helpText()) },
@@ -211,6 +226,25 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: 'mcp', usage: '/mcp', description: 'MCP servers: state, transport, tool count, skipped tools', run: (ctx) => ctx.print(formatMcpStatus(ctx.app)) },
   { name: 'cost', usage: '/cost', description: 'Tokens and USD: this session, today, today\'s autonomous turns', run: async (ctx) => ctx.print(await formatCost(ctx.app, ctx.sessionId)) },
   { name: 'jobs', usage: '/jobs', description: 'Background jobs: schedule, next run, last runs, schedule problems', run: async (ctx) => ctx.print(await formatJobs(ctx.app)) },
+  {
+    name: 'learning',
+    usage: '/learning [cases|graduate <id>|…]',
+    description: 'Methodologies (confidence, uses, state), pending trade cases; graduate, quarantine, reinstate, seed, reflect, page <asset>',
+    run: async (ctx, args) => {
+      const { words, flags } = learningArgs(args);
+      const out = await learningCommand(ctx.app, words, flags);
+      ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
+    },
+  },
+  {
+    name: 'preferences',
+    usage: '/preferences [approve|reject <id>]',
+    description: 'Learned preferences and hard constraints; approve or reject a proposed one',
+    run: async (ctx, args) => {
+      const out = await preferencesCommand(ctx.app, args.trim() === '' ? [] : args.trim().split(/\s+/));
+      ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
+    },
+  },
   { name: 'call', usage: '/call <tool> <json>', description: 'Run a tool through the same gate (confirmation included)', run: callTool },
   { name: 'approvals', usage: '/approvals [approve|deny <id>]', description: 'Pending approvals; approve or deny one and resume its turn', run: approvalsCommand },
   { name: 'soul', usage: '/soul', description: 'Print SOUL.md', run: (ctx) => printWorkspaceFile(ctx, 'soul') },

@@ -31,7 +31,9 @@ const ALLOWED = {
   mcp: [...base, 'config', 'storage', 'tools', 'safety'],
   // The background runner schedules work over storage; the app gives it the jobs (heartbeat, purge, …).
   background: [...base, 'config', 'storage', 'runtime', 'workspace', 'memory'],
-  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning'],
+  // Operations over stored state: the doctor, memory export and import.
+  ops: [...base, 'config', 'storage', 'safety', 'memory', 'learning', 'workspace', 'llm'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning', 'ops'],
 };
 
 function walk(dir, out = []) {

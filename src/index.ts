@@ -91,6 +91,8 @@ export { createToolCallContext } from './tools/context';
 export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
 export { createFileTools, type FileToolsOptions } from './tools/file-tools';
 export { createWebTools, type WebToolsOptions } from './tools/web-tools';
+export { type BrowserToolsOptions, createBrowserTools, findChromium } from './tools/browser-tools';
+export { createUrlPolicy, isPublicAddress, type UrlPolicy, type UrlPolicyOptions } from './tools/url-policy';
 export { type SettledToolCall, toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
 export { openInSandbox, type OpenInSandboxOptions, resolveInSandbox, type SandboxOptions } from './safety/sandbox';
 export { findPersonalData, normaliseForScan, PERSONAL_DATA_CLASSES, type PersonalDataClass } from './safety/personal-data';
@@ -141,6 +143,7 @@ export {
   formatInterval,
 } from './background/runner';
 export { type AgentBackground, type AgentBackgroundOptions, createAgentBackground, type Delivery, HEARTBEAT_OK } from './background/agent';
+export { type DeliveryQuery, type DeliveryRecord, listDeliveries } from './background/deliveries';
 export { createWebhookDelivery, type WebhookDeliveryOptions } from './background/delivery';
 export { signWebhook, verifyWebhookSignature } from './util/webhook-signature';
 export { type ParsedSchedule, parseSchedule, type ScheduleEntry } from './background/schedule';
@@ -150,6 +153,7 @@ export type {
   MemoryEdgeRecord,
   MemoryEntityCount,
   MemoryListQuery,
+  MemoryStats,
   MemoryLookupFilter,
   MemoryRowPatch,
   MemoryScoredId,
@@ -491,9 +495,23 @@ export { INJECTION_PATTERNS, type InjectionPattern, type ScanFinding, scanInput 
 // ── learning (issue 14: the learning loop) ── BEGIN learning
 export {
   assetClassOf,
+  type CompiledPageOptions,
+  compilePage,
+  createHistorySync,
+  createLearningTools,
   createLearningStore,
+  createPersonalizationRebuilder,
   createTurnLearning,
   DEFAULT_METHODOLOGY_POLICY,
+  fillUid,
+  LEARNING_TOOL_NAMES,
+  type LearningToolsOptions,
+  type HistorySource,
+  type HistorySync,
+  type HistorySyncItem,
+  type HistorySyncOptions,
+  normalizePerpsFill,
+  normalizeSpotActivity,
   type LearningStore,
   type LearningStoreOptions,
   type MethodologyInput,
@@ -502,10 +520,15 @@ export {
   normalizeAsset,
   normalizeLearningText,
   parseMethodologySeed,
+  type PersonalizationRebuilder,
+  type PersonalizationRebuilderOptions,
+  type PersonalizationRebuildResult,
   type PreferenceGraduationRule,
   type PreferenceInput,
   preferenceLine,
+  type ReflectionResult,
   renderLearningBlock,
+  ROLE_OUTCOME_CLASSES,
   type TurnLearningOptions,
   WILSON_Z_95,
   wilsonLowerBound,
@@ -516,13 +539,16 @@ export type {
   ExternalSpotRecord,
   HistorySyncAttempt,
   HistorySyncState,
+  ImportedTradeCase,
   LearningScope,
+  LearningStats,
   LearningStorage,
   MethodologyChange,
   MethodologyOrigin,
   MethodologyPolicy,
   MethodologyQuery,
   MethodologyRecord,
+  MethodologyRestore,
   MethodologyState,
   NewExternalSpotActivity,
   NewMethodology,
@@ -535,6 +561,7 @@ export type {
   PreferenceObservation,
   PreferenceQuery,
   PreferenceRecord,
+  PreferenceRestore,
   PreferenceSource,
   PreferenceState,
   RoleCaseQuery,
@@ -548,6 +575,35 @@ export type {
   TradeStatus,
 } from './storage/learning-types';
 // ── END learning
+// ── ops (issue 17: doctor, memory export and import) ── BEGIN ops
+export {
+  bucketCount,
+  DEFAULT_DOCTOR_FIXES,
+  DOCTOR_FIXES,
+  type DoctorCount,
+  type DoctorFixName,
+  type DoctorFixOptions,
+  type DoctorFixReport,
+  type DoctorFixResult,
+  type DoctorOptions,
+  type DoctorReport,
+  exportMemory,
+  type ExportMemoryOptions,
+  type ExportMemoryResult,
+  formatDoctorFixReport,
+  formatDoctorReport,
+  formatImportReport,
+  importMemory,
+  type ImportFileResult,
+  type ImportMemoryOptions,
+  type ImportMemoryResult,
+  MEMORY_EXPORT_SCHEMA_VERSION,
+  memoryFileName,
+  runDoctor,
+  runDoctorFixes,
+  VOLATILE_FIELDS,
+} from './ops/index';
+// ── END ops
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
@@ -556,3 +612,18 @@ export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredMode
 export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from './llm/pricing';
 export { DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';
+
+// ── memory ranking (issue 22) ── BEGIN memory-ranking
+export {
+  BM25_B,
+  BM25_K1,
+  indexTerm,
+  indexTerms,
+  NEIGHBOUR_WEIGHT,
+  rankBruteForce,
+  type RankDoc,
+  type RankedId,
+  type RankOptions,
+} from './memory/index';
+export type { MemoryTextChanges, MemoryTextRow } from './storage/memory-types';
+// ── END memory-ranking

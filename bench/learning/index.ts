@@ -63,12 +63,51 @@ function stats(samples: number[]): string[] {
   return [fmt(s.p50), fmt(s.p95)];
 }
 
+/** Compiled pages over 10k trades (5k BTC round trips; 1,000 of their cases reflected) and 200 methodologies (60 graduated). */
+async function pages(label: string, storage: Storage) {
+  let t = T0;
+  const now = () => new Date((t += 1000));
+  const store = createLearningStore({ storage, scope: { userId: 'pages' }, now, logger: silentLogger });
+  const cold = createLearningStore({ storage, scope: { userId: 'pages' }, now, logger: silentLogger, compiledPageTtlMs: 0 });
+  const classes = ['crypto_major', 'crypto_alt', 'crypto_meme', 'perps', 'forex'];
+  const ids: number[] = [];
+  for (let i = 0; i < 200; i++) {
+    const { methodology } = await store.createMethodology({ assetClass: classes[i % classes.length]!, text: `Methodology ${i}: buy the breakout above level ${i}` });
+    ids.push(methodology.id);
+    if (i % 10 < 3) await store.graduateMethodology(methodology.id, { force: true });
+  }
+  for (let i = 0; i < PAGE_TRADES; i++) await store.captureTurn(record(i, [execution(i)], [ids[0]!]));
+  const reflection = JSON.stringify({ classification: 'variance', rationale: 'noise', lessons: ['Size down after two losses in a row.'], methodology: null });
+  for (const c of await store.listCases({ status: 'pending', limit: 1000 })) {
+    await storage.learning.markCaseReflected({ userId: 'pages' }, c.id, { classification: 'variance', reflection, lessonMemoryIds: [], now: now().toISOString() });
+  }
+  const page = await store.compiledPage('BTC');
+  if (!page.includes('### Graduated methodologies') || !page.includes('[variance]') || !page.includes('### Trades')) throw new Error('the bench page is incomplete');
+  const coldRuns = await timeEach(PAGE_RUNS, () => cold.compiledPage('BTC'));
+  const cachedRuns = await timeEach(PAGE_RUNS * 10, () => store.compiledPage('BTC'));
+  const trades = (await store.listTrades({ limit: 1 })).length;
+  if (trades !== 1) throw new Error('no trades recorded');
+  store.close();
+  cold.close();
+  return [
+    [label, `compiled page, cold (${PAGE_TRADES} trades, 200 methodologies)`, ...stats(coldRuns)],
+    [label, 'compiled page, cached', ...stats(cachedRuns)],
+  ];
+}
+const PAGE_TRADES = Number(process.env.BENCH_PAGE_TRADES ?? 10_000);
+const PAGE_RUNS = Number(process.env.BENCH_PAGE_RUNS ?? 300);
+
 try {
   const sqlite = createSqliteStorage({ path: path.join(dir, 'turn-end.db') });
   const rows = [...(await turnEnd('SQLite WAL', sqlite)), ...(await turnEnd('in-memory', createInMemoryStorage()))];
   console.log(`\nLearning loop cost per turn (${TURNS} turns; ${machine()}) — ms`);
   console.log(table(['storage', 'work', 'p50 ms', 'p95 ms'], rows));
   await sqlite.close();
+  const pagesDb = createSqliteStorage({ path: path.join(dir, 'pages.db') });
+  const pageRows = [...(await pages('SQLite WAL', pagesDb)), ...(await pages('in-memory', createInMemoryStorage()))];
+  console.log(`\nCompiled pages (${machine()}) — ms`);
+  console.log(table(['storage', 'work', 'p50 ms', 'p95 ms'], pageRows));
+  await pagesDb.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

@@ -17,10 +17,11 @@ import type { MemoryStore } from '../memory/types';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
 import { createDelegateTool } from '../runtime/delegate';
 import { createWebTools, type WebToolsOptions } from '../tools/web-tools';
+import { type BrowserToolsOptions, createBrowserTools } from '../tools/browser-tools';
 import { createFallbackModel } from '../llm/fallback-model';
 import { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from '../llm/pricing';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
-import type { AgentRuntimeOptions, ScenarioClassifier, TurnSummary } from '../runtime/types';
+import type { AgentRuntimeOptions, ScenarioClassifier, TurnStartInfo, TurnSummary } from '../runtime/types';
 import { createExternalSkillsManager, type ExternalSkillsManager } from '../skills/external';
 import { createSkillRegistry, type SkillRegistry } from '../skills/registry';
 import { loadSkillDirectories, type SkillLoadIssue } from '../skills/skill-md';
@@ -41,6 +42,9 @@ import { readHardConstraints } from './hard-constraints';
 import { createLearningStore } from '../learning/store';
 import { createTurnLearning } from '../learning/turn-learning';
 import type { LearningStore, LearningStoreOptions } from '../learning/types';
+import { createLearningTools } from '../learning/tools';
+import { learningJobs } from './learning-jobs';
+import { parseDuration, parseHours } from './env-parse';
 import { createNotConfiguredModel } from './not-configured-model';
 
 /** What a domain pack contributes (the finance pack is one). */
@@ -118,6 +122,13 @@ export interface CreateAppOptions {
   readonly background?: Partial<Pick<AgentBackgroundOptions, 'heartbeatEveryMs' | 'activeHours' | 'purgeEveryMs' | 'dreaming' | 'deliver' | 'jobs' | 'owner' | 'resolutionMs'>> | undefined;
   /** The `web` tool set (`web_fetch`: public pages as text, SSRF-checked), or `false` for none. @default on, any public host */
   readonly web?: WebToolsOptions | false | undefined;
+  /**
+   * The `browser` tool set (`browser_read`: a page rendered in headless Chromium, every request of the page under the
+   * same URL policy as `web_fetch`), or `false` for none. Registered only when Chromium (`MINARA_BROWSER_PATH`,
+   * /usr/bin/chromium) and `playwright-core` are installed. Inherits `web`'s allow and deny lists unless given.
+   * @default on when available
+   */
+  readonly browser?: BrowserToolsOptions | false | undefined;
   /** Prices per model id (USD per million tokens), merged over `DEFAULT_MODEL_PRICES`; every turn's cost goes to `storage.usage`. */
   readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
   /**
@@ -143,6 +154,8 @@ export interface MinaraApp {
   readonly envLoad: LoadEnvResult | undefined;
   /** Whether a real model is configured; when not, turns explain how to configure one. */
   readonly modelStatus: ModelConfigStatus;
+  /** Whether an embedding model is configured (memory search fuses vectors when the index is available). */
+  readonly embedderConfigured: boolean;
   readonly storage: Storage;
   readonly tools: ToolRegistry;
   readonly skills: SkillRegistry;
@@ -296,7 +309,15 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       tools: [
         ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
         ...(options.web === false ? [] : createWebTools(options.web ?? {})),
+        ...(options.browser === false
+          ? []
+          : createBrowserTools({
+            env,
+            ...(options.web ? { ...(options.web.allowHosts ? { allowHosts: options.web.allowHosts } : {}), ...(options.web.denyHosts ? { denyHosts: options.web.denyHosts } : {}) } : {}),
+            ...options.browser,
+          })),
         ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
+        ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => learningFor(ctx.call.userId ?? userId, ctx.call.agentId) })),
         ...packs.flatMap((p) => p.tools ?? []),
         ...(mcp?.tools ?? []),
         ...(options.tools ?? []),
@@ -344,12 +365,14 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     // The learning loop, one store per tenant (user, agent): decision capture after turns, the learned prompt block.
     const learningStores = new Map<string, LearningStore>();
     const learningOptions = options.learning === false ? undefined : (options.learning ?? {});
+    // The role reflector's model (on demand: `learning.reflect()`): the utility model, else the main one, when configured.
+    const reflectionModel = modelStatus.configured ? (options.utilityModel ?? model) : undefined;
     const learningFor = (uid: string, agentId?: string): LearningStore | undefined => {
       if (!learningOptions) return undefined;
       const key = `${uid}\u0000${agentId ?? ''}`;
       let store = learningStores.get(key);
       if (!store) {
-        store = createLearningStore({ ...learningOptions, storage, scope: agentId ? { userId: uid, agentId } : { userId: uid }, memory: memoryFor(uid), bus, logger, now });
+        store = createLearningStore({ ...learningOptions, storage, audit: storage.audit, ...(reflectionModel ? { model: reflectionModel } : {}), scope: agentId ? { userId: uid, agentId } : { userId: uid }, memory: memoryFor(uid), bus, logger, now });
         learningStores.set(key, store);
       }
       return store;
@@ -373,6 +396,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
       onTurnEnd: [
         async (summary: TurnSummary) => {
+          // A sub-agent's tokens are in its parent turn's usage (and entry): recording them twice would double the cost.
+          if (summary.source === 'subagent') return;
           const modelId = summary.modelId ?? (typeof model === 'string' ? model : model.modelId);
           const price = priceFor(modelId, prices);
           await storage.usage.record({
@@ -387,6 +412,12 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
         ...(liveMcp ? [async () => tools.register(await liveMcp.applyToolListChanges())] : []),
         ...(options.runtime?.onTurnStart ?? []),
       ],
+      // A HEARTBEAT.md schedule line the runner ignores is told to the operator in their next own turn, once.
+      notices: async (turn: TurnStartInfo) => {
+        const own = turn.source === 'user' && turn.userId === userId ? background.takeNotices() : [];
+        const host = (await options.runtime?.notices?.(turn)) ?? [];
+        return [...own, ...host];
+      },
       surface: options.surface ?? 'sdk',
       bus,
       logger,
@@ -432,6 +463,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
       ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
       ...options.background,
+      jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: learningFor(userId), storage, finance, memory: memoryFor(userId), model: reflectionModel, userId, bus, now, logger })],
       ...(deliver ? { deliver } : {}),
       ...(admit ? { admit } : {}),
     });
@@ -454,6 +486,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       config,
       envLoad,
       modelStatus,
+      embedderConfigured: embedder !== undefined,
       storage,
       tools,
       skills,
@@ -475,6 +508,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       async close() {
         unlisten?.();
         await background.stop();
+        for (const l of learningStores.values()) l.close();
         await mcp?.close();
         for (const store of stores.values()) await store.close();
         workspace?.close();
@@ -487,24 +521,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     if (ownsStorage) await storage.close().catch(() => {});
     throw error;
   }
-}
-
-/** `30m`, `6h`, `90s`, `1d` or `0` → ms; anything else is a ConfigError naming the variable. */
-function parseDuration(value: string, name: string): number {
-  const m = /^\s*(\d+)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
-  if (!m) throw new ConfigError(`${name}: expected a duration like 30m, 6h or 0 (off), got ${JSON.stringify(value)}`, [name]);
-  const n = Number(m[1]);
-  const unit = (m[2] ?? 'ms').toLowerCase();
-  const ms = n * ({ ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as Record<string, number>)[unit]!;
-  if (ms !== 0 && ms < 60_000) throw new ConfigError(`${name}: the shortest interval is 1m (or 0 for off), got ${JSON.stringify(value)}`, [name]);
-  return ms;
-}
-
-/** `08:00-22:00` → `{ start, end }` (UTC). */
-function parseHours(value: string, name: string): { start: string; end: string } {
-  const m = /^\s*((?:[01]?\d|2[0-3]):[0-5]\d)\s*-\s*((?:[01]?\d|2[0-3]):[0-5]\d)\s*$/.exec(value);
-  if (!m) throw new ConfigError(`${name}: expected HH:MM-HH:MM (UTC), e.g. 08:00-22:00, got ${JSON.stringify(value)}`, [name]);
-  return { start: m[1]!, end: m[2]! };
 }
 
 /** The MCP config createApp uses: the option, else MINARA_MCP_CONFIG, else `<workspace>/mcp.json` when present. */

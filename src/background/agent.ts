@@ -1,3 +1,4 @@
+import { type DeliveryQuery, type DeliveryRecord, HEARTBEAT_OK, listDeliveries } from './deliveries';
 import type { MemoryStore } from '../memory/types';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { GenerateResult } from '../runtime/types';
@@ -20,7 +21,7 @@ export interface Delivery {
 }
 
 /** The reply that means "nothing to report": a heartbeat turn answering only this is not delivered. */
-export const HEARTBEAT_OK = 'HEARTBEAT_OK';
+export { HEARTBEAT_OK } from './deliveries';
 
 /** Options of {@link createAgentBackground}. */
 export interface AgentBackgroundOptions {
@@ -63,6 +64,13 @@ export interface AgentBackground extends BackgroundRunner {
   syncSchedule(): Promise<ParsedSchedule>;
   /** Be told of each delivered answer in this process (the REPL prints them); returns the unsubscribe function. */
   onDelivery(listener: (delivery: Delivery) => void): () => void;
+  /**
+   * Schedule problems the user has not been told about yet, each returned once (then forgotten): `createApp`
+   * puts them in the next user turn's notices, so the agent says which HEARTBEAT.md line it ignores and why.
+   */
+  takeNotices(): string[];
+  /** What autonomous turns delivered to a user, newest first, from storage (every process sees the same). */
+  deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
 }
 
 const SCHEDULE_SYNC_MS = 5_000;
@@ -114,6 +122,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
   const listeners = new Set<(delivery: Delivery) => void>();
   let lastSync = Number.NEGATIVE_INFINITY;
   const reported = new Set<string>();
+  let unnoticed: string[] = [];
 
   async function readSchedule(): Promise<ParsedSchedule> {
     if (!workspace) return EMPTY;
@@ -174,6 +183,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
       if (reported.has(p.line)) continue;
       reported.add(p.line);
       logger.warn(`HEARTBEAT.md ## Schedule: "${p.line}" is ignored: ${p.reason}`, log);
+      unnoticed.push(`HEARTBEAT.md ## Schedule: the line "${p.line}" is ignored (${p.reason}). Tell the user once, and offer to fix the line.`);
     }
     const wanted = new Map(parsed.entries.map((e) => [e.id, e]));
     for (const job of runner.status()) if (job.id.startsWith('schedule:') && !wanted.has(job.id)) runner.remove(job.id);
@@ -240,6 +250,12 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
     onDelivery(listener: (delivery: Delivery) => void) {
       listeners.add(listener);
       return () => listeners.delete(listener);
+    },
+    deliveries: (query: DeliveryQuery) => listDeliveries(storage, query),
+    takeNotices() {
+      const out = unnoticed;
+      unnoticed = [];
+      return out;
     },
     async tick() {
       if (now().getTime() - lastSync >= SCHEDULE_SYNC_MS) await syncSchedule();

@@ -24,7 +24,7 @@ export { createFinancePack, type FinancePack, type FinancePackOptions } from './
 
 // ── provider interfaces ──────────────────────────────────────────────────────
 export type {
-  AccountInfo, Candle, FearGreed, Holding, MarketDataProvider, OhlcvInterval, OhlcvSeries, OrderResult, PerpCloseRequest, PerpOpenRequest,
+  AccountInfo, Candle, FearGreed, HistoryPerpFill, HistorySpotActivity, Holding, MarketDataProvider, OhlcvInterval, OhlcvSeries, OrderResult, PerpCloseRequest, PerpOpenRequest, PerpSubAccount,
   PerpPositionView, PerpQuote, PnlReport, Portfolio, PriceQuote, Provenance, ProviderCallOptions, SpotOrderRequest, SpotQuote, TokenInfo,
   TradingProvider, TransferQuote, TransferRequest, TrendingToken,
 } from './types';

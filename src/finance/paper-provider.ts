@@ -159,11 +159,46 @@ export function createPaperTradingProvider(options: PaperTradingOptions): PaperT
     return { ...prov, accountId, holdings, positions, totalValueUsd, exposureUsd, at: now().toISOString() };
   }
 
+  /** Fills of kinds at or after `sinceMs`, oldest first (the history mirror reads the paper books like an exchange's). */
+  const fillsSince = async (kinds: readonly string[], sinceMs: number | undefined) => {
+    await ensureAccount();
+    const since = sinceMs === undefined ? undefined : new Date(sinceMs).toISOString();
+    const fills = await trading.listFills(accountId, { limit: 10_000, ...(since ? { since } : {}) });
+    return fills.filter((f) => kinds.includes(f.kind)).reverse();
+  };
+
   return {
     name: 'paper',
     simulated: true,
     accountId,
     ensureAccount,
+    async listPerpSubAccounts() {
+      return [{ id: accountId }];
+    },
+    async listPerpFills(q) {
+      if (q.subAccountId !== accountId) return [];
+      // An open fill's side is the position's (long/short); a close fill's is the trade's (sell closes a long).
+      return (await fillsSince(['perp_open', 'perp_close'], q.sinceMs)).map((f) => {
+        const open = f.kind === 'perp_open';
+        const buys = open ? f.side === 'long' : f.side === 'buy';
+        const long = open ? f.side === 'long' : f.side === 'sell';
+        return {
+          coin: f.symbol, px: f.price, sz: f.quantity, side: buys ? 'B' : 'A', time: Date.parse(f.at), oid: f.id, tid: f.id,
+          dir: `${open ? 'Open' : 'Close'} ${long ? 'Long' : 'Short'}`, closedPnl: open ? 0 : f.realizedPnlUsd + f.feeUsd, fee: f.feeUsd,
+        };
+      });
+    },
+    async listSpotActivity(q) {
+      return (await fillsSince(['spot', 'transfer_out'], q.sinceMs)).map((f) => {
+        const d = (f.details ?? {}) as { from?: unknown; to?: unknown; amountIn?: unknown };
+        return {
+          txHash: `paper:${f.id}`, time: Date.parse(f.at), type: f.kind === 'spot' ? 'swap' : 'transfer', status: 'filled', valueUsd: f.notionalUsd,
+          ...(typeof d.from === 'string' ? { fromToken: d.from } : f.kind === 'transfer_out' ? { fromToken: f.symbol } : {}),
+          ...(typeof d.to === 'string' ? { toToken: d.to } : {}),
+          amount: String(typeof d.amountIn === 'number' ? d.amountIn : f.quantity),
+        };
+      });
+    },
     async getAccount(): Promise<AccountInfo> {
       const s = await state();
       return { ...prov, accountId, baseCurrency: s.account.baseCurrency, createdAt: s.account.createdAt };

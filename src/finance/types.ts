@@ -264,6 +264,47 @@ export interface PerpQuote extends Provenance {
   readonly at: string;
 }
 
+/** A perp sub-account (sub-wallet) whose fills the history mirror syncs. */
+export interface PerpSubAccount {
+  readonly id: string;
+  readonly walletAddress?: string | undefined;
+}
+
+/**
+ * One perp fill as Hyperliquid's `userFills` reports it (numbers may come as strings). The mirror keys it by
+ * `tid`, else `hash`, else a sha1 of the raw JSON.
+ */
+export interface HistoryPerpFill {
+  readonly coin: string;
+  readonly px: number | string;
+  readonly sz: number | string;
+  /** `B` (buy) or `A` (sell), or `buy`/`sell`. */
+  readonly side: string;
+  /** ms since epoch. */
+  readonly time: number;
+  readonly oid: number | string;
+  readonly tid?: number | string | undefined;
+  readonly hash?: string | undefined;
+  /** `Open Long`, `Close Short`, … */
+  readonly dir?: string | undefined;
+  readonly closedPnl?: number | string | undefined;
+  readonly fee?: number | string | undefined;
+}
+
+/** One off-agent spot swap or transfer from the cross-chain history. */
+export interface HistorySpotActivity {
+  readonly txHash: string;
+  /** ms since epoch. */
+  readonly time: number;
+  /** `swap`, `transfer`, … */
+  readonly type: string;
+  readonly fromToken?: string | undefined;
+  readonly toToken?: string | undefined;
+  readonly amount?: string | undefined;
+  readonly valueUsd?: number | undefined;
+  readonly status: string;
+}
+
 /**
  * Trading: account, balances, portfolio, spot swap/buy/sell, transfers, perps and P&L. `execute*` take a
  * client order id and must be idempotent by it (the same id never fills twice).
@@ -283,4 +324,10 @@ export interface TradingProvider {
   openPerp(request: PerpOpenRequest & { readonly clientOrderId: string }, options?: ProviderCallOptions): Promise<OrderResult>;
   quotePerpClose(request: PerpCloseRequest, options?: ProviderCallOptions): Promise<PerpQuote>;
   closePerp(request: PerpCloseRequest & { readonly clientOrderId: string }, options?: ProviderCallOptions): Promise<OrderResult>;
+  /** The perp sub-accounts whose fills the history mirror syncs (optional: the mirror skips perps without it). */
+  listPerpSubAccounts?(options?: ProviderCallOptions): Promise<PerpSubAccount[]>;
+  /** A sub-account's perp fills at or after `sinceMs` (all when absent), oldest first. */
+  listPerpFills?(query: { readonly subAccountId: string; readonly sinceMs?: number | undefined }, options?: ProviderCallOptions): Promise<HistoryPerpFill[]>;
+  /** Spot swaps and transfers at or after `sinceMs`, oldest first. */
+  listSpotActivity?(query: { readonly sinceMs?: number | undefined }, options?: ProviderCallOptions): Promise<HistorySpotActivity[]>;
 }

@@ -7,6 +7,7 @@ import { createBearerCheck, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
+import { learningRoutes } from './learning-routes';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
 import { createRouter, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
@@ -107,6 +108,17 @@ export function createGateway(options: GatewayOptions): Gateway {
       return json(200, { started: background.started, jobs: background.status(), runs });
     });
   }
+  if (background?.deliveries) {
+    const source = background;
+    // What the agent did by itself for this user (heartbeat, schedule, webhooks): the web app polls it for notifications.
+    router.add('GET', '/v1/deliveries', async ({ url, userId }) => {
+      const after = url.searchParams.get('after') ?? undefined;
+      if (after !== undefined && (after.length > 40 || Number.isNaN(Date.parse(after)))) throw badRequest(`after: expected an ISO time, got ${JSON.stringify(after.slice(0, 40))}.`);
+      const limitRaw = url.searchParams.get('limit');
+      if (limitRaw !== null && (!/^\d{1,3}$/.test(limitRaw) || Number(limitRaw) < 1 || Number(limitRaw) > 100)) throw badRequest(`limit: expected an integer from 1 to 100, got ${JSON.stringify(limitRaw)}.`);
+      return json(200, { deliveries: await source.deliveries!({ userId, ...(after !== undefined ? { after } : {}), limit: limitRaw === null ? 20 : Number(limitRaw) }) });
+    });
+  }
   router.add('GET', '/v1/usage', async ({ url, userId }) => {
     const day = url.searchParams.get('day') ?? now().toISOString().slice(0, 10);
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw badRequest(`day: expected YYYY-MM-DD, got ${JSON.stringify(day)}.`);
@@ -123,7 +135,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/info', () =>
     json(200, {
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
-      features: { memory: options.memoryFor !== undefined, workspace: options.workspace !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
+      features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workspace: options.workspace !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
     }),
   );
   router.add('POST', '/v1/chat', postChat(deps));
@@ -134,6 +146,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('PATCH', '/v1/memory/:id', updateMemory(deps));
   router.add('DELETE', '/v1/memory/:id', deleteMemory(deps));
   router.add('POST', '/v1/memory/:id/restore', restoreMemory(deps));
+  if (options.learningFor) for (const [method, pattern, handler] of learningRoutes(deps)) router.add(method, pattern, handler);
   router.add('GET', '/v1/workspace/files', listWorkspaceFiles(deps));
   router.add('GET', '/v1/workspace/files/:name', getWorkspaceFile(deps));
   router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));

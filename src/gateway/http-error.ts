@@ -22,6 +22,7 @@ export function statusForCode(code: MinaraErrorCode): number {
     case 'HTTP_BAD_REQUEST':
     case 'INVALID_ARGUMENT':
     case 'MEMORY_INVALID':
+    case 'LEARNING_INVALID':
     case 'SANDBOX_ESCAPE':
     case 'TOOL_INPUT_INVALID':
       return 400;
@@ -41,6 +42,7 @@ export function statusForCode(code: MinaraErrorCode): number {
     case 'APPROVAL_ALREADY_USED':
     case 'APPROVAL_EXPIRED':
     case 'APPROVAL_INVALID':
+    case 'LEARNING_TRANSITION_REFUSED':
       return 409;
     case 'HTTP_PAYLOAD_TOO_LARGE':
     case 'MEMORY_TOO_LARGE':

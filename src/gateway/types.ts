@@ -1,4 +1,5 @@
 import type { GatewayAuthenticate } from './auth';
+import type { LearningStore } from '../learning/types';
 import type { MemoryStore } from '../memory/types';
 import type { ModelConfigStatus } from '../llm/resolve-model';
 import type { AgentRuntime } from '../runtime/runtime';
@@ -19,6 +20,8 @@ export interface GatewayOptions {
   readonly tools: ToolRegistry;
   /** The memory store of a tenant; without it the `/v1/memory` routes answer 404. */
   readonly memoryFor?: ((userId: string) => MemoryStore) | undefined;
+  /** The learning store of a tenant: enables `/v1/learning/*` and `/v1/preferences` (createApp's `learningFor`). */
+  readonly learningFor?: ((userId: string) => LearningStore | undefined) | undefined;
   /** The markdown workspace; without it the `/v1/workspace` routes answer 404. */
   readonly workspace?: Workspace | undefined;
   /**
@@ -99,6 +102,10 @@ export interface GatewayJobsSource {
   status(): ReadonlyArray<{ readonly id: string; readonly description: string; readonly schedule: string; readonly nextRunAt: string; readonly running: boolean; readonly failures: number; readonly backoffUntil?: string | undefined; readonly lastError?: string | undefined }>;
   runs(query?: { readonly jobId?: string | undefined; readonly limit?: number | undefined }): Promise<readonly JobRunRecord[]>;
   readonly started: boolean;
+  /** What autonomous turns delivered to a user, newest first (`app.background` has it): enables `GET /v1/deliveries`. */
+  deliveries?(query: { readonly userId: string; readonly after?: string | undefined; readonly limit?: number | undefined }): Promise<
+    ReadonlyArray<{ readonly sessionId: string; readonly source: string; readonly text: string; readonly at: string }>
+  >;
 }
 
 /** What the gateway's `/mcp` route needs of an MCP server (`createMcpToolServer` from `@minara/agent/mcp` fits). */

@@ -10,3 +10,9 @@ export type { LearningStore, LearningStoreOptions, MethodologyInput, PreferenceG
 export { methodologyLine, type MethodologySeedEntry, parseMethodologySeed, preferenceLine, renderLearningBlock } from './prompt';
 export { assetClassOf, normalizeAsset } from './assets';
 export { DEFAULT_METHODOLOGY_POLICY, normalizeLearningText, WILSON_Z_95, wilsonLowerBound } from '../storage/learning-logic';
+export { createHistorySync, type HistorySource, type HistorySync, type HistorySyncItem, type HistorySyncOptions } from './history-sync';
+export { fillUid, normalizePerpsFill, normalizeSpotActivity } from './normalize-fill';
+export { ROLE_OUTCOME_CLASSES, type ReflectionResult } from './reflection';
+export { createPersonalizationRebuilder, type PersonalizationRebuilder, type PersonalizationRebuilderOptions, type PersonalizationRebuildResult } from './personalization';
+export { type CompiledPageOptions, compilePage } from './compiled-pages';
+export { createLearningTools, LEARNING_TOOL_NAMES, type LearningToolsOptions } from './tools';

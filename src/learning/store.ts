@@ -10,9 +10,11 @@ import type { PostTurnRecord } from '../runtime/types';
 import { checkLearningScope, DEFAULT_METHODOLOGY_POLICY, normalizeLearningText } from '../storage/learning-logic';
 import type { CaptureResult, MethodologyPolicy, MethodologyRecord, PreferenceRecord } from '../storage/learning-types';
 import { createConsoleLogger } from '../util/logger';
-import { assetClassOf, assetsOfMessage } from './assets';
+import { assetClassOf, assetsOfMessage, normalizeAsset } from './assets';
+import { compilePage, createPageCache } from './compiled-pages';
 import { observationsOf, tradeRowsOf } from './capture';
 import { parseMethodologySeed, renderLearningBlock } from './prompt';
+import { reflectCases } from './reflection';
 import type { LearningStore, LearningStoreOptions, PreferenceGraduationRule } from './types';
 
 const EMPTY: CaptureResult = Object.freeze({ recorded: [], duplicates: [], closed: [], updated: [], methodologyChanges: [], cases: [], preferences: [] });
@@ -54,9 +56,28 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
   }
   const who = { userId: scope.userId, ...(scope.agentId ? { agentId: scope.agentId } : {}) };
 
-  const emitMethodology = (m: MethodologyRecord, change: MinaraBusEvents['methodology:changed']['change']) =>
+  // Compiled pages: a TTL LRU cleared by this tenant's events (subscribed on first use) and by this store's writes.
+  const { compiledPageTtlMs = 60_000, compiledPageCacheSize = 256, compiledPageTimeline = 10 } = options;
+  for (const [k, v] of Object.entries({ compiledPageTtlMs, compiledPageCacheSize, compiledPageTimeline })) {
+    if (!Number.isSafeInteger(v) || v < 0) throw new MinaraError('CONFIG_INVALID', `createLearningStore: ${k} must be a non-negative integer, got ${String(v)}`);
+  }
+  const pages = createPageCache({ ttlMs: compiledPageTtlMs, maxEntries: compiledPageCacheSize, now: () => clock().getTime() });
+  const mine = (e: { readonly userId: string; readonly agentId?: string | undefined }) => e.userId === scope.userId && (e.agentId ?? undefined) === scope.agentId;
+  const invalidate = (e: { readonly userId: string; readonly agentId?: string | undefined }) => {
+    if (mine(e)) pages.clear();
+  };
+  const INVALIDATING = ['memory:written', 'trade:recorded', 'trade:outcome_updated', 'methodology:changed', 'preference:changed', 'role_memory:reflected'] as const;
+  let listening = false;
+
+  // Every change clears this store's compiled pages (also without a bus), then goes on the bus.
+  const emitMethodology = (m: MethodologyRecord, change: MinaraBusEvents['methodology:changed']['change']) => {
+    pages.clear();
     bus?.emit('methodology:changed', { ...who, methodologyId: m.id, change, state: m.state, confidence: m.confidence, uses: m.uses });
-  const emitPreference = (p: PreferenceRecord) => bus?.emit('preference:changed', { ...who, preferenceId: p.id, state: p.state, dimension: p.dimension });
+  };
+  const emitPreference = (p: PreferenceRecord) => {
+    pages.clear();
+    bus?.emit('preference:changed', { ...who, preferenceId: p.id, state: p.state, dimension: p.dimension });
+  };
 
   const mustMethodology = async (id: number): Promise<MethodologyRecord> => {
     const m = await db.getMethodology(scope, id);
@@ -69,6 +90,10 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
     return p;
   };
   const refused = (message: string) => new MinaraError('LEARNING_TRANSITION_REFUSED', message);
+  /** One audit row per decision a person made (never for automatic transitions). */
+  const audited = async (call: string, args: Record<string, unknown>) => {
+    await options.audit?.append({ at: now(), toolName: `learning.${call}`, tier: 0, source: 'learning', decision: 'allowed', durationMs: 0, argsJson: JSON.stringify({ ...who, ...args }) });
+  };
 
   /** Activate a proposed preference: the `learned_preference` memory first, then the compare-and-set (undone if lost). */
   async function activate(p: PreferenceRecord): Promise<PreferenceRecord | undefined> {
@@ -112,6 +137,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       const observations = minePreferences ? observationsOf(record) : [];
       // One transaction: trades, closes, attribution, cases and preference evidence.
       const result = rows.length > 0 || observations.length > 0 ? await db.recordExecutions(scope, { executions: rows, policy, now: now(), observations }) : EMPTY;
+      if (result.recorded.length > 0 || result.updated.length > 0) pages.clear();
       for (const p of result.preferences) if (p.evidence === 1 && p.contradictions === 0 && p.state === 'proposed') emitPreference(p);
       if (bus) {
         for (const t of result.recorded) bus.emit('trade:recorded', { ...who, tradeId: t.id, asset: t.asset, action: t.action });
@@ -168,6 +194,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       const next = await db.transitionMethodology(scope, id, { from: ['candidate'], to: 'graduated', now: now(), reason: graduateOptions.reason ?? (graduateOptions.force === true ? 'graduated by the operator (forced)' : 'graduated by the operator') });
       if (!next) throw refused(`Methodology #${id} changed state meanwhile; nothing was graduated.`);
       emitMethodology(next, 'graduated');
+      await audited('graduateMethodology', { id, force: graduateOptions.force === true, reason: next.stateReason });
       return next;
     },
 
@@ -176,6 +203,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       const next = await db.transitionMethodology(scope, id, { from: ['candidate', 'graduated'], to: 'quarantined', now: now(), reason: reason ?? 'quarantined by the operator' });
       if (!next) throw refused(`Methodology #${id} is already quarantined.`);
       emitMethodology(next, 'quarantined');
+      await audited('quarantineMethodology', { id, reason: next.stateReason });
       return next;
     },
 
@@ -184,6 +212,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       const next = await db.transitionMethodology(scope, id, { from: ['quarantined'], to: 'candidate', now: now(), reason: reason ?? 'reinstated by the operator' });
       if (!next) throw refused(`Methodology #${id} is not quarantined.`);
       emitMethodology(next, 'reinstated');
+      await audited('reinstateMethodology', { id, reason: next.stateReason });
       return next;
     },
 
@@ -215,6 +244,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       if (p.state !== 'proposed') throw refused(`Preference #${id} is ${p.state}; only a proposed preference can be approved.`);
       const next = await activate(p);
       if (!next) throw refused(`Preference #${id} changed state meanwhile; nothing was approved.`);
+      await audited('approvePreference', { id, kind: next.kind, dimension: next.dimension });
       return next;
     },
 
@@ -225,6 +255,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       // Its memory is soft-deleted (recoverable), never lost.
       if (p.memoryId !== undefined) await memory?.softDelete(p.memoryId);
       emitPreference(next);
+      await audited('rejectPreference', { id, kind: next.kind, dimension: next.dimension });
       return next;
     },
 
@@ -252,6 +283,47 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
           : [];
       const block = renderLearningBlock({ assets, classes, methodologies, preferences });
       return { ...(block !== undefined ? { block } : {}), methodologyIds: methodologies.map((m) => m.id), preferenceIds: preferences.map((p) => p.id) };
+    },
+
+    async compiledPage(entity, pageOptions = {}) {
+      if (typeof entity !== 'string' || entity.trim() === '' || entity.length > 64) throw new MinaraError('LEARNING_INVALID', 'compiledPage: entity must be a symbol or pair of 1-64 characters (BTC, $eth, EUR/USD)');
+      if (bus && !listening) {
+        listening = true;
+        for (const event of INVALIDATING) bus.on(event, invalidate);
+      }
+      const key = `${normalizeAsset(entity)}${pageOptions.includeHardConstraints === false ? '|nohc' : ''}${pageOptions.includeTrades === false ? '|notrades' : ''}`;
+      const hit = pages.get(key);
+      if (hit !== undefined) return hit;
+      const text = await compilePage(db, scope, entity, { ...pageOptions, timelineLimit: compiledPageTimeline });
+      pages.set(key, text);
+      return text;
+    },
+
+    close() {
+      if (!listening || !bus) return;
+      for (const event of INVALIDATING) bus.off(event, invalidate);
+      listening = false;
+    },
+
+    async reflect(reflectOptions = {}) {
+      if (!memory) throw new MinaraError('CONFIG_INVALID', 'reflect: the learning store needs `memory` to write lessons (createLearningStore({ memory }))');
+      const model = reflectOptions.model ?? options.model;
+      if (typeof model !== 'object' && typeof model !== 'string') throw new MinaraError('MODEL_NOT_CONFIGURED', 'reflect: a model is required (reflect({ model }) or createLearningStore({ model }))');
+      const limit = reflectOptions.limit ?? 10;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new MinaraError('LEARNING_INVALID', `reflect: limit must be a positive integer, got ${String(limit)}`);
+      return reflectCases(
+        {
+          memory, logger,
+          listPending: (n, role) => db.listCases(scope, { status: 'pending', limit: n, ...(role !== undefined ? { role } : {}) }),
+          markReflected: (id, r) => db.markCaseReflected(scope, id, { ...r, now: now() }),
+          createMethodology: async (c, text) => (await store.createMethodology({ text, assetClass: c.assetClass ?? 'any', origin: 'lesson', sourceRef: `case:${c.id}` })).created,
+          onReflected: (c, classification, lessons) => {
+            pages.clear();
+            bus?.emit('role_memory:reflected', { ...who, caseId: c.id, classification, lessons });
+          },
+        },
+        { ...reflectOptions, model, limit },
+      );
     },
   };
   return store;

@@ -1,6 +1,7 @@
 /**
  * Public types of the learning loop (`createLearningStore`).
  */
+import type { LanguageModel } from 'ai';
 import type { MinaraBus } from '../events/bus';
 import type { MemoryStore } from '../memory/types';
 import type { PostTurnRecord, TurnLearningContext } from '../runtime/types';
@@ -8,8 +9,10 @@ import type {
   CaptureResult, LearningScope, MethodologyOrigin, MethodologyPolicy, MethodologyQuery, MethodologyRecord, PreferenceKind, PreferenceQuery,
   PreferenceRecord, RoleCaseQuery, RoleCaseRecord, TradeQuery, TradeRecord,
 } from '../storage/learning-types';
-import type { Storage } from '../storage/types';
+import type { AuditStorage, Storage } from '../storage/types';
 import type { Logger } from '../util/logger';
+import type { CompiledPageOptions } from './compiled-pages';
+import type { ReflectionResult } from './reflection';
 
 /** When a proposed behavioural preference becomes active at turn start. */
 export interface PreferenceGraduationRule {
@@ -27,6 +30,12 @@ export interface LearningStoreOptions {
   readonly scope: LearningScope;
   /** The tenant's memory store: active preferences are written to it as `learned_preference` memories. */
   readonly memory?: MemoryStore | undefined;
+  /**
+   * Where decisions made by a person are recorded: `graduateMethodology`, `quarantineMethodology`,
+   * `reinstateMethodology`, `approvePreference`, `rejectPreference` each append one audit row (tool name
+   * `learning.<call>`, source `learning`, the id and reason as arguments). Automatic transitions are events, not audit rows.
+   */
+  readonly audit?: Pick<AuditStorage, 'append'> | undefined;
   /** The app bus for `trade:recorded`, `trade:outcome_updated`, `methodology:changed`, `preference:changed`. */
   readonly bus?: MinaraBus | undefined;
   /** Graduation and quarantine thresholds. @default DEFAULT_METHODOLOGY_POLICY (0.55/10, 0.40/20) */
@@ -42,6 +51,14 @@ export interface LearningStoreOptions {
    * @default true
    */
   readonly minePreferences?: boolean | undefined;
+  /** How long a compiled page is served from the cache. @default 60000 */
+  readonly compiledPageTtlMs?: number | undefined;
+  /** Compiled pages kept (LRU). @default 256 */
+  readonly compiledPageCacheSize?: number | undefined;
+  /** Reflected cases and trades in a compiled page's timeline. @default 10 */
+  readonly compiledPageTimeline?: number | undefined;
+  /** The model `reflect()` uses when the call passes none (`createApp` passes its utility model when one is configured). */
+  readonly model?: LanguageModel | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: Logger | undefined;
 }
@@ -113,4 +130,23 @@ export interface LearningStore {
 
   /** The learned block for a turn's dynamic tail: methodologies for the message's assets (never quarantined) and active preferences. */
   promptContext(message?: string): Promise<TurnLearningContext>;
+
+  /**
+   * The role reflector over pending cases, oldest first: stage 1 classifies each outcome, stage 2 writes lessons
+   * (`lesson` memories linked to the case) and maybe a methodology (a candidate of the case's asset class). The
+   * reflection is set once; a failing or malformed model answer changes nothing. Needs `memory`, and a model:
+   * the call's, else the store's `model` (`MODEL_NOT_CONFIGURED` when neither).
+   */
+  reflect(options?: { readonly model?: LanguageModel | undefined; readonly limit?: number | undefined; readonly role?: string | undefined; readonly signal?: AbortSignal | undefined }): Promise<ReflectionResult>;
+
+  /**
+   * The compiled page of one asset (`BTC`, `$eth`, `EUR/USD` → `EURUSD`): byte-deterministic markdown with the
+   * graduated methodologies and active hard constraints (unless `includeHardConstraints: false`), then the
+   * latest reflected cases and trades. Served from a 60 s LRU keyed by entity and variant, cleared by this
+   * tenant's `memory:written`, `trade:recorded`, `trade:outcome_updated` (and methodology, preference and
+   * reflection changes) on the bus and by this store's own writes.
+   */
+  compiledPage(entity: string, options?: CompiledPageOptions): Promise<string>;
+  /** Stop listening to the bus (compiled-page invalidation). */
+  close(): void;
 }

@@ -18,6 +18,7 @@ import { type LanguageModel, Output, generateText } from 'ai';
 import { z } from 'zod';
 import type { MemoryRecord, MemoryScope, MemoryStorage } from '../storage/memory-types';
 import { silentLogger, type Logger } from '../util/logger';
+import { lexicalCacheFor } from './lexical-cache';
 import { parseSearchQuery } from './query';
 
 /** Longest operator guidance passed to the model; the rest is cut. */
@@ -104,7 +105,7 @@ export function createFactConsolidator(options: FactConsolidatorOptions): FactCo
       const parsed = parseSearchQuery(fact.content);
       const query = parsed.relaxed ?? parsed.root;
       if (query === undefined) return 0;
-      const similar = await storage.searchText(scope, query, {
+      const similar = await lexicalCacheFor(storage).search(scope, query, {
         categories: ['fact', 'personalization'],
         statuses: ['active'],
         excludeIds: [fact.id],

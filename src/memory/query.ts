@@ -14,7 +14,7 @@
  * and is ignored. Unsegmented scripts become character bigrams (see `text.ts`).
  */
 import type { MemoryQueryNode } from '../storage/memory-types';
-import { RELAXATION_STOPWORDS, hasUnsegmentedText, splitScriptRuns, tokenize } from './text';
+import { QUESTION_STOPWORDS, RELAXATION_STOPWORDS, hasUnsegmentedText, splitScriptRuns, tokenize } from './text';
 
 /** Longest query text considered; the rest is ignored. */
 export const MAX_QUERY_CHARS = 1000;
@@ -36,7 +36,11 @@ export interface ParsedQuery {
   readonly categories: readonly string[];
   /** Lower-cased words and phrases for the LIKE fallback. */
   readonly needles: readonly string[];
-  /** True when the query used quotes, operators or prefixes (no AND → OR relaxation then). */
+  /**
+   * True when the query used operators or prefixes, or quotes outside a natural-language question: it then runs
+   * exactly as written (no AND → OR relaxation). A question with a quoted title (`When did she read "Becoming
+   * Nicole"?`) is not explicit: its relaxed form holds the title's words like the rest.
+   */
   readonly explicit: boolean;
 }
 
@@ -96,7 +100,19 @@ function combine(kind: 'and' | 'or', children: MemoryQueryNode[]): MemoryQueryNo
 }
 
 function isStopItem(node: MemoryQueryNode): boolean {
-  return node.kind === 'term' && node.prefix !== true && RELAXATION_STOPWORDS.has(node.text);
+  return node.kind === 'term' && node.prefix !== true && (RELAXATION_STOPWORDS.has(node.text) || QUESTION_STOPWORDS.has(node.text));
+}
+
+/** Words that open an English question. */
+const QUESTION_OPENERS = new Set(
+  'what when where who whom whose why how which did does do is are was were can could would should will has have had may might shall'.split(' '),
+);
+
+/** A natural-language question: ends with `?` or opens with a question word. */
+function isQuestion(lexemes: readonly Lexeme[], input: string): boolean {
+  if (/\?\s*["”]?\s*$/u.test(input)) return true;
+  const first = lexemes[0];
+  return first?.kind === 'word' && QUESTION_OPENERS.has(first.text.toLowerCase());
 }
 
 /**
@@ -113,6 +129,8 @@ export function parseSearchQuery(query: string): ParsedQuery {
   const categories: string[] = [];
   const needles = new Set<string>();
   let explicit = false;
+  let quoted = false;
+  let bareWords = 0;
   let count = 0;
   const lexemes = lex(input);
   for (let i = 0; i < lexemes.length; i++) {
@@ -139,7 +157,7 @@ export function parseSearchQuery(query: string): ParsedQuery {
     if (count >= MAX_QUERY_ITEMS) continue;
     let items: MemoryQueryNode[];
     if (lx.kind === 'phrase') {
-      explicit = true;
+      quoted = true;
       const tokens = tokenize(lx.text);
       items = tokens.length === 0 ? [] : tokens.length === 1 ? [{ kind: 'term', text: tokens[0] as string }] : [{ kind: 'phrase', tokens }];
       const needle = lx.text.trim().toLowerCase();
@@ -147,6 +165,7 @@ export function parseSearchQuery(query: string): ParsedQuery {
     } else {
       if (lx.text.endsWith('*')) explicit = true;
       items = itemsForWord(lx.text);
+      if (items.length > 0) bareWords++;
       const needle = lx.text.replace(/^[^\p{L}\p{N}$]+|[^\p{L}\p{N}%]+$/gu, '').toLowerCase();
       if (needle.length > 0 && items.length > 0) needles.add(needle);
     }
@@ -162,10 +181,23 @@ export function parseSearchQuery(query: string): ParsedQuery {
     nonEmpty.map((g) => combine('and', g) as MemoryQueryNode),
   );
   const allItems = nonEmpty.flat();
+  // Quotes keep a query exact unless it is a natural-language question around the quoted words.
+  if (quoted && !explicit && !(isQuestion(lexemes, input) || bareWords >= 3)) explicit = true;
   let relaxed: MemoryQueryNode | undefined;
   if (!explicit && allItems.length >= 2) {
-    const content = allItems.filter((n) => !isStopItem(n));
-    relaxed = combine('or', content.length > 0 ? content : allItems);
+    // The relaxed form is the OR of the content words: phrases (quoted titles, `EUR/USD`) contribute their
+    // words one by one, so a title that is written differently in the stored text still finds it.
+    const words = new Map<string, MemoryQueryNode>();
+    for (const item of allItems) {
+      const parts: MemoryQueryNode[] = item.kind === 'phrase' ? item.tokens.map((t): MemoryQueryNode => ({ kind: 'term', text: t })) : [item];
+      for (const part of parts) {
+        const key = JSON.stringify(part);
+        if (!words.has(key)) words.set(key, part);
+      }
+    }
+    const all = [...words.values()];
+    const content = all.filter((n) => !isStopItem(n));
+    relaxed = combine('or', content.length > 0 ? content : all);
   }
   const tokens = new Set<string>();
   for (const item of allItems) {

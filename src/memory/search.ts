@@ -1,16 +1,18 @@
 /**
- * The search pipeline: sanitise → FTS5/BM25 (AND, relaxed to OR when a bare multi-word query finds too
- * few) → optional vector arm fused by RRF (k = 60) → entity boost → deterministic order.
+ * The search pipeline: sanitise → exact BM25 over the scope (`lexical-cache.ts`; AND, relaxed to OR when a
+ * bare multi-word query or a natural-language question finds too few) → optional vector arm fused by RRF
+ * (k = 60) → entity boost → deterministic order.
  *
- * Degradation: user text never throws. An engine error on the query is retried with the simple form (the OR
- * of its tokens), then answered by a LIKE scan. The vector arm is skipped (BM25 answers alone) when there is
- * no embedder, when the vector index is unavailable, or when the query embedding fails or times out.
+ * Degradation: user text never throws. A storage error during the lexical lookup is logged and answered by a
+ * LIKE scan. The vector arm is skipped (BM25 answers alone) when there is no embedder, when the vector index
+ * is unavailable, or when the query embedding fails or times out.
  */
 import { MinaraError } from '../errors/minara-error';
 import type { MemoryLookupFilter, MemoryRecord, MemoryScope, MemoryScoredId, MemoryStorage } from '../storage/memory-types';
 import type { Logger } from '../util/logger';
 import type { EmbeddingQueue } from './embedding-queue';
 import { entityId, entityOverlap, extractFinanceEntities } from './entities';
+import { lexicalCacheFor } from './lexical-cache';
 import { parseSearchQuery } from './query';
 import { applyEntityBoost, compareRanked, reciprocalRankFusion } from './ranking';
 import { hasUnsegmentedText } from './text';
@@ -27,8 +29,6 @@ export interface SearchContext {
   /** Whether the engine's vector index can be used. */
   readonly vectorAvailable: () => Promise<boolean>;
   readonly queryEmbeddingTimeoutMs: number;
-  /** BM25 ranks at most this many matches, newest first (0 = all). */
-  readonly rankWindow: number;
   /** Vector hits below this cosine similarity are dropped before fusion. */
   readonly minVectorSimilarity: number;
 }
@@ -67,31 +67,28 @@ export async function runSearch(ctx: SearchContext, query: unknown, options: Mem
   if (parsed.root === undefined) return { hits: [], path: 'none', relaxed: false };
 
   const pool = Math.min(1000, Math.max(limit * 3, 30));
-  const filter: MemoryLookupFilter = { categories, limit: pool, ...(ctx.rankWindow > 0 ? { window: ctx.rankWindow } : {}) };
+  const filter: MemoryLookupFilter = { categories, limit: pool };
+  const lexicalIndex = lexicalCacheFor(storage);
   let path: MemorySearchInfo['path'] = 'bm25';
   let relaxed = false;
   let lexical: readonly MemoryScoredId[];
   try {
-    lexical = await storage.searchText(scope, parsed.root, filter);
-  } catch (first) {
-    logger.debug('memory search: query rejected by the engine; retrying simplified', { error: String(first) });
-    try {
-      lexical = parsed.simple === undefined ? [] : await storage.searchText(scope, parsed.simple, filter);
-    } catch (second) {
-      logger.warn('memory search: full-text query failed twice; falling back to LIKE', { error: String(second) });
-      lexical = await storage.searchLike(scope, parsed.needles, filter);
-      path = 'like';
-    }
+    lexical = await lexicalIndex.search(scope, parsed.root, filter);
+  } catch (error) {
+    logger.warn('memory search: lexical lookup failed; falling back to LIKE', { error: error instanceof Error ? error.message : String(error) });
+    lexical = await storage.searchLike(scope, parsed.needles, filter);
+    path = 'like';
   }
   if (path === 'bm25' && parsed.relaxed !== undefined && lexical.length < limit) {
     try {
-      const wider = await storage.searchText(scope, parsed.relaxed, filter);
+      // The relaxed form of a natural query: OR of its content words, neighbouring rows sharing the score.
+      const wider = await lexicalIndex.search(scope, parsed.relaxed, filter, { neighbours: true });
       if (wider.length > lexical.length) {
         lexical = wider;
         relaxed = true;
       }
-    } catch {
-      // keep the strict result
+    } catch (error) {
+      logger.warn('memory search: relaxed lexical lookup failed; keeping the strict result', { error: error instanceof Error ? error.message : String(error) });
     }
   }
   if (path === 'bm25' && lexical.length === 0 && hasUnsegmentedText(query)) {

@@ -192,7 +192,6 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
       return runSearch(
         { storage, scope, logger, embeddings: queue, vectorAvailable: isVectorAvailable, queryEmbeddingTimeoutMs: options.queryEmbeddingTimeoutMs ?? 2000,
           minVectorSimilarity: options.minVectorSimilarity ?? 0.2,
-          rankWindow: options.ftsRankWindow ?? 1000,
         },
         query,
         opts,

@@ -8,6 +8,7 @@
  * one BM25 scale for every language, and give the in-memory engine the exact same tokens to rank.
  */
 import { createHash } from 'node:crypto';
+import { stemmer } from 'stemmer';
 
 /** Scripts written without spaces between words: indexed as overlapping character bigrams. */
 const UNSEGMENTED =
@@ -74,10 +75,16 @@ export function tokenizeWord(word: string): WordTokens[] {
   return out;
 }
 
-/** Every token of `text`, in order: the `unicode61` equivalent with bigrams for unsegmented scripts. */
+/** An English possessive or contraction ending (`Caroline's`, `Maria’s`, `dogs'`): not a word of its own. */
+const POSSESSIVE = /(?<=\p{L})['’ʼ]s?(?![\p{L}\p{N}])/gu;
+
+/**
+ * Every token of `text`, in order: the `unicode61` equivalent with bigrams for unsegmented scripts. An English
+ * possessive `'s` is dropped (`Caroline's` → `caroline`), on the write and the query side alike.
+ */
 export function tokenize(text: string): string[] {
   const out: string[] = [];
-  for (const match of text.matchAll(WORD)) {
+  for (const match of text.replace(POSSESSIVE, '').matchAll(WORD)) {
     const word = match[0];
     if (ASCII.test(word)) out.push(word.toLowerCase());
     else if (!UNSEGMENTED.test(word)) out.push(foldToken(word));
@@ -115,6 +122,62 @@ export function normalizeContent(content: string): string {
 export function contentHash(content: string): string {
   return createHash('sha256').update(normalizeContent(content)).digest('hex');
 }
+
+/**
+ * Ticker symbols that a stemmer would change (`AAVE` → `aav`): never stemmed, on either side. Known tickers
+ * of the entity extractor plus a few more; an unknown all-caps ticker is stemmed like any word, on both sides
+ * alike, so it still matches itself.
+ */
+const UNSTEMMED = new Set(
+  (
+    'aave ada apes avax bonk comp crv dai doge ens ethfi fdusd fet grt hbar hype icp inj jto jup kas ldo link ' +
+    'mana matic mkr near ondo pendle pepe pyth pyusd rndr render rune sand sei shib snx steth strk sui tao tia ' +
+    'ton trx uni usde usdc usdt vet weth wif wld xlm xmr zro'
+  ).split(' '),
+);
+const STEM_CACHE_LIMIT = 50_000;
+const stemCache = new Map<string, string>();
+
+/**
+ * The index term of one token (as {@link tokenize} emits it): English words (ASCII letters only, 3+ long,
+ * not a known ticker) are reduced to their Porter stem (`researching` → `research`, `pets` → `pet`); numbers,
+ * addresses, mixed letters and digits, tickers, non-ASCII words and CJK bigrams are kept as they are. The
+ * rule looks at the lower-case token only, so the write side and the query side always agree.
+ */
+export function indexTerm(token: string): string {
+  if (token.length < 3 || !/^[a-z]+$/u.test(token) || UNSTEMMED.has(token)) return token;
+  let stem = stemCache.get(token);
+  if (stem === undefined) {
+    stem = stemmer(token);
+    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();
+    stemCache.set(token, stem);
+  }
+  return stem;
+}
+
+/** The index terms of `text`: {@link tokenize}, then {@link indexTerm} per token. */
+export function indexTerms(text: string): string[] {
+  const tokens = tokenize(text);
+  for (let i = 0; i < tokens.length; i++) tokens[i] = indexTerm(tokens[i] as string);
+  return tokens;
+}
+
+/**
+ * Function words of English questions, dropped from the relaxed form of a natural-language query: question
+ * words, auxiliaries, pronouns, articles, prepositions and conjunctions. They carry no topic, and each one that
+ * stayed would reward rows for sharing grammar with the question.
+ */
+export const QUESTION_STOPWORDS: ReadonlySet<string> = new Set(
+  (
+    'a about above after again against all also am an and any are as at be because been before being below between both but by ' +
+    'can could did do does doing down during each either else ever few for from further had has have having he her here hers ' +
+    'herself him himself his how i if in into is it its itself just let may me might mine more most much must my myself no ' +
+    'nor not now of off on once only or other ought our ours ourselves out over own per same shall she should so some such ' +
+    'than that the their theirs them themselves then there these they this those through to too under until up upon us very ' +
+    'was we were what whatever when whenever where whereas wherever whether which while who whom whose why will with within ' +
+    'without would yet you your yours yourself yourselves'
+  ).split(' '),
+);
 
 /** Common English words dropped when a bare multi-word query is relaxed from AND to OR. */
 export const RELAXATION_STOPWORDS: ReadonlySet<string> = new Set(

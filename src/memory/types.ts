@@ -178,8 +178,8 @@ export interface MemoryStoreOptions {
    */
   readonly minVectorSimilarity?: number | undefined;
   /**
-   * BM25 ranks at most this many full-text matches, the newest first, so a term that occurs in most of a
-   * large tenant's memories costs a bounded time (a recency window). `0` ranks every match. @default 1000
+   * @deprecated Ignored. Search used to rank only the newest N full-text matches; it now ranks every match of
+   * the scope exactly, at the same latency (see docs/memory.md, Ranking).
    */
   readonly ftsRankWindow?: number | undefined;
   /** Debounce of the background fact sweep after `fact:recorded`. @default 250 */

@@ -55,7 +55,10 @@ export type AgentEvent =
       readonly text: string;
       readonly stopReason: TurnStopReason;
       readonly steps: number;
+      /** Tokens of the whole turn, delegated sub-agent turns included. */
       readonly usage: TurnUsage;
+      /** The part of `usage` spent by delegated sub-agent turns (absent when none ran). */
+      readonly delegatedUsage?: TurnUsage | undefined;
       readonly toolsUsed: readonly string[];
       readonly pendingApprovals: readonly PendingApproval[];
       /** The model that answered the last step, as its provider reports it (with a fallback model: the one that served). */

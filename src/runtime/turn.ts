@@ -127,6 +127,14 @@ export async function prepareTurn(
 
   const workspace = deps.workspaceFor(scope);
   const ws = workspace ? await workspace.loadPromptBlocks({ source, sessionId: ctx.sessionId }) : undefined;
+  let hostNotices: readonly string[] = [];
+  if (options.notices) {
+    try {
+      hostNotices = await options.notices({ turnId: ctx.turnId ?? '', sessionId: ctx.sessionId, source, userId: scope.userId });
+    } catch (error) {
+      deps.logger.warn('notices provider failed', { sessionId: ctx.sessionId, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
   // The learning loop: preference graduation before the model is called, then its block for the dynamic tail.
   let learning: TurnLearningContext | undefined;
   if (options.learning) {
@@ -147,7 +155,7 @@ export async function prepareTurn(
     memorySnapshot: state.memorySnapshot,
     workspace: ws?.dynamic,
     bootstrap: ws?.bootstrap,
-    notices: ws?.notices.map((n) => n.message),
+    notices: [...(ws?.notices.map((n) => n.message) ?? []), ...hostNotices],
     learning: learning?.block,
     scenario: scenarioPlaybook,
     activeSkills: skillSession?.promptBlock(),
@@ -231,12 +239,20 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
     ...(input.allowedToolSets ? { allowedToolSets: input.allowedToolSets } : source === 'cron' || source === 'heartbeat' ? { allowedToolSets: deps.cronAllowedToolSets } : {}),
     operatorAuthored: input.operatorAuthored ?? !isAutonomousSource(source),
   });
-  ctx.state.set(TURN_EMIT_KEY, emit);
   emit({ type: 'turn-start', turnId, sessionId: ctx.sessionId, traceId: ctx.traceId, source, at: now().toISOString() });
 
   let text = '';
   let stopReason: TurnStopReason = 'finished';
   let usage: TurnUsage = ZERO_USAGE;
+  // Delegated sub-agent turns: their events are nested in this stream, and their tokens count as this turn's.
+  let delegatedUsage: TurnUsage = ZERO_USAGE;
+  ctx.state.set(TURN_EMIT_KEY, (e: AgentEvent) => {
+    if (e.type === 'subagent' && e.event.type === 'turn-end' && e.event.sessionId !== ctx.sessionId) {
+      usage = addUsage(usage, e.event.usage);
+      delegatedUsage = addUsage(delegatedUsage, e.event.usage);
+    }
+    emit(e);
+  });
   let stepCount = 0;
   let answeredBy: string | undefined;
   const pendingApprovals: PendingApproval[] = [];
@@ -485,13 +501,13 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
     ctx.agentId ?? activeSkills.find((id) => options.skills?.get(id)?.toolNames.includes(toolName)) ?? 'agent';
   const summary: PostTurnRecord = {
     sessionId: ctx.sessionId, turnId, traceId: ctx.traceId, source, userId: scope.userId, userText: input.message, text, stopReason,
-    steps: stepCount, usage, toolCalls, pendingApprovals, turnCount, ...(answeredBy ? { modelId: answeredBy } : {}),
+    steps: stepCount, usage, ...(delegatedUsage !== ZERO_USAGE ? { delegatedUsage } : {}), toolCalls, pendingApprovals, turnCount, ...(answeredBy ? { modelId: answeredBy } : {}),
     ...(ctx.agentId ? { agentId: ctx.agentId } : {}), activeSkills, methodologyIds: learned?.methodologyIds ?? [], preferenceIds: learned?.preferenceIds ?? [],
     executions: executedCalls(ctx).map((c) => toTurnExecution(c, roleFor(c.toolName))),
   };
   emit({ type: 'post-turn', record: summary });
   emit({
-    type: 'turn-end', turnId, sessionId: ctx.sessionId, text, stopReason, steps: stepCount, usage,
+    type: 'turn-end', turnId, sessionId: ctx.sessionId, text, stopReason, steps: stepCount, usage, ...(delegatedUsage !== ZERO_USAGE ? { delegatedUsage } : {}),
     toolsUsed: [...ctx.usedTools], pendingApprovals, ...(answeredBy ? { modelId: answeredBy } : {}),
   });
   options.bus?.emit('turn:ended', { sessionId: ctx.sessionId, turnId, source, text, toolsUsed: [...ctx.usedTools] });

@@ -93,7 +93,10 @@ export interface TurnSummary {
   readonly text: string;
   readonly stopReason: TurnStopReason;
   readonly steps: number;
+  /** Tokens of the whole turn, delegated sub-agent turns included. */
   readonly usage: TurnUsage;
+  /** The part of `usage` spent by delegated sub-agent turns (absent when none ran). */
+  readonly delegatedUsage?: TurnUsage | undefined;
   readonly toolCalls: readonly TurnToolCall[];
   readonly pendingApprovals: readonly PendingApproval[];
   readonly turnCount: number;
@@ -184,6 +187,12 @@ export interface AgentRuntimeOptions {
    * logged and the turn goes on. Each turn awaits its hooks: keep them short.
    */
   readonly onTurnStart?: ReadonlyArray<(turn: TurnStartInfo) => void | Promise<void>> | undefined;
+  /**
+   * Notices from the host for a turn's prompt (the `## Notices` block of the dynamic tail, after the
+   * workspace's): `createApp` hands the user, once, a HEARTBEAT.md schedule entry the runner had to ignore.
+   * Called once per turn; a provider that throws is logged and the turn goes on without its notices.
+   */
+  readonly notices?: ((turn: TurnStartInfo) => readonly string[] | Promise<readonly string[]>) | undefined;
   /**
    * The AI SDK's telemetry settings, passed to every model call (its own spans, under the turn's `minara.turn`).
    * @default the AI SDK's default; record inputs only if your tracing backend may hold message text

@@ -6,7 +6,7 @@
  */
 import { invalidArgument } from './sqlite/checks';
 import type {
-  CaptureResult, MethodologyChange, MethodologyPolicy, MethodologyRecord, MethodologyState, NewTradeExecution, PreferenceObservation, PreferenceState,
+  CaptureResult, ImportedTradeCase, MethodologyChange, MethodologyPolicy, MethodologyRecord, MethodologyState, NewMethodology, NewPreference, NewTradeExecution, PreferenceObservation, PreferenceState,
   RoleCaseRecord, TradeOutcome, TradeRecord,
 } from './learning-types';
 
@@ -268,6 +268,54 @@ export function checkNewMethodology(operation: string, m: { assetClass: unknown;
   if (!str(m.text)) throw invalidArgument(operation, 'text must be a non-empty string of at most 4000 characters');
   if (!str(m.normalizedText)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
   if (!['seed', 'lesson', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
+}
+
+const iso = (v: unknown): v is string => typeof v === 'string' && v.length <= 40 && !Number.isNaN(Date.parse(v));
+const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
+
+/** Check a methodology restore (memory import); throws INVALID_ARGUMENT naming the field. */
+export function checkMethodologyRestore(operation: string, r: NewMethodology['restore']): void {
+  if (r === undefined) return;
+  if (typeof r !== 'object' || r === null) throw invalidArgument(operation, 'restore must be an object');
+  if (r.id !== undefined) checkRowId(operation, 'restore.id', r.id);
+  if (!METHODOLOGY_STATES.includes(r.state)) throw invalidArgument(operation, `restore.state must be one of ${METHODOLOGY_STATES.join(', ')}, got ${JSON.stringify(r.state)}`);
+  if (!count(r.uses) || !count(r.wins) || r.wins > r.uses) throw invalidArgument(operation, `restore.uses and restore.wins must be integers with 0 ≤ wins ≤ uses, got ${String(r.wins)}/${String(r.uses)}`);
+  if (!(typeof r.confidence === 'number' && r.confidence >= 0 && r.confidence <= 1)) throw invalidArgument(operation, `restore.confidence must be a number from 0 to 1, got ${String(r.confidence)}`);
+  for (const k of ['graduationProposedAt', 'graduatedAt', 'quarantinedAt'] as const) if (r[k] !== undefined && !iso(r[k])) throw invalidArgument(operation, `restore.${k} must be an ISO date, got ${JSON.stringify(r[k])}`);
+  if (!iso(r.createdAt)) throw invalidArgument(operation, `restore.createdAt must be an ISO date, got ${JSON.stringify(r.createdAt)}`);
+  if (r.stateReason !== undefined && !str(r.stateReason, 2000)) throw invalidArgument(operation, 'restore.stateReason must be a non-empty string of at most 2000 characters');
+}
+
+/** Check a preference restore (memory import); throws INVALID_ARGUMENT naming the field. */
+export function checkPreferenceRestore(operation: string, r: NewPreference['restore']): void {
+  if (r === undefined) return;
+  if (typeof r !== 'object' || r === null) throw invalidArgument(operation, 'restore must be an object');
+  if (r.id !== undefined) checkRowId(operation, 'restore.id', r.id);
+  if (!PREFERENCE_STATES.includes(r.state)) throw invalidArgument(operation, `restore.state must be one of ${PREFERENCE_STATES.join(', ')}, got ${JSON.stringify(r.state)}`);
+  if (!count(r.evidence) || !count(r.contradictions)) throw invalidArgument(operation, 'restore.evidence and restore.contradictions must be non-negative integers');
+  for (const k of ['lastEvidenceAt', 'createdAt'] as const) if (!iso(r[k])) throw invalidArgument(operation, `restore.${k} must be an ISO date, got ${JSON.stringify(r[k])}`);
+  for (const k of ['activatedAt', 'decidedAt'] as const) if (r[k] !== undefined && !iso(r[k])) throw invalidArgument(operation, `restore.${k} must be an ISO date, got ${JSON.stringify(r[k])}`);
+  if (r.memoryId !== undefined) checkRowId(operation, 'restore.memoryId', r.memoryId);
+}
+
+/** Check an imported trade case; throws INVALID_ARGUMENT naming the field. */
+export function checkImportedTradeCase(operation: string, c: ImportedTradeCase): void {
+  if (typeof c !== 'object' || c === null) throw invalidArgument(operation, 'input must be an object');
+  if (c.id !== undefined) checkRowId(operation, 'id', c.id);
+  for (const k of ['orderId', 'role', 'asset', 'side'] as const) if (!str(c[k], 256)) throw invalidArgument(operation, `${k} must be a non-empty string of at most 256 characters`);
+  if (!str(c.summary)) throw invalidArgument(operation, 'summary must be a non-empty string of at most 4000 characters');
+  if (c.kind !== 'spot' && c.kind !== 'perp' && c.kind !== 'transfer') throw invalidArgument(operation, `kind must be spot, perp or transfer, got ${JSON.stringify(c.kind)}`);
+  if (c.direction !== undefined && c.direction !== 'long' && c.direction !== 'short') throw invalidArgument(operation, `direction must be long or short, got ${JSON.stringify(c.direction)}`);
+  if (c.outcome !== 'win' && c.outcome !== 'loss') throw invalidArgument(operation, `outcome must be win or loss, got ${JSON.stringify(c.outcome)}`);
+  for (const k of ['quantity', 'entryPrice', 'notionalUsd', 'realizedPnlUsd'] as const) if (!(typeof c[k] === 'number' && Number.isFinite(c[k]))) throw invalidArgument(operation, `${k} must be a finite number, got ${String(c[k])}`);
+  if (c.exitPrice !== undefined && !(typeof c.exitPrice === 'number' && Number.isFinite(c.exitPrice))) throw invalidArgument(operation, `exitPrice must be a finite number, got ${String(c.exitPrice)}`);
+  if (!count(c.holdingMs)) throw invalidArgument(operation, `holdingMs must be a non-negative integer, got ${String(c.holdingMs)}`);
+  if (!Array.isArray(c.methodologyIds) || !c.methodologyIds.every((id) => Number.isSafeInteger(id) && id > 0)) throw invalidArgument(operation, 'methodologyIds must be an array of positive integers');
+  for (const k of ['openedAt', 'closedAt', 'now'] as const) if (!iso(c[k])) throw invalidArgument(operation, `${k} must be an ISO date, got ${JSON.stringify(c[k])}`);
+  if (c.reflectedAt !== undefined && !iso(c.reflectedAt)) throw invalidArgument(operation, `reflectedAt must be an ISO date, got ${JSON.stringify(c.reflectedAt)}`);
+  if (c.classification !== undefined && !['logic_error', 'missing_data', 'exogenous', 'variance'].includes(c.classification)) throw invalidArgument(operation, `classification must be logic_error, missing_data, exogenous or variance, got ${JSON.stringify(c.classification)}`);
+  if (c.reflection !== undefined && !str(c.reflection, 20_000)) throw invalidArgument(operation, 'reflection must be a non-empty string of at most 20000 characters');
+  if (typeof c.simulated !== 'boolean') throw invalidArgument(operation, 'simulated must be a boolean');
 }
 
 /** Check a preference input; throws INVALID_ARGUMENT naming the field. */

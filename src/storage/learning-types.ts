@@ -139,6 +139,18 @@ export interface NewMethodology {
   readonly origin: MethodologyOrigin;
   readonly sourceRef?: string | undefined;
   readonly now: string;
+  /**
+   * A restore (memory import, signed channel): the new row gets this state, these scores and times instead of a
+   * fresh candidate's. A dedup match is returned unchanged.
+   */
+  readonly restore?: MethodologyRestore | undefined;
+}
+
+/** State and scores a restored methodology keeps (see {@link NewMethodology.restore}). */
+export interface MethodologyRestore
+  extends Pick<MethodologyRecord, 'state' | 'uses' | 'wins' | 'confidence' | 'graduationProposedAt' | 'graduatedAt' | 'quarantinedAt' | 'stateReason' | 'createdAt'> {
+  /** Kept when no row of the table has it; otherwise the row gets a new id. */
+  readonly id?: number | undefined;
 }
 
 /** Filter of {@link LearningStorage.listMethodologies}: graduated first, then candidates, then quarantined; by confidence. */
@@ -269,6 +281,15 @@ export interface NewPreference {
   readonly value?: string | undefined;
   readonly source: PreferenceSource;
   readonly now: string;
+  /** A restore (memory import, signed channel): the new row keeps this state, evidence and times. A dedup match is returned unchanged. */
+  readonly restore?: PreferenceRestore | undefined;
+}
+
+/** State and evidence a restored preference keeps (see {@link NewPreference.restore}). */
+export interface PreferenceRestore
+  extends Pick<PreferenceRecord, 'state' | 'evidence' | 'contradictions' | 'lastEvidenceAt' | 'activatedAt' | 'decidedAt' | 'memoryId' | 'createdAt'> {
+  /** Kept when no row of the table has it; otherwise the row gets a new id. */
+  readonly id?: number | undefined;
 }
 
 /** Filter of {@link LearningStorage.listPreferences}; newest first. */
@@ -369,6 +390,41 @@ export interface PersonalizationSnapshot {
   readonly createdAt: string;
 }
 
+/**
+ * A reflected trade case carried by a memory export, restored with its opening trade (a closed
+ * `trade_history` row, provider `import`) so the case's evidence and lessons survive a move between stores.
+ */
+export interface ImportedTradeCase
+  extends Pick<RoleCaseRecord, 'role' | 'asset' | 'assetClass' | 'kind' | 'direction' | 'summary' | 'outcome' | 'realizedPnlUsd' | 'holdingMs' | 'methodologyIds' | 'openedAt' | 'closedAt' | 'reflectedAt' | 'classification' | 'reflection'> {
+  /** Kept when no case row has it; otherwise a new id. */
+  readonly id?: number | undefined;
+  /** The restored trade's order id, unique per scope: a second import of the same case is a no-op. */
+  readonly orderId: string;
+  /** The opening trade's side, quantity, prices and notional. */
+  readonly side: string;
+  readonly quantity: number;
+  readonly entryPrice: number;
+  readonly exitPrice?: number | undefined;
+  readonly notionalUsd: number;
+  readonly simulated: boolean;
+  readonly now: string;
+}
+
+/** Counts of a scope's learning tables, for health reports (`runDoctor`). */
+export interface LearningStats {
+  readonly methodologies: Readonly<Record<MethodologyState, number>>;
+  /** Candidates whose graduation is proposed (waiting for the operator). */
+  readonly graduationProposed: number;
+  readonly preferences: Readonly<Record<PreferenceState, number>>;
+  /** Hard constraints among the preferences, by state. */
+  readonly hardConstraints: Readonly<Record<PreferenceState, number>>;
+  /** Role-memory cases: pending, pending and closed before `overdueBefore`, reflected. */
+  readonly cases: { readonly pending: number; readonly overdue: number; readonly reflected: number };
+  readonly trades: { readonly open: number; readonly closed: number; readonly settled: number };
+  readonly perpsFills: number;
+  readonly externalSpot: number;
+}
+
 /** The learning domain every storage engine implements. All methods are async and scoped. */
 export interface LearningStorage {
   /**
@@ -440,4 +496,9 @@ export interface LearningStorage {
 
   recordPersonalizationSnapshot(scope: LearningScope, snapshot: Omit<PersonalizationSnapshot, 'id' | 'createdAt'> & { readonly now: string }): Promise<PersonalizationSnapshot>;
   latestPersonalizationSnapshot(scope: LearningScope): Promise<PersonalizationSnapshot | undefined>;
+
+  /** Restore a reflected trade case with its opening trade (memory import); the existing case when the order id is known. */
+  importTradeCase(scope: LearningScope, input: ImportedTradeCase): Promise<{ readonly case: RoleCaseRecord; readonly created: boolean }>;
+  /** Counts for health reports; cases closed before `overdueBefore` and still pending are `overdue`. */
+  stats(scope: LearningScope, options: { readonly overdueBefore: string }): Promise<LearningStats>;
 }

@@ -120,6 +120,26 @@ export interface MemoryLookupFilter {
   readonly window?: number | undefined;
 }
 
+/** One row as the lexical index of the memory layer reads it. */
+export interface MemoryTextRow {
+  readonly id: number;
+  readonly content: string;
+  readonly category: string;
+}
+
+/** What {@link MemoryStorage.textChanges} returns. */
+export interface MemoryTextChanges {
+  /** The log's current sequence number: pass it as `since` next time. */
+  readonly seq: number;
+  /**
+   * True when the log no longer holds every change after `since` (it was pruned): the caller must reload
+   * the scope from {@link MemoryStorage.textRows}.
+   */
+  readonly reset: boolean;
+  /** Ids of the scope changed or deleted after `since` (may repeat). */
+  readonly ids: readonly number[];
+}
+
 /** One ranked id; higher `score` is better. */
 export interface MemoryScoredId {
   readonly id: number;
@@ -152,6 +172,20 @@ export interface MemoryVectorInput {
 export interface MemoryEdgeRecord extends MemoryEdgeInput {
   readonly memoryId: number;
   readonly createdAt: string;
+}
+
+/** Row counts of a scope for health reports (`runDoctor`). */
+export interface MemoryStats {
+  /** Rows by category and status; soft-deleted rows are counted under `deleted`, not here. */
+  readonly rows: ReadonlyArray<{ readonly category: string; readonly status: MemoryStatus; readonly count: number }>;
+  /** Soft-deleted rows waiting for the purge. */
+  readonly deleted: number;
+  /** Rows (not soft-deleted) by embedding state. */
+  readonly embedding: Readonly<Record<EmbeddingState, number>>;
+  /** Edges of the scope's rows. */
+  readonly edges: number;
+  /** Stored vectors of the scope's rows. */
+  readonly vectors: number;
 }
 
 /** An entity and how often the visible memories of a scope point at it. */
@@ -239,7 +273,24 @@ export interface MemoryStorage {
   /** Settle a pending fact as active. */
   setStatus(scope: MemoryScope, id: number, status: MemoryStatus): Promise<boolean>;
 
-  /** Full-text match ranked by BM25 (higher is better). May throw on an engine error; callers fall back. */
+  /**
+   * The scope's stored rows for the lexical index of the memory layer (`src/memory/lexical-cache.ts`, which
+   * ranks): every row of the scope whatever its status or `deleted_at`, id ascending. `afterId`: only rows with
+   * a higher id (the rows added since the caller last looked); `ids`: only these ids (rows the change log
+   * named). Neither: every row.
+   */
+  textRows(scope: MemoryScope, query?: { afterId?: number | undefined; ids?: readonly number[] | undefined }): Promise<MemoryTextRow[]>;
+  /**
+   * The change log of searchable text: ids of the scope whose `content` or `category` changed, or that were
+   * physically deleted, after sequence number `since`. Inserts are not logged (they are found by id).
+   */
+  textChanges(scope: MemoryScope, since: number): Promise<MemoryTextChanges>;
+
+  /**
+   * Full-text match ranked by the engine's own BM25 (higher is better; file-wide statistics on SQLite).
+   * Not used by memory search, which ranks in the memory layer over {@link MemoryStorage.textRows}; kept
+   * for engine-level tools. May throw on an engine error.
+   */
   searchText(scope: MemoryScope, query: MemoryQueryNode, filter: MemoryLookupFilter): Promise<MemoryScoredId[]>;
   /** Substring fallback: rows whose content contains any of `needles` (case-insensitive), scored by how many. */
   searchLike(scope: MemoryScope, needles: readonly string[], filter: MemoryLookupFilter): Promise<MemoryScoredId[]>;
@@ -263,6 +314,8 @@ export interface MemoryStorage {
   edgesForMemories(scope: MemoryScope, ids: readonly number[]): Promise<MemoryEdgeRecord[]>;
   /** Entities ranked by how many visible rows point at them (`ticker_pair` only when asked for by kind). */
   topEntities(scope: MemoryScope, options: { entityKind?: string | undefined; limit: number }): Promise<MemoryEntityCount[]>;
+  /** Row, embedding-state, edge and vector counts of the scope (one pass; for health reports). */
+  stats(scope: MemoryScope): Promise<MemoryStats>;
 
   /** Append a consolidation audit row. */
   appendConsolidationEvent(scope: MemoryScope, event: ConsolidationEventInput): Promise<ConsolidationEvent>;

@@ -1,23 +1,14 @@
-import { lookup } from 'node:dns/promises';
 import { convert } from 'html-to-text';
-import ipaddr from 'ipaddr.js';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import { scanInput } from '../safety/input-scanner';
 import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from './define-tool';
 import type { ToolEntry } from './types';
+import { createUrlPolicy, readCapped, type UrlPolicyOptions } from './url-policy';
 
-/** Options of {@link createWebTools}. */
-export interface WebToolsOptions {
-  /**
-   * Hosts that may be fetched: exact (`api.coingecko.com`) or a subdomain wildcard (`*.example.com`). When given,
-   * every other host is refused. Listing a host here also allows it when it resolves to a private address.
-   * @default any public host
-   */
-  readonly allowHosts?: readonly string[] | undefined;
-  /** Hosts never fetched (checked first), same forms. */
-  readonly denyHosts?: readonly string[] | undefined;
+/** Options of {@link createWebTools}: the URL policy (`allowHosts`, `denyHosts`, `resolve`) and the limits. */
+export interface WebToolsOptions extends UrlPolicyOptions {
   /** Bytes read of a response body; the rest is cut with a note. @default 262144 */
   readonly maxBytes?: number | undefined;
   /** Characters of extracted text returned. @default 20000 */
@@ -27,18 +18,6 @@ export interface WebToolsOptions {
   /** Redirects followed, each re-checked. @default 3 */
   readonly maxRedirects?: number | undefined;
   readonly fetch?: typeof fetch | undefined;
-  /** Host → addresses (tests). @default DNS */
-  readonly resolve?: ((host: string) => Promise<readonly string[]>) | undefined;
-}
-
-const hostMatches = (host: string, pattern: string) => (pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) || host === pattern.slice(2) : host === pattern);
-
-/** Whether an address is one other machines' services live on (not loopback, private, link-local, …). */
-function isPublicAddress(address: string): boolean {
-  if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range() === 'unicast';
 }
 
 /**
@@ -50,49 +29,9 @@ function isPublicAddress(address: string): boolean {
  * runtime turns into `input-flagged` events.
  */
 export function createWebTools(options: WebToolsOptions = {}): ToolEntry[] {
-  const { allowHosts, denyHosts = [], maxBytes = 262_144, maxChars = 20_000, timeoutMs = 10_000, maxRedirects = 3 } = options;
+  const { maxBytes = 262_144, maxChars = 20_000, timeoutMs = 10_000, maxRedirects = 3 } = options;
   const doFetch = options.fetch ?? fetch;
-  const resolve = options.resolve ?? (async (host: string) => (await lookup(host, { all: true })).map((a) => a.address));
-  for (const [field, list] of [['allowHosts', allowHosts ?? []], ['denyHosts', denyHosts]] as const) {
-    for (const h of list) if (typeof h !== 'string' || !/^(\*\.)?[a-z0-9.-]+$/i.test(h)) throw new MinaraError('CONFIG_INVALID', `createWebTools: ${field} entries are hosts or *.domain, got ${JSON.stringify(h)}.`);
-  }
-
-  async function check(url: URL): Promise<void> {
-    if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new MinaraError('TOOL_BLOCKED', `url: only http and https are fetched, not ${url.protocol}`);
-    if (url.username || url.password) throw new MinaraError('TOOL_BLOCKED', 'url: credentials in a URL are refused');
-    const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
-    if (denyHosts.some((p) => hostMatches(host, p.toLowerCase()))) throw new MinaraError('TOOL_BLOCKED', `url: ${host} is on the deny list`);
-    const allowed = allowHosts?.some((p) => hostMatches(host, p.toLowerCase())) ?? false;
-    if (allowHosts && !allowed) throw new MinaraError('TOOL_BLOCKED', `url: ${host} is not on the allow list`);
-    if (allowed) return;
-    const addresses = ipaddr.isValid(host) ? [host] : await resolve(host).catch(() => [] as string[]);
-    if (addresses.length === 0) throw new MinaraError('TOOL_BLOCKED', `url: ${host} does not resolve`);
-    const inner = addresses.find((a) => !isPublicAddress(a));
-    if (inner !== undefined) throw new MinaraError('TOOL_BLOCKED', `url: ${host} resolves to a non-public address (${inner}); list the host in allowHosts to fetch it`);
-  }
-
-  async function readCapped(response: Response): Promise<{ text: string; cut: boolean }> {
-    const reader = response.body?.getReader();
-    if (!reader) return { text: '', cut: false };
-    const chunks: Uint8Array[] = [];
-    let size = 0;
-    let cut = false;
-    for (;;) {
-      const { value, done } = await reader.read();
-      if (done) break;
-      const room = maxBytes - size;
-      if (value.length > room) {
-        chunks.push(value.subarray(0, room));
-        size += room;
-        cut = true;
-        await reader.cancel().catch(() => {});
-        break;
-      }
-      chunks.push(value);
-      size += value.length;
-    }
-    return { text: new TextDecoder('utf-8').decode(Buffer.concat(chunks)), cut };
-  }
+  const { check } = createUrlPolicy('createWebTools', options);
 
   return [
     defineTool({
@@ -122,7 +61,8 @@ export function createWebTools(options: WebToolsOptions = {}): ToolEntry[] {
         if (!response!.ok) throw new MinaraError('TOOL_EXECUTION_FAILED', `HTTP ${response!.status} from ${url.host}`, { retryable: response!.status >= 500 || response!.status === 429 });
         const type = response!.headers.get('content-type') ?? '';
         if (!/^(text\/|application\/(json|xml|xhtml\+xml|rss\+xml|atom\+xml))/i.test(type)) throw new MinaraError('TOOL_BLOCKED', `url: ${type || 'an unknown content type'} is not text`);
-        const body = await readCapped(response!);
+        const read = await readCapped(response!, maxBytes);
+        const body = { text: new TextDecoder('utf-8').decode(read.bytes), cut: read.cut };
         let text = /html/i.test(type) ? convert(body.text, { wordwrap: false, selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }] }) : body.text;
         const cutChars = text.length > maxChars;
         if (cutChars) text = text.slice(0, maxChars);

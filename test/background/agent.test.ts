@@ -5,7 +5,7 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createApp, type CreateAppOptions, type Delivery, HEARTBEAT_OK, type MinaraApp, parseSchedule, silentLogger } from '@minara/agent';
+import { createApp, type CreateAppOptions, type Delivery, HEARTBEAT_OK, listDeliveries, type MinaraApp, parseSchedule, silentLogger } from '@minara/agent';
 import { createScriptedModel, type ScriptEntry } from '@minara/agent/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 
@@ -25,7 +25,8 @@ async function setup(schedule: string, script: ScriptEntry[], background: Create
   const model = createScriptedModel(script);
   const delivered: Delivery[] = [];
   app = await createApp({
-    envFileDir: false, env: {}, logger: silentLogger, model, finance: false, config: { dataDir: dir },
+    // The daily personalization rebuild would take turns from the script: off here (learning.md covers it).
+    envFileDir: false, env: { MINARA_PERSONALIZATION_REBUILD: 'disabled' }, logger: silentLogger, model, finance: false, config: { dataDir: dir },
     now: () => new Date(t),
     background: { deliver: (d) => void delivered.push(d), ...background },
   });
@@ -114,6 +115,44 @@ describe('app.background over a day of fake time', () => {
     expect(jobs).toHaveLength(1);
     expect(a.background.status().find((j) => j.id === jobs[0])!.description).toContain('report ETH funding');
     expect(delivered.at(-1)!.text).toBe('Funding report 5.');
+  });
+
+  it('deliveries read back from storage: cron and heartbeat answers (not HEARTBEAT_OK), newest first, per user, after a time; GET /v1/deliveries', async () => {
+    const { app: a, run, writeSchedule } = await setup('## Schedule\n\n- every 6h: report BTC funding\n', [{ text: 'Funding report 1.' }, { text: HEARTBEAT_OK }, { text: 'Whale alert on ETH.' }], { heartbeatEveryMs: 0 });
+    await run(6 * 3_600_000, 15 * 60_000);
+    writeSchedule('## Schedule\n\n- watch the majors\n');
+    await run(60_000, 60_000);
+    await a.runtime.generate({ sessionId: 'heartbeat-2026-03-02', source: 'heartbeat', surface: 'background', message: 'tasks' });
+    await run(60_000, 60_000);
+    await a.runtime.generate({ sessionId: 'heartbeat-2026-03-03', source: 'heartbeat', surface: 'background', message: 'tasks' });
+    await run(60_000, 60_000);
+    await a.runtime.generate({ sessionId: 'chat-1', message: 'a chat is not a delivery' }).catch(() => undefined);
+    const list = await a.background.deliveries({ userId: 'default' });
+    expect(list.map((d) => [d.source, d.text])).toEqual([['heartbeat', 'Whale alert on ETH.'], ['cron', 'Funding report 1.']]);
+    expect(await a.background.deliveries({ userId: 'someone-else' })).toEqual([]);
+    expect(await listDeliveries(a.storage, { userId: 'default' })).toEqual(list);
+    expect(await a.background.deliveries({ userId: 'default', after: list[1]!.at })).toHaveLength(1);
+    await expect(a.background.deliveries({ userId: 'default', limit: 0 })).rejects.toThrow(/limit must be an integer from 1 to 100/);
+    const { createGateway } = await import('@minara/agent/gateway');
+    const gateway = createGateway({ runtime: a.runtime, storage: a.storage, tools: a.tools, logger: silentLogger, background: a.background });
+    const body = (await (await gateway.fetch(new Request('http://x/v1/deliveries?limit=1'))).json()) as { deliveries: Array<{ text: string }> };
+    expect(body.deliveries.map((d) => d.text)).toEqual(['Whale alert on ETH.']);
+    expect((await gateway.fetch(new Request('http://x/v1/deliveries?after=yesterday'))).status).toBe(400);
+    expect(await (await gateway.fetch(new Request('http://x/v1/info'))).json()).toMatchObject({ features: { deliveries: true } });
+  });
+
+  it('a schedule line the runner ignores is told to the user in their next own turn, once; not in autonomous or other users\' turns', async () => {
+    const { app: a, model } = await setup('## Schedule\n\n- every 5s: too often\n', [{ text: 'ok' }, { text: 'ok' }, { text: 'ok' }], { heartbeatEveryMs: 0 });
+    await a.background.syncSchedule();
+    const notices = (i: number) => model.calls[i]!.prompt.filter((m) => m.role === 'system').map((m) => String(m.content)).find((t) => t.startsWith('## Notices'));
+    await a.runtime.generate({ sessionId: 'other-user', userId: 'someone-else', message: 'hi' });
+    expect(notices(0)).toBeUndefined();
+    await a.runtime.generate({ sessionId: 's1', message: 'hi' });
+    expect(notices(1)).toContain('HEARTBEAT.md ## Schedule: the line "every 5s: too often" is ignored (the shortest interval is 1 minute)');
+    await a.runtime.generate({ sessionId: 's1', message: 'and now?' });
+    expect(notices(2)).toBeUndefined();
+    // The job list still shows it.
+    expect(a.background.schedule().problems).toHaveLength(1);
   });
 
   it('respects active hours; refuses a bad MINARA_HEARTBEAT_EVERY naming it', async () => {

@@ -26,6 +26,28 @@ describe('cost', () => {
     expect(() => usageCostUsd({ inputTokens: 1, outputTokens: 1, cacheReadTokens: 0, cacheWriteTokens: 0 }, { inputPerMTok: -1, outputPerMTok: 1 })).toThrow(/price.inputPerMTok/);
   });
 
+  it('a delegated sub-agent turn is costed once, in its parent turn\'s ledger entry', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'minara-cost-sub-'));
+    dirs.push(dir);
+    const model = createScriptedModel([
+      { toolCalls: [{ toolName: 'delegate', input: { task: 'Say hi', toolSets: ['memory'] } }] },
+      { text: 'hi' },
+      { text: 'The helper said hi.' },
+    ], { modelId: 'priced-model' });
+    const app = await createApp({ envFileDir: false, env: {}, logger: silentLogger, model, finance: false, mcp: false, web: false, config: { dataDir: dir }, prices: { 'priced-model': { inputPerMTok: 1, outputPerMTok: 1 } } });
+    try {
+      const r = await recordEvents(app.runtime.run({ sessionId: 'p1', message: 'ask a helper' }));
+      const end = r.ofType('turn-end')[0]!;
+      expect(end.delegatedUsage?.inputTokens).toBeGreaterThan(0);
+      const totals = await app.storage.usage.totals({ day: new Date().toISOString().slice(0, 10) });
+      expect(totals.turns).toBe(1);
+      expect(totals.inputTokens).toBe(end.usage.inputTokens);
+      expect((await app.storage.usage.totals({ day: new Date().toISOString().slice(0, 10), sources: ['subagent'] })).turns).toBe(0);
+    } finally {
+      await app.close();
+    }
+  });
+
   it('records every turn; a spent daily budget skips the next heartbeat with the reason, while user turns go on', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'minara-cost-'));
     dirs.push(dir);

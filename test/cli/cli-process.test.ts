@@ -56,6 +56,68 @@ describe('minara (process)', () => {
     expect(minara(['demo', '--no-background']).stderr).toContain('only applies to "minara serve" and the REPL ("minara")');
   });
 
+  it('minara learning and minara preferences: seed, list, the operator\'s decisions (refused, forced), usage errors exit 2', () => {
+    const dir = tempDir();
+    const seed = path.join(dir, 'seed.md');
+    writeFileSync(seed, '## crypto_major\n- Buy BTC breakouts above the prior day high.\n');
+    expect(minara(['learning', 'seed', seed, '--data-dir', dir]).stdout).toContain('Seeded 1 methodologies (0 already known)');
+    const list = minara(['learning', '--data-dir', dir]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/#1\s+candidate\s+0\.000\s+0\/0\s+crypto_major/);
+    const refused = minara(['learning', 'graduate', '1', '--data-dir', dir]);
+    expect(refused.code).toBe(1);
+    expect(refused.stderr).toContain('LEARNING_TRANSITION_REFUSED: Methodology #1 is not proposed for graduation');
+    const forced = minara(['learning', 'graduate', '1', '--force', '--reason', 'desk review', '--data-dir', dir]);
+    expect(forced.code).toBe(0);
+    expect(forced.stdout).toContain('Methodology #1 is now graduated.');
+    expect(minara(['learning', 'list', 'graduated', '--data-dir', dir]).stdout).toMatch(/#1\s+graduated/);
+    expect(minara(['preferences', '--data-dir', dir]).stdout).toMatch(/^No preferences yet/);
+    const bad = minara(['learning', 'graduate', '--data-dir', dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('usage: minara learning graduate <id>');
+    expect(minara(['preferences', 'approve', '1', '--force']).stderr).toContain('option --force only applies to');
+  });
+
+  it('minara doctor (text, --json, --anonymous, --fix dry run and --apply) and minara memory export/import', () => {
+    const dir = tempDir();
+    const seed = path.join(dir, 'seed.md');
+    writeFileSync(seed, '## crypto_major\n- Buy BTC breakouts above the prior day high.\n');
+    expect(minara(['learning', 'seed', seed, '--data-dir', dir]).code).toBe(0);
+    const doctor = minara(['doctor', '--data-dir', dir]);
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(/^minara doctor — /);
+    expect(doctor.stdout).toMatch(/Storage: sqlite; schema core \d+/);
+    expect(doctor.stdout).toContain('methodologies: candidate 1, graduated 0, quarantined 0');
+    expect(doctor.stdout).toContain('Model: not configured');
+    const json = JSON.parse(minara(['doctor', '--json', '--anonymous', '--data-dir', dir]).stdout) as { anonymous: boolean; learning: { methodologies: { candidate: string } } };
+    expect(json).toMatchObject({ anonymous: true, learning: { methodologies: { candidate: '1–9' } } });
+    expect(minara(['doctor', '--fix', '--data-dir', dir]).stdout).toContain('dry run: nothing written');
+    expect(minara(['doctor', '--fix', '--apply', '--only', 'edges', '--data-dir', dir]).stdout).toMatch(/edges\s+0 of 0 changed/);
+    const bad = minara(['doctor', '--only', 'edges', '--data-dir', dir]);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toContain('--apply and --only only apply with --fix');
+    expect(minara(['doctor', '--fix', '--only', 'everything', '--data-dir', dir]).stderr).toContain('unknown fix "everything"');
+
+    const exported = minara(['memory', 'export', '--sign', '--data-dir', dir]);
+    expect(exported.code).toBe(0);
+    const where = /Exported to (\S+) \(signed\): 1 methodologies/.exec(exported.stdout)?.[1];
+    expect(where).toBeDefined();
+    expect(where!.startsWith(path.join(dir, 'exports'))).toBe(true);
+    const dry = minara(['memory', 'import', where!, '--data-dir', dir]);
+    expect(dry.stdout).toMatch(/^Dry run \(nothing written; add --apply\): 0 new, \d+ already present, 0 rejected/);
+    const other = tempDir();
+    const hc = minara(['memory', 'import', where!, '--apply', '--approve-hard-constraints', '--data-dir', other]);
+    expect(hc.code).toBe(0);
+    expect(hc.stderr).toContain('--approve-hard-constraints needs an interactive terminal');
+    expect(hc.stdout).toMatch(/^Imported: \d+ new/);
+    expect(hc.stdout).toContain('Not signed by this instance');
+    expect(minara(['learning', 'list', 'quarantined', '--data-dir', other]).stdout).toMatch(/#1\s+quarantined/);
+    const sandboxed = minara(['memory', 'export', '--out', path.join(dir, 'sandbox', 'files', 'x'), '--data-dir', dir]);
+    expect(sandboxed.code).toBe(1);
+    expect(sandboxed.stderr).toContain("agent's file tools can read");
+    expect(minara(['memory', 'import', '--data-dir', dir]).code).toBe(2);
+  });
+
   it('minara import openclaw and hermes bring another agent\'s files into the workspace', () => {
     const dir = tempDir();
     const claw = tempDir();

@@ -164,6 +164,58 @@ describe.each(engines)('learning storage domain ($name)', ({ make }) => {
     await s.close();
   });
 
+  it('restores: a methodology and a preference keep state, scores and a free id; a dedup match is returned unchanged; bad restores name the field', async () => {
+    const s = make();
+    const restore = { id: 41, state: 'graduated' as const, uses: 12, wins: 10, confidence: 0.55, graduatedAt: at(5), stateReason: 'graduated by the operator', createdAt: at(1) };
+    const r = await s.learning.upsertMethodology(S, { assetClass: 'crypto_major', text: 'Trend', normalizedText: 'trend', origin: 'import', now: at(9), restore });
+    expect(r.created).toBe(true);
+    expect(r.methodology).toMatchObject({ id: 41, state: 'graduated', uses: 12, wins: 10, confidence: 0.55, graduatedAt: at(5), createdAt: at(1), updatedAt: at(9) });
+    const again = await s.learning.upsertMethodology(S, { assetClass: 'crypto_major', text: 'Trend', normalizedText: 'trend', origin: 'import', now: at(10), restore: { ...restore, state: 'quarantined' } });
+    expect(again).toMatchObject({ created: false, methodology: { id: 41, state: 'graduated' } });
+    // The id is taken (by another tenant's row here): the restored row gets a new one.
+    const other = await s.learning.upsertMethodology({ userId: 'u2' }, { assetClass: 'forex', text: 'Fade', normalizedText: 'fade', origin: 'import', now: at(9), restore: { ...restore, id: 41 } });
+    expect(other.methodology.id).not.toBe(41);
+    const fresh = await s.learning.upsertMethodology(S, { assetClass: 'forex', text: 'Carry', normalizedText: 'carry', origin: 'api', now: at(11) });
+    expect(fresh.methodology.id).toBeGreaterThan(41);
+    await expect(s.learning.upsertMethodology(S, { assetClass: 'forex', text: 'X', normalizedText: 'x', origin: 'import', now: at(9), restore: { ...restore, wins: 13 } })).rejects.toThrow(/restore\.uses and restore\.wins/);
+    await expect(s.learning.upsertMethodology(S, { assetClass: 'forex', text: 'X', normalizedText: 'x', origin: 'import', now: at(9), restore: { ...restore, state: 'great' as never } })).rejects.toThrow(/restore\.state must be one of/);
+    expect(await s.learning.listMethodologies(S, { assetClasses: ['forex'] })).toHaveLength(1);
+
+    const pref = await s.learning.upsertPreference(S, {
+      dimension: 'slippage', kind: 'behavioural', text: 'Caps slippage', normalizedText: 'caps slippage', source: 'import', now: at(9),
+      restore: { id: 7, state: 'active', evidence: 6, contradictions: 1, lastEvidenceAt: at(3), activatedAt: at(4), createdAt: at(2) },
+    });
+    expect(pref.preference).toMatchObject({ id: 7, state: 'active', evidence: 6, contradictions: 1, activatedAt: at(4), createdAt: at(2) });
+    await expect(s.learning.upsertPreference(S, { dimension: 'x', kind: 'behavioural', text: 'X', normalizedText: 'x', source: 'import', now: at(9), restore: { state: 'active', evidence: -1, contradictions: 0, lastEvidenceAt: at(1), createdAt: at(1) } })).rejects.toThrow(/restore\.evidence/);
+  });
+
+  it('imports a reflected trade case with its closed opening trade once per order id; stats count the scope only', async () => {
+    const s = make();
+    const c = {
+      id: 5, orderId: 'import:abc:5', role: 'minara.core', asset: 'BTC', assetClass: 'crypto_major', kind: 'spot' as const, side: 'buy', quantity: 0.01, entryPrice: 60_000,
+      exitPrice: 63_000, notionalUsd: 600, summary: 'Bought the breakout.', outcome: 'win' as const, realizedPnlUsd: 30, holdingMs: 3_600_000, methodologyIds: [1],
+      openedAt: at(0), closedAt: at(60), simulated: true, reflectedAt: at(70), classification: 'variance' as const, reflection: '{"lessons":[]}', now: at(80),
+    };
+    const first = await s.learning.importTradeCase(S, c);
+    expect(first.created).toBe(true);
+    expect(first.case).toMatchObject({ id: 5, asset: 'BTC', outcome: 'win', reflectedAt: at(70), classification: 'variance', methodologyIds: [1] });
+    const trade = await s.learning.getTrade(S, first.case.tradeId);
+    expect(trade).toMatchObject({ orderId: 'import:abc:5', provider: 'import', status: 'closed', price: 60_000, exitPrice: 63_000, closedAt: at(60), outcome: 'win' });
+    expect(await s.learning.importTradeCase(S, c)).toMatchObject({ created: false, case: { id: 5 } });
+    await expect(s.learning.importTradeCase(S, { ...c, orderId: 'x2', outcome: 'draw' as never })).rejects.toThrow(/outcome must be win or loss/);
+    await s.learning.importTradeCase({ userId: 'u2' }, { ...c, id: undefined, orderId: 'import:abc:6', reflectedAt: undefined, classification: undefined, reflection: undefined, closedAt: at(1) });
+
+    await s.learning.upsertMethodology(S, { assetClass: 'crypto_major', text: 'Trend', normalizedText: 'trend', origin: 'api', now: at(0) });
+    const stats = await s.learning.stats(S, { overdueBefore: at(100) });
+    expect(stats).toEqual({
+      methodologies: { candidate: 1, graduated: 0, quarantined: 0 }, graduationProposed: 0, preferences: { proposed: 0, active: 0, rejected: 0 },
+      hardConstraints: { proposed: 0, active: 0, rejected: 0 }, cases: { pending: 0, overdue: 0, reflected: 1 }, trades: { open: 0, closed: 1, settled: 0 }, perpsFills: 0, externalSpot: 0,
+    });
+    expect((await s.learning.stats({ userId: 'u2' }, { overdueBefore: at(100) })).cases).toEqual({ pending: 1, overdue: 1, reflected: 0 });
+    expect((await s.learning.stats({ userId: 'u2' }, { overdueBefore: at(0) })).cases.overdue).toBe(0);
+    await expect(s.learning.stats(S, { overdueBefore: 'yesterday' })).rejects.toThrow(/overdueBefore must be an ISO date/);
+  });
+
   it('a closed storage refuses learning calls', async () => {
     const s = make();
     await s.close();

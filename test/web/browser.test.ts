@@ -35,7 +35,7 @@ const running: Array<{ app: MinaraApp; served: ServedGateway }> = [];
 const pageErrors: string[] = [];
 
 /** A gateway over createApp (paper trading, SQLite) with the scripted model, serving the built web app. */
-async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean } = {}): Promise<string> {
+async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean; onApp?: (app: MinaraApp) => Promise<void> } = {}): Promise<string> {
   const dir = temp('minara-web-');
   const app = await createApp({
     envFileDir: false, env: {}, logger: silentLogger, surface: 'gateway', config: { dataDir: dir },
@@ -44,8 +44,9 @@ async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; no
   const gateway = createGateway({
     runtime: app.runtime, storage: app.storage, tools: app.tools, memoryFor: app.memoryFor, logger: silentLogger,
     ...(app.workspace ? { workspace: app.workspace } : {}),
-    web: { dir: webDir }, modelStatus: app.modelStatus,
+    web: { dir: webDir }, modelStatus: app.modelStatus, background: app.background,
   });
+  await options.onApp?.(app);
   const served = await serveGateway({ gateway, port: 0 });
   running.push({ app, served });
   return `${served.url}/`;
@@ -183,6 +184,29 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await b.getByText('Saved USER.md.').waitFor();
     await a.close();
     await b.close();
+  }, 60_000);
+
+  it('updates: an answer the agent delivered by itself shows as a count in the bell and opens its session', async () => {
+    const url = await start([{ text: 'BTC funding flipped negative overnight; worth a look.' }], {
+      onApp: async (app) => {
+        await app.runtime.generate({ sessionId: 'heartbeat-2026-11-24', source: 'heartbeat', surface: 'background', message: 'Standing tasks: watch BTC funding' });
+      },
+    });
+    const page = await open(url);
+    const bell = page.getByRole('button', { name: 'updates' });
+    await bell.waitFor();
+    await page.locator('.badge', { hasText: '1' }).waitFor();
+    await bell.click();
+    await page.getByText('BTC funding flipped negative overnight').waitFor();
+    await shot(page, 'deliveries');
+    await page.locator('.delivery').first().click();
+    await page.waitForURL(/#\/chat\/heartbeat-2026-11-24$/);
+    await page.getByText('BTC funding flipped negative overnight').first().waitFor();
+    // Seen: after a reload the count is gone.
+    await page.reload();
+    await bell.waitFor();
+    expect(await page.locator('.badge').count()).toBe(0);
+    await page.close();
   }, 60_000);
 
   it('approvals page and the no-model panel', async () => {

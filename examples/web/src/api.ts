@@ -53,5 +53,5 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
 /** What `GET /v1/info` says about the server. */
 export interface ServerInfo {
   readonly model: { readonly configured: boolean; readonly label?: string; readonly reason?: string };
-  readonly features: { readonly memory: boolean; readonly workspace: boolean; readonly approvals: boolean };
+  readonly features: { readonly memory: boolean; readonly workspace: boolean; readonly approvals: boolean; readonly deliveries?: boolean };
 }

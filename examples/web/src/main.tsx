@@ -3,6 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { getToken, setToken } from './api';
 import { ApprovalsPage } from './Approvals';
 import { ChatPage } from './Chat';
+import { DeliveriesBell } from './Deliveries';
 import { MemoryPage } from './Memory';
 import { WorkspacePage } from './Workspace';
 import './styles.css';
@@ -70,6 +71,7 @@ function App() {
         {link('memory', 'Memory')}
         {link('workspace', 'Workspace')}
         {link('approvals', 'Approvals')}
+        <DeliveriesBell />
         {getToken() ? (
           <button className="link" onClick={() => { setToken(undefined); setTick((t) => t + 1); }}>
             Forget token

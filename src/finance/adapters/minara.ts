@@ -163,5 +163,34 @@ export function createMinaraTradingProvider(options: MinaraAdapterOptions): Trad
     async closePerp(req, o = {}) {
       return toOrder(parsed(PROVIDER, 'perp order', orderShape, await http.json('/v1/perps/orders', { body: { action: 'close', ...req }, headers: idem(req.clientOrderId), signal: o.signal })));
     },
+    // The trade-history mirror: Hyperliquid fills per perp sub-wallet, and the cross-chain spot history.
+    async listPerpSubAccounts(o = {}) {
+      const b = parsed(PROVIDER, 'perp sub-accounts', z.object({ subAccounts: z.array(z.object({ id: z.string().min(1), walletAddress: z.string().optional() })) }),
+        await http.json('/v1/perps/sub-accounts', { signal: o.signal }));
+      return b.subAccounts.map((a) => ({ id: a.id, ...(a.walletAddress ? { walletAddress: a.walletAddress } : {}) }));
+    },
+    async listPerpFills(q, o = {}) {
+      const b = parsed(PROVIDER, 'perp fills', z.object({ fills: z.array(fillShape) }),
+        await http.json('/v1/perps/fills', { query: { subAccountId: q.subAccountId, since: q.sinceMs }, signal: o.signal }));
+      return b.fills.map((f) => ({ ...f }));
+    },
+    async listSpotActivity(q, o = {}) {
+      const b = parsed(PROVIDER, 'spot history', z.object({ activities: z.array(spotActivityShape) }), await http.json('/v1/history/spot', { query: { since: q.sinceMs }, signal: o.signal }));
+      return b.activities.map((a) => ({
+        txHash: a.txHash, time: a.timestamp, type: a.type, status: a.status, ...(a.fromToken ? { fromToken: a.fromToken } : {}), ...(a.toToken ? { toToken: a.toToken } : {}),
+        ...(a.amount !== undefined ? { amount: String(a.amount) } : {}), ...(a.valueUsd !== undefined ? { valueUsd: a.valueUsd } : {}),
+      }));
+    },
   };
 }
+
+const numOrString = z.union([z.number(), z.string()]);
+/** A Hyperliquid `userFills` entry as the Minara API passes it through (unknown fields kept for the raw JSON). */
+const fillShape = z.looseObject({
+  coin: z.string().min(1), px: numOrString, sz: numOrString, side: z.string().min(1), time: z.number().int().nonnegative(), oid: numOrString,
+  tid: numOrString.optional(), hash: z.string().optional(), dir: z.string().optional(), closedPnl: numOrString.optional(), fee: numOrString.optional(),
+});
+const spotActivityShape = z.object({
+  txHash: z.string().min(1), timestamp: z.number().int().nonnegative(), type: z.string().min(1), status: z.string().min(1), fromToken: z.string().optional(),
+  toToken: z.string().optional(), amount: numOrString.optional(), valueUsd: num.optional(),
+});

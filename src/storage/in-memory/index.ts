@@ -1,3 +1,4 @@
+import { MinaraError } from '../../errors/minara-error';
 import { StorageError } from '../../errors/subclasses';
 import type { Storage } from '../types';
 import { createInMemoryApprovalStorage } from './approvals';
@@ -19,6 +20,11 @@ export interface InMemoryStorageOptions {
    * @default () => new Date()
    */
   readonly now?: (() => Date) | undefined;
+  /**
+   * The instance key (32 bytes) instead of a random one. Two stores with one key are one instance: a signed
+   * memory export of one verifies in the other (tests of restores).
+   */
+  readonly instanceKey?: Uint8Array | undefined;
 }
 
 /** The in-memory {@link Storage}. */
@@ -46,14 +52,17 @@ export interface InMemoryStorage extends Storage {
  * ```
  */
 export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InMemoryStorage {
-  const { now = () => new Date() } = options;
+  const { now = () => new Date(), instanceKey } = options;
+  if (instanceKey !== undefined && (!(instanceKey instanceof Uint8Array) || instanceKey.length !== 32)) {
+    throw new MinaraError('CONFIG_INVALID', `createInMemoryStorage: instanceKey must be 32 bytes, got ${instanceKey instanceof Uint8Array ? instanceKey.length : typeof instanceKey}`);
+  }
   let closed = false;
   const isClosed = () => closed;
 
   return {
     kind: 'memory',
     capabilities: Object.freeze({ fullText: true, vector: true, multiProcess: false }),
-    meta: guardClosed('meta', createInMemoryMetaStorage(now), isClosed),
+    meta: guardClosed('meta', createInMemoryMetaStorage(now, instanceKey), isClosed),
     audit: guardClosed('audit', createInMemoryAuditStorage(), isClosed),
     approvals: guardClosed('approvals', createInMemoryApprovalStorage(), isClosed),
     grants: guardClosed('grants', createInMemoryGrantStorage(), isClosed),

@@ -5,7 +5,7 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
 } from '../learning-logic';
 import type {
   ExternalSpotRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
@@ -39,6 +39,14 @@ export function createInMemoryLearningStorage(): LearningStorage {
   const spotScope = new Map<number, string>();
   const sync = new Map<string, HistorySyncState>();
   const snapshots: Array<Scoped<PersonalizationSnapshot>> = [];
+  /** A restored row keeps its id when the table has none such (ids stay above every kept one). */
+  const takeId = (table: ReadonlyMap<number, unknown>, wanted: number | undefined): number => {
+    if (wanted !== undefined && !table.has(wanted)) {
+      nextId = Math.max(nextId, wanted + 1);
+      return wanted;
+    }
+    return nextId++;
+  };
 
   const ops = (scope: LearningScope): CaptureOps => {
     const mine = () => [...trades.values()].filter((t) => inScope(t, scope));
@@ -140,11 +148,15 @@ export function createInMemoryLearningStorage(): LearningStorage {
       const op = 'learning.upsertMethodology';
       checkLearningScope(op, scope);
       checkNewMethodology(op, input);
+      checkMethodologyRestore(op, input.restore);
       const existing = [...methodologies.values()].find((m) => inScope(m, scope) && m.assetClass === input.assetClass && m.normalizedText === input.normalizedText);
       if (existing) return { methodology: copy(existing), created: false };
+      const r = input.restore;
       const row: MethodologyRecord = compact({
-        id: nextId++, ...scopeFields(scope), assetClass: input.assetClass, text: input.text, normalizedText: input.normalizedText, origin: input.origin,
-        sourceRef: input.sourceRef, state: 'candidate' as const, uses: 0, wins: 0, confidence: 0, createdAt: input.now, updatedAt: input.now,
+        id: takeId(methodologies, r?.id), ...scopeFields(scope), assetClass: input.assetClass, text: input.text, normalizedText: input.normalizedText, origin: input.origin,
+        sourceRef: input.sourceRef, state: r?.state ?? 'candidate', uses: r?.uses ?? 0, wins: r?.wins ?? 0, confidence: r?.confidence ?? 0,
+        graduationProposedAt: r?.graduationProposedAt, graduatedAt: r?.graduatedAt, quarantinedAt: r?.quarantinedAt, stateReason: r?.stateReason,
+        createdAt: r?.createdAt ?? input.now, updatedAt: input.now,
       });
       methodologies.set(row.id, row);
       return { methodology: copy(row), created: true };
@@ -209,11 +221,14 @@ export function createInMemoryLearningStorage(): LearningStorage {
       const op = 'learning.upsertPreference';
       checkLearningScope(op, scope);
       checkNewPreference(op, input);
+      checkPreferenceRestore(op, input.restore);
       const existing = [...preferences.values()].find((p) => inScope(p, scope) && p.dimension === input.dimension && p.kind === input.kind && p.normalizedText === input.normalizedText);
       if (existing) return { preference: copy(existing), created: false };
+      const r = input.restore;
       const row: PreferenceRecord = compact({
-        id: nextId++, ...scopeFields(scope), dimension: input.dimension, kind: input.kind, text: input.text, normalizedText: input.normalizedText, value: input.value,
-        source: input.source, state: 'proposed' as const, evidence: 0, contradictions: 0, lastEvidenceAt: input.now, createdAt: input.now, updatedAt: input.now,
+        id: takeId(preferences, r?.id), ...scopeFields(scope), dimension: input.dimension, kind: input.kind, text: input.text, normalizedText: input.normalizedText, value: input.value,
+        source: input.source, state: r?.state ?? 'proposed', evidence: r?.evidence ?? 0, contradictions: r?.contradictions ?? 0, lastEvidenceAt: r?.lastEvidenceAt ?? input.now,
+        activatedAt: r?.activatedAt, decidedAt: r?.decidedAt, memoryId: r?.memoryId, createdAt: r?.createdAt ?? input.now, updatedAt: input.now,
       });
       preferences.set(row.id, row);
       return { preference: copy(row), created: true };
@@ -355,6 +370,62 @@ export function createInMemoryLearningStorage(): LearningStorage {
       if (!s) return undefined;
       const { userId: _u, agentId: _a, ...out } = s;
       return copy(out);
+    },
+
+    async importTradeCase(scope, c) {
+      const op = 'learning.importTradeCase';
+      checkLearningScope(op, scope);
+      checkImportedTradeCase(op, c);
+      const known = [...trades.values()].find((t) => inScope(t, scope) && t.orderId === c.orderId);
+      if (known) {
+        const existing = [...cases.values()].find((x) => inScope(x, scope) && x.tradeId === known.id);
+        if (existing) return { case: copy(existing), created: false };
+        throw invalidArgument(op, `orderId ${JSON.stringify(c.orderId)} is a trade of this scope without a case; import it under another order id`);
+      }
+      const trade: TradeRecord = compact({
+        id: nextId++, ...scopeFields(scope), orderId: c.orderId, toolName: 'memory_import', action: 'open' as const, kind: c.kind, asset: c.asset, assetClass: c.assetClass,
+        side: c.side, direction: c.direction, quantity: c.quantity, price: c.entryPrice, notionalUsd: c.notionalUsd, feeUsd: 0, realizedPnlUsd: c.realizedPnlUsd, role: c.role,
+        methodologyIds: [...c.methodologyIds], simulated: c.simulated, provider: 'import', at: c.openedAt, status: 'closed' as const, closedQuantity: c.quantity,
+        exitPrice: c.exitPrice, closedAt: c.closedAt, holdingMs: c.holdingMs, outcome: c.outcome,
+      });
+      trades.set(trade.id, trade);
+      const row: RoleCaseRecord = compact({
+        id: takeId(cases, c.id), ...scopeFields(scope), tradeId: trade.id, role: c.role, asset: c.asset, assetClass: c.assetClass, kind: c.kind, direction: c.direction,
+        summary: c.summary, outcome: c.outcome, realizedPnlUsd: c.realizedPnlUsd, holdingMs: c.holdingMs, methodologyIds: [...c.methodologyIds], openedAt: c.openedAt,
+        closedAt: c.closedAt, createdAt: c.now, reflectedAt: c.reflectedAt, classification: c.classification, reflection: c.reflection, lessonMemoryIds: [],
+      });
+      cases.set(row.id, row);
+      return { case: copy(row), created: true };
+    },
+
+    async stats(scope, options) {
+      const op = 'learning.stats';
+      checkLearningScope(op, scope);
+      if (typeof options?.overdueBefore !== 'string' || Number.isNaN(Date.parse(options.overdueBefore))) throw invalidArgument(op, 'overdueBefore must be an ISO date');
+      const tally = <K extends string>(keys: readonly K[], values: Iterable<K>) => {
+        const out = Object.fromEntries(keys.map((k) => [k, 0])) as Record<K, number>;
+        for (const v of values) out[v]++;
+        return out;
+      };
+      const ms = [...methodologies.values()].filter((m) => inScope(m, scope));
+      const ps = [...preferences.values()].filter((p) => inScope(p, scope));
+      const cs = [...cases.values()].filter((c) => inScope(c, scope));
+      const ts = [...trades.values()].filter((t) => inScope(t, scope));
+      const k = key(scope);
+      return {
+        methodologies: tally(METHODOLOGY_STATES, ms.map((m) => m.state)),
+        graduationProposed: ms.filter((m) => m.state === 'candidate' && m.graduationProposedAt !== undefined).length,
+        preferences: tally(PREFERENCE_STATES, ps.map((p) => p.state)),
+        hardConstraints: tally(PREFERENCE_STATES, ps.filter((p) => p.kind === 'hard_constraint').map((p) => p.state)),
+        cases: {
+          pending: cs.filter((c) => c.reflectedAt === undefined).length,
+          overdue: cs.filter((c) => c.reflectedAt === undefined && c.closedAt < options.overdueBefore).length,
+          reflected: cs.filter((c) => c.reflectedAt !== undefined).length,
+        },
+        trades: tally(['open', 'closed', 'settled'] as const, ts.map((t) => t.status)),
+        perpsFills: fills.filter((f) => fillScope.get(f.id) === k).length,
+        externalSpot: spots.filter((a) => spotScope.get(a.id) === k).length,
+      };
     },
   };
 }

@@ -6,6 +6,7 @@
 import { MinaraError } from '../../errors/minara-error';
 import type {
   ConsolidationEvent,
+  EmbeddingState,
   MemoryEdgeInput,
   MemoryEdgeRecord,
   MemoryEntityCount,
@@ -13,7 +14,9 @@ import type {
   MemoryRecord,
   MemoryScope,
   MemoryScoredId,
+  MemoryStatus,
   MemoryStorage,
+  MemoryTextRow,
   NewMemoryRow,
   ProfileEntry,
 } from '../memory-types';
@@ -63,6 +66,17 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
   const events: StoredEvent[] = [];
   const profiles = new Map<string, Map<string, ProfileEntry>>();
   let nextId = 1;
+  /** The change log of searchable text (`textChanges`): updates of content/category and deletions. */
+  let textLog: Array<{ seq: number; scope: string; id: number }> = [];
+  let textSeq = 0;
+  let textPrunedThrough = 0;
+  const logText = (record: MemoryRecord) => {
+    textLog.push({ seq: ++textSeq, scope: scopeId({ userId: record.userId, agentId: record.agentId }), id: record.id });
+    if (textLog.length > 20_000) {
+      textLog = textLog.slice(10_000);
+      textPrunedThrough = (textLog[0]?.seq ?? textSeq + 1) - 1;
+    }
+  };
   let nextEdgeId = 1;
   let nextEventId = 1;
 
@@ -86,6 +100,8 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
   };
   const removeRows = (ids: readonly number[]) => {
     for (const id of ids) {
+      const gone = rows.get(id);
+      if (gone !== undefined) logText(gone.record);
       rows.delete(id);
       vectors.delete(id);
     }
@@ -157,6 +173,7 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
       };
       const doc = patch.searchText !== undefined || patch.category !== undefined ? makeDoc(patch.searchText ?? row.doc.tokens.join(' '), next.category) : row.doc;
       rows.set(id, { record: next, doc });
+      if (next.content !== cur.content || next.category !== cur.category) logText(next);
       if (next.contentHash !== cur.contentHash) vectors.delete(id);
       if (patch.edges !== undefined) {
         edges = edges.filter((e) => e.memoryId !== id);
@@ -218,6 +235,22 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
       if (row === undefined || row.record.status === 'retired') return false;
       rows.set(id, { ...row, record: { ...row.record, status } });
       return true;
+    },
+    async textRows(scope, query) {
+      const wanted = query?.ids === undefined ? undefined : new Set(query.ids);
+      const after = query?.afterId ?? 0;
+      const out: MemoryTextRow[] = [];
+      for (const { record: r } of rows.values()) {
+        if (!inScope(r, scope) || r.id <= after || (wanted !== undefined && !wanted.has(r.id))) continue;
+        out.push({ id: r.id, content: r.content, category: r.category });
+      }
+      return out.sort((a, b) => a.id - b.id);
+    },
+    async textChanges(scope, since) {
+      const key = scopeId(scope);
+      if (since >= textSeq) return { seq: textSeq, reset: false, ids: [] };
+      if (since < textPrunedThrough) return { seq: textSeq, reset: true, ids: [] };
+      return { seq: textSeq, reset: false, ids: textLog.filter((e) => e.seq > since && e.scope === key).map((e) => e.id) };
     },
     async searchText(scope, query, filter) {
       const docs = Array.from(rows.values());
@@ -295,6 +328,30 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
         .filter((e) => set.has(e.memoryId) && visibleEdge(e, scope))
         .sort((a, b) => a.memoryId - b.memoryId || a.id - b.id)
         .map(strip);
+    },
+    async stats(scope) {
+      const grouped = new Map<string, { category: string; status: MemoryStatus; count: number }>();
+      const embedding: Record<EmbeddingState, number> = { pending: 0, embedded: 0, failed: 0, skipped: 0 };
+      let deleted = 0;
+      let vectorCount = 0;
+      for (const { record: r } of rows.values()) {
+        if (!inScope(r, scope)) continue;
+        if (r.deletedAt !== undefined) {
+          deleted++;
+          continue;
+        }
+        embedding[r.embeddingState]++;
+        const key = `${r.category}\u0000${r.status}`;
+        const g = grouped.get(key) ?? { category: r.category, status: r.status, count: 0 };
+        g.count++;
+        grouped.set(key, g);
+      }
+      for (const id of vectors.keys()) {
+        const row = rows.get(id);
+        if (row !== undefined && inScope(row.record, scope)) vectorCount++;
+      }
+      const sorted = [...grouped.values()].sort((a, b) => (a.category < b.category ? -1 : a.category > b.category ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0));
+      return { rows: sorted, deleted, embedding, edges: edges.filter((e) => e.userId === scope.userId && (e.agentId ?? undefined) === (scope.agentId ?? undefined)).length, vectors: vectorCount };
     },
     async topEntities(scope, options) {
       const groups = new Map<string, { kind: string; key: string; mems: Set<number>; types: Record<string, number> }>();

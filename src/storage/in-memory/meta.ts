@@ -4,14 +4,14 @@ import type { InstanceInfo, MetaStorage } from '../types';
 import { checkId, invalidArgument } from '../sqlite/checks';
 
 /** The `meta` domain in memory: one instance record (created on first call) and a key/value map. */
-export function createInMemoryMetaStorage(now: () => Date): MetaStorage {
+export function createInMemoryMetaStorage(now: () => Date, instanceKey?: Uint8Array): MetaStorage {
   let instance: InstanceInfo | undefined;
   const kv = new Map<string, string>();
 
   return {
     async getInstance() {
       if (instance === undefined) {
-        const key = new Uint8Array(randomBytes(32));
+        const key = instanceKey === undefined ? new Uint8Array(randomBytes(32)) : new Uint8Array(instanceKey);
         instance = { instanceId: sha256Hex(key).slice(0, 16), hmacKey: key, createdAt: now().toISOString() };
       }
       return { instanceId: instance.instanceId, hmacKey: new Uint8Array(instance.hmacKey), createdAt: instance.createdAt };

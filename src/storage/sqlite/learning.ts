@@ -5,7 +5,7 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
 } from '../learning-logic';
 import type {
   ExternalSpotRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
@@ -228,11 +228,16 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
       const op = 'learning.upsertMethodology';
       checkLearningScope(op, scope);
       checkNewMethodology(op, input);
+      checkMethodologyRestore(op, input.restore);
       return handle.write(op, () => {
         const existing = get(`SELECT * FROM methodologies WHERE ${S} AND asset_class = ? AND normalized_text = ?`, ...sp(scope), input.assetClass, input.normalizedText);
         if (existing) return { methodology: toMethodology(existing), created: false };
-        const info = p(`INSERT INTO methodologies (user_id, agent_id, asset_class, text, normalized_text, origin, source_ref, state, created_at, updated_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, 'candidate', ?, ?)`).run(...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, input.now, input.now);
+        const r = input.restore;
+        const id = r?.id !== undefined && !get('SELECT 1 AS x FROM methodologies WHERE id = ?', r.id) ? r.id : null;
+        const info = p(`INSERT INTO methodologies (id, user_id, agent_id, asset_class, text, normalized_text, origin, source_ref, state, uses, wins, confidence,
+          graduation_proposed_at, graduated_at, quarantined_at, state_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+          id, ...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, r?.state ?? 'candidate', r?.uses ?? 0, r?.wins ?? 0,
+          r?.confidence ?? 0, r?.graduationProposedAt ?? null, r?.graduatedAt ?? null, r?.quarantinedAt ?? null, r?.stateReason ?? null, r?.createdAt ?? input.now, input.now);
         return { methodology: toMethodology(get('SELECT * FROM methodologies WHERE id = ?', Number(info.lastInsertRowid))!), created: true };
       });
     },
@@ -302,11 +307,16 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
       const op = 'learning.upsertPreference';
       checkLearningScope(op, scope);
       checkNewPreference(op, input);
+      checkPreferenceRestore(op, input.restore);
       return handle.write(op, () => {
         const existing = get(`SELECT * FROM learned_preferences WHERE ${S} AND dimension = ? AND kind = ? AND normalized_text = ?`, ...sp(scope), input.dimension, input.kind, input.normalizedText);
         if (existing) return { preference: toPreference(existing), created: false };
-        const info = p(`INSERT INTO learned_preferences (user_id, agent_id, dimension, kind, text, normalized_text, value, source, state, last_evidence_at, created_at, updated_at)
-          VALUES (?, ?, ?, ?, ?, ?, ?, ?, 'proposed', ?, ?, ?)`).run(...sp(scope), input.dimension, input.kind, input.text, input.normalizedText, input.value ?? null, input.source, input.now, input.now, input.now);
+        const r = input.restore;
+        const id = r?.id !== undefined && !get('SELECT 1 AS x FROM learned_preferences WHERE id = ?', r.id) ? r.id : null;
+        const info = p(`INSERT INTO learned_preferences (id, user_id, agent_id, dimension, kind, text, normalized_text, value, source, state, evidence, contradictions,
+          last_evidence_at, activated_at, decided_at, memory_id, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+          id, ...sp(scope), input.dimension, input.kind, input.text, input.normalizedText, input.value ?? null, input.source, r?.state ?? 'proposed', r?.evidence ?? 0,
+          r?.contradictions ?? 0, r?.lastEvidenceAt ?? input.now, r?.activatedAt ?? null, r?.decidedAt ?? null, r?.memoryId ?? null, r?.createdAt ?? input.now, input.now);
         return { preference: toPreference(get('SELECT * FROM learned_preferences WHERE id = ?', Number(info.lastInsertRowid))!), created: true };
       });
     },
@@ -453,6 +463,60 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
       checkLearningScope('learning.latestPersonalizationSnapshot', scope);
       const r = handle.read('learning.latestPersonalizationSnapshot', () => get(`SELECT * FROM personalization_snapshots WHERE ${S} ORDER BY id DESC LIMIT 1`, ...sp(scope)));
       return r && toSnapshot(r);
+    },
+
+    async importTradeCase(scope, c) {
+      const op = 'learning.importTradeCase';
+      checkLearningScope(op, scope);
+      checkImportedTradeCase(op, c);
+      return handle.write(op, () => {
+        const known = get(`SELECT id FROM trade_history WHERE ${S} AND order_id = ?`, ...sp(scope), c.orderId);
+        if (known) {
+          const existing = get(`SELECT * FROM role_memory WHERE ${S} AND trade_id = ?`, ...sp(scope), known.id);
+          if (existing) return { case: toCase(existing), created: false };
+          throw invalidArgument(op, `orderId ${JSON.stringify(c.orderId)} is a trade of this scope without a case; import it under another order id`);
+        }
+        const methodologyIds = JSON.stringify([...c.methodologyIds]);
+        const tradeId = Number(p(`INSERT INTO trade_history (user_id, agent_id, order_id, tool_name, action, kind, asset, asset_class, side, direction, quantity, price, notional_usd,
+          fee_usd, realized_pnl_usd, role, methodology_ids, simulated, provider, at, status, closed_quantity, exit_price, closed_at, holding_ms, outcome, created_at)
+          VALUES (?, ?, ?, 'memory_import', 'open', ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, 'import', ?, 'closed', ?, ?, ?, ?, ?, ?)`).run(
+          ...sp(scope), c.orderId, c.kind, c.asset, c.assetClass ?? null, c.side, c.direction ?? null, c.quantity, c.entryPrice, c.notionalUsd, c.realizedPnlUsd, c.role,
+          methodologyIds, c.simulated ? 1 : 0, c.openedAt, c.quantity, c.exitPrice ?? null, c.closedAt, c.holdingMs, c.outcome, c.now).lastInsertRowid);
+        const id = c.id !== undefined && !get('SELECT 1 AS x FROM role_memory WHERE id = ?', c.id) ? c.id : null;
+        const caseId = Number(p(`INSERT INTO role_memory (id, user_id, agent_id, trade_id, role, asset, asset_class, kind, direction, summary, outcome, realized_pnl_usd, holding_ms,
+          methodology_ids, opened_at, closed_at, created_at, reflected_at, classification, reflection) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
+          id, ...sp(scope), tradeId, c.role, c.asset, c.assetClass ?? null, c.kind, c.direction ?? null, c.summary, c.outcome, c.realizedPnlUsd, c.holdingMs, methodologyIds,
+          c.openedAt, c.closedAt, c.now, c.reflectedAt ?? null, c.classification ?? null, c.reflection ?? null).lastInsertRowid);
+        return { case: toCase(get('SELECT * FROM role_memory WHERE id = ?', caseId)!), created: true };
+      });
+    },
+
+    async stats(scope, options) {
+      const op = 'learning.stats';
+      checkLearningScope(op, scope);
+      if (typeof options?.overdueBefore !== 'string' || Number.isNaN(Date.parse(options.overdueBefore))) throw invalidArgument(op, 'overdueBefore must be an ISO date');
+      return handle.read(op, () => {
+        const by = (sql: string, ...args: unknown[]) => Object.fromEntries(all(sql, ...sp(scope), ...args).map((r) => [r.k as string, r.n as number]));
+        const m = by(`SELECT state AS k, COUNT(*) AS n FROM methodologies WHERE ${S} GROUP BY state`);
+        const pr = by(`SELECT state AS k, COUNT(*) AS n FROM learned_preferences WHERE ${S} GROUP BY state`);
+        const hc = by(`SELECT state AS k, COUNT(*) AS n FROM learned_preferences WHERE ${S} AND kind = 'hard_constraint' GROUP BY state`);
+        const t = by(`SELECT status AS k, COUNT(*) AS n FROM trade_history WHERE ${S} GROUP BY status`);
+        const one = (sql: string, ...args: unknown[]) => (get(sql, ...sp(scope), ...args) as { n: number }).n;
+        return {
+          methodologies: { candidate: m.candidate ?? 0, graduated: m.graduated ?? 0, quarantined: m.quarantined ?? 0 },
+          graduationProposed: one(`SELECT COUNT(*) AS n FROM methodologies WHERE ${S} AND state = 'candidate' AND graduation_proposed_at IS NOT NULL`),
+          preferences: { proposed: pr.proposed ?? 0, active: pr.active ?? 0, rejected: pr.rejected ?? 0 },
+          hardConstraints: { proposed: hc.proposed ?? 0, active: hc.active ?? 0, rejected: hc.rejected ?? 0 },
+          cases: {
+            pending: one(`SELECT COUNT(*) AS n FROM role_memory WHERE ${S} AND reflected_at IS NULL`),
+            overdue: one(`SELECT COUNT(*) AS n FROM role_memory WHERE ${S} AND reflected_at IS NULL AND closed_at < ?`, options.overdueBefore),
+            reflected: one(`SELECT COUNT(*) AS n FROM role_memory WHERE ${S} AND reflected_at IS NOT NULL`),
+          },
+          trades: { open: t.open ?? 0, closed: t.closed ?? 0, settled: t.settled ?? 0 },
+          perpsFills: one(`SELECT COUNT(*) AS n FROM perps_fills WHERE ${S}`),
+          externalSpot: one(`SELECT COUNT(*) AS n FROM external_spot_activities WHERE ${S}`),
+        };
+      });
     },
   };
 }

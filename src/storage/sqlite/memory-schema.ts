@@ -29,6 +29,14 @@ import { signBits } from './memory-vector-cache';
  * the index, so a document-frequency cache knows when the watermark alone no longer describes the index
  * (see `memory-fts-rank.ts`). FTS5's `usermerge` becomes 2, so the bounded `merge` that
  * follows each catch-up merges any level holding two segments.
+ *
+ * v5 — `memory_text_log`: the change log of searchable text the memory layer's lexical index follows
+ * (`MemoryStorage.textChanges`). Triggers append `(scope, memory_id)` when a row's `content` or `category`
+ * changes, a row is deleted, or a row is inserted below an existing id (an explicit id, which this library
+ * never writes); other inserts are not logged (ids only grow). Every 1,000th entry prunes the entries
+ * more than 20,000 behind and records the pruned position in `memory_text_log_state`, so a reader that fell
+ * further behind reloads its scope instead of missing a change. `memories_scope_id` finds a scope's rows added
+ * since an id without walking other tenants' newer rows.
  */
 export const memoryMigrations: readonly SqliteMigration[] = [
   {
@@ -239,6 +247,45 @@ export const memoryMigrations: readonly SqliteMigration[] = [
           INSERT INTO memories_fts(rowid, search_text, category, scope_key)
             VALUES (new.id, new.search_text, new.category, new.scope_key);
           UPDATE memory_fts_state SET changes = changes + 1 WHERE id = 1;
+        END;
+      `);
+    },
+  },
+  {
+    domain: 'memory',
+    version: 5,
+    name: 'memory_text_log: change log of searchable text for the lexical index',
+    up(db) {
+      db.exec(`
+        CREATE TABLE memory_text_log (
+          seq       INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id   TEXT NOT NULL,
+          agent_key TEXT NOT NULL,
+          memory_id INTEGER NOT NULL
+        );
+        CREATE INDEX memory_text_log_scope ON memory_text_log (user_id, agent_key, seq);
+        CREATE INDEX memories_scope_id ON memories (user_id, agent_id, id);
+        CREATE TABLE memory_text_log_state (
+          id             INTEGER PRIMARY KEY CHECK (id = 1),
+          pruned_through INTEGER NOT NULL
+        );
+        INSERT INTO memory_text_log_state (id, pruned_through) VALUES (1, 0);
+
+        CREATE TRIGGER memories_text_log_update AFTER UPDATE OF content, category ON memories
+        WHEN old.content IS NOT new.content OR old.category IS NOT new.category BEGIN
+          INSERT INTO memory_text_log (user_id, agent_key, memory_id) VALUES (old.user_id, COALESCE(old.agent_id, ''), old.id);
+        END;
+        CREATE TRIGGER memories_text_log_insert_below AFTER INSERT ON memories
+        WHEN EXISTS (SELECT 1 FROM memories WHERE id > new.id) BEGIN
+          INSERT INTO memory_text_log (user_id, agent_key, memory_id) VALUES (new.user_id, COALESCE(new.agent_id, ''), new.id);
+        END;
+        CREATE TRIGGER memories_text_log_delete AFTER DELETE ON memories BEGIN
+          INSERT INTO memory_text_log (user_id, agent_key, memory_id) VALUES (old.user_id, COALESCE(old.agent_id, ''), old.id);
+        END;
+        CREATE TRIGGER memory_text_log_prune AFTER INSERT ON memory_text_log
+        WHEN new.seq % 1000 = 0 BEGIN
+          DELETE FROM memory_text_log WHERE seq <= new.seq - 20000;
+          UPDATE memory_text_log_state SET pruned_through = MAX(pruned_through, new.seq - 20000) WHERE id = 1;
         END;
       `);
     },

@@ -9,6 +9,7 @@ import type {
   MemoryRecord,
   MemoryScope,
   MemoryStorage,
+  MemoryTextRow,
   NewMemoryRow,
   ProfileEntry,
 } from '../memory-types';
@@ -16,6 +17,7 @@ import type { SqliteHandle } from './handle';
 import { MEMORY_COLUMNS, type MemoryRow, SCOPE_WHERE, SCOPE_WHERE_BY_ID, insertEdges, jsonList, scopeKey, scopeParams, toRecord } from './memory-rows';
 import { createSqliteMemoryEdges } from './memory-edges';
 import { createSqliteMemorySearch } from './memory-search';
+import { sqliteMemoryStats } from './memory-stats';
 import { createSqliteMemoryVectors } from './memory-vectors';
 
 export { memoryMigrations } from './memory-schema';
@@ -140,6 +142,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
 
   return {
     catchUpIndex: () => search.fts.ensureIndexed(),
+    stats: async (scope) => sqliteMemoryStats(handle, scope),
 
     insert(scope, row) {
       return new Promise<MemoryRecord>((resolve, reject) => {
@@ -283,6 +286,44 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
         prepare(`UPDATE memories SET status = ? WHERE id = ? AND ${SCOPE_WHERE} AND status != 'retired'`).run(status, id, ...scopeParams(scope)),
       );
       return info.changes > 0;
+    },
+
+    async textRows(scope, query) {
+      return handle.read('memory.textRows', () => {
+        const [userId, agentId] = scopeParams(scope);
+        if (query?.ids !== undefined) {
+          if (query.ids.length === 0) return [];
+          return prepare(`SELECT id, content, category FROM memories WHERE id IN (SELECT value FROM json_each(?)) AND ${SCOPE_WHERE_BY_ID} ORDER BY id`).all(
+            jsonList(query.ids),
+            userId,
+            agentId,
+          ) as MemoryTextRow[];
+        }
+        if (query?.afterId !== undefined && query.afterId > 0) {
+          // The rows added since: a range of the (user_id, agent_id, id) index (migration v5).
+          return prepare('SELECT id, content, category FROM memories INDEXED BY memories_scope_id WHERE user_id = ? AND agent_id IS ? AND id > ? ORDER BY id').all(userId, agentId, query.afterId) as MemoryTextRow[];
+        }
+        const rows = prepare('SELECT id, content, category FROM memories WHERE user_id = ? AND agent_id IS ?').all(userId, agentId) as MemoryTextRow[];
+        return rows.sort((a, b) => a.id - b.id);
+      });
+    },
+
+    async textChanges(scope, since) {
+      // A lookup is about to run: let the engine's full-text index catch up too (memory-fts-sync.ts), so it
+      // stays as current as before for engine-level `searchText` and other processes.
+      search.fts.ensureIndexed();
+      return handle.read('memory.textChanges', () =>
+        handle.db.transaction(() => {
+          const seq = (prepare("SELECT COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'memory_text_log'), 0)").pluck().get() as number) ?? 0;
+          const pruned = prepare('SELECT pruned_through FROM memory_text_log_state WHERE id = 1').pluck().get() as number;
+          if (since >= seq) return { seq, reset: false, ids: [] };
+          if (since < pruned) return { seq, reset: true, ids: [] };
+          const ids = prepare('SELECT memory_id FROM memory_text_log WHERE user_id = ? AND agent_key = ? AND seq > ? AND seq <= ?')
+            .pluck()
+            .all(scope.userId, agentKey(scope), since, seq) as number[];
+          return { seq, reset: false, ids };
+        })(),
+      );
     },
 
     async searchText(scope, query, filter) {

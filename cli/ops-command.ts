@@ -1,0 +1,117 @@
+/**
+ * `minara doctor [--anonymous] [--json] [--fix [--apply] [--only a,b]]` and
+ * `minara memory export [--out dir] [--sign] [--include-constraints]` /
+ * `minara memory import <dir> [--apply] [--approve-hard-constraints]`.
+ */
+import path from 'node:path';
+import { DOCTOR_FIXES, type DoctorFixName } from '@minara/agent';
+import type { CliOptions } from './app';
+
+export interface OpsFlags {
+  readonly anonymous?: boolean | undefined;
+  readonly json?: boolean | undefined;
+  readonly fix?: boolean | undefined;
+  readonly apply?: boolean | undefined;
+  readonly only?: readonly string[] | undefined;
+  readonly out?: string | undefined;
+  readonly sign?: boolean | undefined;
+  readonly includeConstraints?: boolean | undefined;
+  readonly approveHardConstraints?: boolean | undefined;
+  /** Whether stdin and stdout are a terminal a person sits at (hard constraints need one). */
+  readonly interactive?: boolean | undefined;
+  readonly env?: Readonly<Record<string, string | undefined>> | undefined;
+  readonly write?: ((s: string) => void) | undefined;
+  readonly writeErr?: ((s: string) => void) | undefined;
+  readonly now?: (() => Date) | undefined;
+}
+
+const out = (flags: OpsFlags) => flags.write ?? ((s: string) => process.stdout.write(s));
+const err = (flags: OpsFlags) => flags.writeErr ?? ((s: string) => process.stderr.write(s));
+
+/** `minara doctor`. Exit 0; 2 for a usage error. */
+export async function runDoctorCommand(cli: CliOptions, positionals: readonly string[], flags: OpsFlags): Promise<number> {
+  if (positionals.length > 0) {
+    err(flags)(`minara: unexpected argument "${positionals[0]}" (usage: minara doctor [--anonymous] [--json] [--fix [--apply] [--only ${DOCTOR_FIXES.join(',')}]])\n`);
+    return 2;
+  }
+  if (!flags.fix && (flags.apply || flags.only)) {
+    err(flags)('minara: --apply and --only only apply with --fix\n');
+    return 2;
+  }
+  const unknown = (flags.only ?? []).filter((n) => !(DOCTOR_FIXES as readonly string[]).includes(n));
+  if (unknown.length > 0) {
+    err(flags)(`minara: --only: unknown fix "${unknown[0]}"; expected ${DOCTOR_FIXES.join(', ')}\n`);
+    return 2;
+  }
+  const [{ buildApp }, agent] = await Promise.all([import('./app'), import('@minara/agent')]);
+  const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  try {
+    if (flags.fix) {
+      const report = await agent.runDoctorFixes({
+        storage: app.storage, memory: app.memory, ...(app.learning ? { learning: app.learning } : {}), apply: flags.apply === true,
+        ...(flags.only ? { only: flags.only as DoctorFixName[] } : {}), ...(flags.now ? { now: flags.now } : {}),
+      });
+      out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorFixReport(report)}\n`);
+      return 0;
+    }
+    const report = await agent.runDoctor({
+      storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured,
+      anonymous: flags.anonymous === true, ...(flags.now ? { now: flags.now } : {}),
+    });
+    out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorReport(report)}\n`);
+    return 0;
+  } finally {
+    await app.close();
+  }
+}
+
+/** `minara memory export|import`. Exit 0; 1 when the command failed; 2 for a usage error. */
+export async function runMemoryCommand(cli: CliOptions, positionals: readonly string[], flags: OpsFlags): Promise<number> {
+  const [verb, dir, ...rest] = positionals;
+  const usage = 'usage: minara memory export [--out dir] [--sign] [--include-constraints] | minara memory import <dir> [--apply] [--approve-hard-constraints]';
+  const exporting = verb === 'export';
+  if ((verb !== 'export' && verb !== 'import') || rest.length > 0 || (exporting && dir !== undefined) || (!exporting && dir === undefined)) {
+    err(flags)(`minara: ${usage}\n`);
+    return 2;
+  }
+  if (exporting && (flags.apply || flags.approveHardConstraints)) {
+    err(flags)('minara: --apply and --approve-hard-constraints apply to memory import\n');
+    return 2;
+  }
+  if (!exporting && (flags.out !== undefined || flags.sign || flags.includeConstraints)) {
+    err(flags)('minara: --out, --sign and --include-constraints apply to memory export\n');
+    return 2;
+  }
+  const env = flags.env ?? process.env;
+  // A hard constraint is imported only when a person at a terminal asked for it.
+  const nonInteractive = env.MINARA_NON_INTERACTIVE === '1' || flags.interactive !== true;
+  if (!exporting && flags.approveHardConstraints && nonInteractive) {
+    err(flags)('minara: --approve-hard-constraints needs an interactive terminal (and MINARA_NON_INTERACTIVE unset); hard constraints will be rejected\n');
+  }
+  const [{ buildApp }, agent] = await Promise.all([import('./app'), import('@minara/agent')]);
+  const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  try {
+    const now = (flags.now ?? (() => new Date()))();
+    if (exporting) {
+      const target = flags.out ?? path.join(app.config.dataDir, 'exports', now.toISOString().replace(/[:.]/g, '-'));
+      const r = await agent.exportMemory({
+        storage: app.storage, out: target, sign: flags.sign === true, includeConstraints: flags.includeConstraints === true,
+        forbiddenRoots: [path.join(app.config.dataDir, 'sandbox'), ...(app.workspace ? [app.workspace.dir] : [])],
+      });
+      const c = r.counts;
+      out(flags)(`Exported to ${r.dir}${r.signed ? ' (signed)' : ''}: ${c.methodologies} methodologies, ${c.preferences} preferences, ${c.tradeCases} trade cases, ${c.assets} asset pages, ${c.memories} memories, ${c.profileKeys} profile entries.\n`);
+      return 0;
+    }
+    const r = await agent.importMemory({
+      storage: app.storage, memory: app.memory, from: dir!, apply: flags.apply === true, approveHardConstraints: flags.approveHardConstraints === true && !nonInteractive,
+    });
+    out(flags)(`${agent.formatImportReport(r)}\n`);
+    return 0;
+  } catch (error) {
+    const e = error as { code?: unknown };
+    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await app.close();
+  }
+}

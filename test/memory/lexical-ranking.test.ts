@@ -1,0 +1,201 @@
+/**
+ * Issue 22: lexical ranking in one place. The three defects (empty answers to natural questions, the best
+ * match lost beyond the newest 1,000 matches, statistics crossing tenants), the fast path against the
+ * brute-force reference on random corpora (scopes of 20k+ rows included), stemming rules and exact syntax.
+ */
+import { createMemoryStore, indexTerm, indexTerms, parseSearchQuery, rankBruteForce, silentLogger, type MemoryQueryNode, type RankDoc } from '@minara/agent';
+import { createSqliteStorage } from '@minara/agent/sqlite';
+import { createInMemoryStorage } from '@minara/agent/testing';
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { createLexicalCache } from '../../src/memory/lexical-cache';
+import { createScopeIndex } from '../../src/memory/lexical-index';
+import { engines, fakeClock } from './helpers';
+
+describe.each(engines)('natural questions never come back empty ($name)', ({ make }) => {
+  it('relaxes quoted titles and possessives inside a question', async () => {
+    const storage = make();
+    const store = createMemoryStore({ storage, scope: { userId: 'u' }, now: fakeClock(), logger: silentLogger });
+    const title = await store.write({ category: 'observation', content: 'Nate: I have been playing Xenoblade 2 all weekend, such a great RPG' });
+    const dogs = await store.write({ category: 'observation', content: 'Maria: my dogs are called Coco and Shadow' });
+    await store.write({ category: 'observation', content: 'Nate: the weather was nice today' });
+    const a = await store.searchWithInfo('What is the type of game "Xenoblade Chronicles" that Nate is playing?', { mode: 'bm25' });
+    expect(a.hits[0]?.id).toBe(title.id);
+    expect(a.relaxed).toBe(true);
+    const b = await store.searchWithInfo("What are Maria's dogs' names?", { mode: 'bm25' });
+    expect(b.hits[0]?.id).toBe(dogs.id);
+    // Researching finds "research", pets finds "pet" (stemming on both sides).
+    const pet = await store.write({ category: 'observation', content: 'Researching adoption agencies for a pet' });
+    expect((await store.search('research pets', { mode: 'bm25' }))[0]?.id).toBe(pet.id);
+    await storage.close();
+  });
+
+  it('keeps typed syntax exact: a lone quoted phrase, prefixes and category filters are not relaxed', async () => {
+    const storage = make();
+    const store = createMemoryStore({ storage, scope: { userId: 'u' }, now: fakeClock(), logger: silentLogger });
+    await store.write({ category: 'preference', content: 'always use 0.5% slippage' });
+    await store.write({ category: 'observation', content: 'use limit orders always' });
+    expect((await store.search('"always use"', { mode: 'bm25' })).map((h) => h.content)).toEqual(['always use 0.5% slippage']);
+    expect(parseSearchQuery('"always use" slippage').explicit).toBe(true);
+    expect(parseSearchQuery('When did she read "Becoming Nicole"?').explicit).toBe(false);
+    expect((await store.search('category:observation always', { mode: 'bm25' })).map((h) => h.content)).toEqual(['use limit orders always']);
+    expect((await store.search('slip*', { mode: 'bm25' })).map((h) => h.content)).toEqual(['always use 0.5% slippage']);
+    await storage.close();
+  });
+});
+
+describe.each(engines)('exact ranking at every size ($name)', ({ make }) => {
+  it('finds the one allergy memory among 3,000 newer cat and salmon memories', async () => {
+    const storage = make();
+    const store = createMemoryStore({ storage, scope: { userId: 'u' }, now: fakeClock(), logger: silentLogger });
+    const first = await store.write({ category: 'observation', content: 'My cat Biscuit is allergic to salmon' });
+    for (let i = 0; i < 3; i++) {
+      await store.writeMany(
+        Array.from({ length: 1000 }, (_, k) => ({
+          category: 'observation',
+          content: k % 2 === 0 ? `fed the cat at ${i}:${k} and cooked a salmon dinner for the family, the cat watched` : `salmon dinner number ${i * 1000 + k} with the cat nearby`,
+        })),
+      );
+    }
+    const hits = await store.search('cat salmon allergy', { mode: 'bm25', limit: 10 });
+    expect(hits[0]?.id).toBe(first.id);
+    await storage.close();
+  }, 60_000);
+});
+
+describe('statistics are per scope', () => {
+  it('same tenant data + different other-tenant data → identical ids and scores, in both engines', async () => {
+    const mine = ['BTC funding turned negative', 'weekly charts for ETH', 'my cat hates salmon', 'rebalanced into stablecoins', 'cat food delivery'];
+    const scoresWith = async (make: () => ReturnType<typeof createInMemoryStorage> | ReturnType<typeof createSqliteStorage>, others: readonly string[]) => {
+      const storage = make();
+      const a = createMemoryStore({ storage, scope: { userId: 'a' }, now: fakeClock(), logger: silentLogger });
+      const b = createMemoryStore({ storage, scope: { userId: 'b' }, now: fakeClock(), logger: silentLogger });
+      const c = createMemoryStore({ storage, scope: { userId: 'a', agentId: 'x' }, now: fakeClock(), logger: silentLogger });
+      for (let i = 0; i < mine.length; i++) {
+        await a.write({ category: 'observation', content: mine[i] as string });
+        for (const o of others) {
+          await b.write({ category: 'observation', content: `${o} ${i}` });
+          await c.write({ category: 'observation', content: o });
+        }
+      }
+      const out = [];
+      for (const q of ['cat', 'cat salmon', 'what does my cat eat?', 'ETH OR BTC', 'charts']) out.push((await a.search(q, { mode: 'bm25' })).map((h) => [h.content, h.score]));
+      await storage.close();
+      return out;
+    };
+    for (const { make } of engines) {
+      const quiet = await scoresWith(make, []);
+      const busy = await scoresWith(make, ['cat cat cat salmon', 'the cat', 'BTC charts ETH weekly', 'salmon']);
+      expect(busy).toEqual(quiet);
+    }
+    // Both engines rank alike.
+    expect(await scoresWith(engines[0].make, ['x'])).toEqual(await scoresWith(engines[1].make, ['x']));
+  });
+});
+
+describe('index terms', () => {
+  it('stems English words and leaves tickers, numbers, addresses and CJK bigrams alone', () => {
+    expect(indexTerm('researching')).toBe(indexTerm('research'));
+    expect(indexTerm('pets')).toBe('pet');
+    expect(indexTerm('aave')).toBe('aave');
+    expect(indexTerm('pendle')).toBe('pendle');
+    expect(indexTerm('2024')).toBe('2024');
+    expect(indexTerm('0xabc123')).toBe('0xabc123');
+    expect(indexTerms("Caroline's 山寨币")).toEqual(['carolin', '山寨', '寨币']);
+  });
+});
+
+// ── fast path vs brute force ────────────────────────────────────────────────────────────────────────────
+
+const WORDS = ['cat', 'cats', 'salmon', 'dinner', 'allergy', 'allergic', 'btc', 'eth', 'weekly', 'charts', 'charting', 'the', 'a', 'funding', 'fund', '山寨币', '2024'];
+const CATEGORIES = ['observation', 'preference', 'lesson'];
+
+const docArb = fc.record({
+  words: fc.array(fc.constantFrom(...WORDS), { minLength: 0, maxLength: 12 }),
+  category: fc.constantFrom(...CATEGORIES),
+});
+const queryArb = fc.oneof(
+  fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 4 }).map((w) => w.join(' ')),
+  fc.array(fc.constantFrom(...WORDS), { minLength: 2, maxLength: 4 }).map((w) => w.join(' OR ')),
+  fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...WORDS), fc.constantFrom(...WORDS)).map(([a, b, c]) => `${a} ${b} OR ${c}`),
+  fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...WORDS)).map(([a, b]) => `"${a} ${b}"`),
+  fc.constantFrom('cha*', 'fund*', 'al*', 'what is the cat allergic to?', 'category:lesson cat'),
+);
+
+function nodesOf(q: string): Array<{ node: MemoryQueryNode; neighbours: boolean }> {
+  const p = parseSearchQuery(q);
+  const out: Array<{ node: MemoryQueryNode; neighbours: boolean }> = [];
+  if (p.root !== undefined) out.push({ node: p.root, neighbours: false });
+  if (p.relaxed !== undefined) out.push({ node: p.relaxed, neighbours: true });
+  return out;
+}
+
+describe('the fast path equals the brute-force ranker', () => {
+  it('on random corpora and queries, with removals (fast-check)', () => {
+    fc.assert(
+      fc.property(fc.array(docArb, { minLength: 1, maxLength: 60 }), fc.array(fc.nat(80), { maxLength: 10 }), fc.array(queryArb, { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 15 }), (raw, removals, queries, limit) => {
+        const docs: RankDoc[] = raw.map((d, i) => ({ id: i * 2 + 1, content: d.words.join(' '), category: d.category }));
+        const index = createScopeIndex();
+        for (const d of docs) index.add(d);
+        const removed = new Set(removals.map((r) => r * 2 + 1));
+        for (const id of removed) index.remove(id);
+        const live = docs.filter((d) => !removed.has(d.id));
+        for (const q of queries) {
+          for (const { node, neighbours } of nodesOf(q)) {
+            const categories = parseSearchQuery(q).categories;
+            const options = { limit, neighbours, categories };
+            expect(index.rank(node, options)).toEqual(rankBruteForce(node, live, options));
+          }
+        }
+      }),
+      { numRuns: 150, seed: 22 },
+    );
+  });
+
+  it('on a 20k-row scope where most rows match', () => {
+    let seed = 7;
+    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const docs: RankDoc[] = Array.from({ length: 20_500 }, (_, i) => ({
+      id: i + 1,
+      content: Array.from({ length: 3 + Math.floor(rnd() * 10) }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' '),
+      category: CATEGORIES[i % 3] as string,
+    }));
+    const index = createScopeIndex();
+    for (const d of docs) index.add(d);
+    for (let i = 0; i < 2000; i++) index.remove(1 + Math.floor(rnd() * docs.length));
+    const live = docs.filter((d) => index.has(d.id));
+    for (const q of ['cat', 'cat salmon allergy', 'the OR a', '"weekly charts"', 'cha*', 'btc eth OR funding', 'what is the cat allergic to?', 'category:lesson salmon']) {
+      for (const { node, neighbours } of nodesOf(q)) {
+        const options = { limit: 30, neighbours, categories: parseSearchQuery(q).categories };
+        expect(index.rank(node, options), q).toEqual(rankBruteForce(node, live, options));
+      }
+    }
+  });
+
+  it.each(engines)('through the $name engine, after updates and deletes, equals brute force over its rows', async ({ make }) => {
+    const storage = make();
+    const store = createMemoryStore({ storage, scope: { userId: 'u' }, now: fakeClock(), logger: silentLogger });
+    const other = createMemoryStore({ storage, scope: { userId: 'v' }, now: fakeClock(), logger: silentLogger });
+    const ids: number[] = [];
+    for (let i = 0; i < 300; i++) {
+      ids.push((await store.write({ category: CATEGORIES[i % 3] as string, content: `${WORDS[i % WORDS.length]} ${WORDS[(i * 7) % WORDS.length]} ${WORDS[(i * 11) % WORDS.length]}` })).id);
+      await other.write({ category: 'observation', content: 'cat cat salmon' });
+    }
+    const cache = createLexicalCache(storage.memory);
+    const check = async () => {
+      const rows = await storage.memory.textRows({ userId: 'u' });
+      for (const q of ['cat', 'salmon dinner', 'what is the cat allergic to?', 'charts OR funding']) {
+        for (const { node, neighbours } of nodesOf(q)) {
+          const expected = rankBruteForce(node, rows, { limit: 20, neighbours });
+          expect(await cache.search({ userId: 'u' }, node, { limit: 20 }, { neighbours }), q).toEqual(expected);
+        }
+      }
+    };
+    await check();
+    await store.update(ids[3] as number, { content: 'allergic cat salmon salmon' });
+    await store.hardDelete(ids[10] as number);
+    await store.write({ category: 'lesson', content: 'cat allergy noted' });
+    await check();
+    await storage.close();
+  });
+});
