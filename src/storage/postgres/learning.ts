@@ -7,7 +7,7 @@
  * transaction. Trade ids are drawn from the identity sequence up front, so the driver sees final ids.
  */
 import {
-  type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
+  type CaptureOps, checkCaptureInput, checkImportedTradeCase, checkLearningScope, checkMethodologyRestore, checkPreferenceRestore, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
   checkStateList, checkSyncAttempt, checkTransition, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
 } from '../learning-logic';
 import type {
@@ -93,6 +93,13 @@ function compactRecord<T extends object>(value: { [K in keyof T]?: T[K] | undefi
 const STATE_RANK = `CASE state WHEN 'graduated' THEN 0 WHEN 'candidate' THEN 1 ELSE 2 END`;
 /** `user_id = $a AND agent_id = $b` with the given placeholder numbers. */
 const S = (a = 1) => `user_id = $${a} AND agent_id = $${a + 1}`;
+
+/** After a row kept its restored id, move the identity past every id in the table (never backwards). */
+async function advanceIdentity(tx: PgTx, table: string): Promise<void> {
+  await tx.run(
+    `SELECT setval(x.s, GREATEST((SELECT COALESCE(max(id), 1) FROM ${table}), COALESCE(pg_sequence_last_value(x.s::regclass), 1))) FROM (SELECT pg_get_serial_sequence('${table}', 'id') AS s) x`,
+  );
+}
 
 /** The `learning` domain on Postgres. */
 export function createPgLearningStorage(h: PgHandle): LearningStorage {
@@ -300,12 +307,22 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
       const op = 'learning.upsertMethodology';
       checkLearningScope(op, scope);
       checkNewMethodology(op, input);
+      checkMethodologyRestore(op, input.restore);
       return h.tx(op, async (tx) => {
+        const r = input.restore;
+        const keepId = r?.id !== undefined && !(await tx.get(`SELECT 1 AS x FROM ${MT} WHERE id = $1`, [r.id])) ? r.id : null;
         const inserted = await tx.get(
-          `INSERT INTO ${MT} (user_id, agent_id, asset_class, text, normalized_text, origin, source_ref, state, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, 'candidate', $8, $8) ON CONFLICT (user_id, agent_id, asset_class, normalized_text) DO NOTHING RETURNING *`,
-          [...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, input.now],
+          `INSERT INTO ${MT} (id, user_id, agent_id, asset_class, text, normalized_text, origin, source_ref, state, uses, wins, confidence, graduation_proposed_at, graduated_at,
+             quarantined_at, state_reason, created_at, updated_at)
+           OVERRIDING SYSTEM VALUE
+           VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('${MT}', 'id'))), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+           ON CONFLICT (user_id, agent_id, asset_class, normalized_text) DO NOTHING RETURNING *`,
+          [
+            keepId, ...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, r?.state ?? 'candidate', r?.uses ?? 0, r?.wins ?? 0,
+            r?.confidence ?? 0, r?.graduationProposedAt ?? null, r?.graduatedAt ?? null, r?.quarantinedAt ?? null, r?.stateReason ?? null, r?.createdAt ?? input.now, input.now,
+          ],
         );
+        if (inserted && keepId !== null) await advanceIdentity(tx, MT);
         if (inserted) return { methodology: toMethodology(inserted), created: true };
         const existing = await tx.get(`SELECT * FROM ${MT} WHERE ${S()} AND asset_class = $3 AND normalized_text = $4`, [...sp(scope), input.assetClass, input.normalizedText]);
         return { methodology: toMethodology(existing!), created: false };
@@ -379,12 +396,22 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
       const op = 'learning.upsertPreference';
       checkLearningScope(op, scope);
       checkNewPreference(op, input);
+      checkPreferenceRestore(op, input.restore);
       return h.tx(op, async (tx) => {
+        const r = input.restore;
+        const keepId = r?.id !== undefined && !(await tx.get(`SELECT 1 AS x FROM ${LP} WHERE id = $1`, [r.id])) ? r.id : null;
         const inserted = await tx.get(
-          `INSERT INTO ${LP} (user_id, agent_id, dimension, kind, text, normalized_text, value, source, state, last_evidence_at, created_at, updated_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'proposed', $9, $9, $9) ON CONFLICT (user_id, agent_id, dimension, kind, normalized_text) DO NOTHING RETURNING *`,
-          [...sp(scope), input.dimension, input.kind, input.text, input.normalizedText, input.value ?? null, input.source, input.now],
+          `INSERT INTO ${LP} (id, user_id, agent_id, dimension, kind, text, normalized_text, value, source, state, evidence, contradictions, last_evidence_at, activated_at,
+             decided_at, memory_id, created_at, updated_at)
+           OVERRIDING SYSTEM VALUE
+           VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('${LP}', 'id'))), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
+           ON CONFLICT (user_id, agent_id, dimension, kind, normalized_text) DO NOTHING RETURNING *`,
+          [
+            keepId, ...sp(scope), input.dimension, input.kind, input.text, input.normalizedText, input.value ?? null, input.source, r?.state ?? 'proposed', r?.evidence ?? 0,
+            r?.contradictions ?? 0, r?.lastEvidenceAt ?? input.now, r?.activatedAt ?? null, r?.decidedAt ?? null, r?.memoryId ?? null, r?.createdAt ?? input.now, input.now,
+          ],
         );
+        if (inserted && keepId !== null) await advanceIdentity(tx, LP);
         if (inserted) return { preference: toPreference(inserted), created: true };
         const existing = await tx.get(`SELECT * FROM ${LP} WHERE ${S()} AND dimension = $3 AND kind = $4 AND normalized_text = $5`, [...sp(scope), input.dimension, input.kind, input.normalizedText]);
         return { preference: toPreference(existing!), created: false };
@@ -539,6 +566,71 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
       checkLearningScope('learning.latestPersonalizationSnapshot', scope);
       const r = await h.op('learning.latestPersonalizationSnapshot').get(`SELECT * FROM ${h.t('personalization_snapshots')} WHERE ${S()} ORDER BY id DESC LIMIT 1`, sp(scope));
       return r && toSnapshot(r);
+    },
+
+    async importTradeCase(scope, c) {
+      const op = 'learning.importTradeCase';
+      checkLearningScope(op, scope);
+      checkImportedTradeCase(op, c);
+      return h.tx(op, async (tx) => {
+        const known = await tx.get(`SELECT id FROM ${T} WHERE ${S()} AND order_id = $3`, [...sp(scope), c.orderId]);
+        if (known) {
+          const existing = await tx.get(`SELECT * FROM ${RM} WHERE ${S()} AND trade_id = $3`, [...sp(scope), Number(known.id)]);
+          if (existing) return { case: toCase(existing), created: false };
+          throw invalidArgument(op, `orderId ${JSON.stringify(c.orderId)} is a trade of this scope without a case; import it under another order id`);
+        }
+        const methodologyIds = JSON.stringify([...c.methodologyIds]);
+        const trade = await tx.get(
+          `INSERT INTO ${T} (user_id, agent_id, order_id, tool_name, action, kind, asset, asset_class, side, direction, quantity, price, notional_usd, fee_usd, realized_pnl_usd,
+             role, methodology_ids, simulated, provider, at, status, closed_quantity, exit_price, closed_at, holding_ms, outcome, created_at)
+           VALUES ($1, $2, $3, 'memory_import', 'open', $4, $5, $6, $7, $8, $9, $10, $11, 0, $12, $13, $14, $15, 'import', $16, 'closed', $9, $17, $18, $19, $20, $21) RETURNING id`,
+          [
+            ...sp(scope), c.orderId, c.kind, c.asset, c.assetClass ?? null, c.side, c.direction ?? null, c.quantity, c.entryPrice, c.notionalUsd, c.realizedPnlUsd, c.role,
+            methodologyIds, c.simulated, c.openedAt, c.exitPrice ?? null, c.closedAt, c.holdingMs, c.outcome, c.now,
+          ],
+        );
+        const keepId = c.id !== undefined && !(await tx.get(`SELECT 1 AS x FROM ${RM} WHERE id = $1`, [c.id])) ? c.id : null;
+        const row = await tx.get(
+          `INSERT INTO ${RM} (id, user_id, agent_id, trade_id, role, asset, asset_class, kind, direction, summary, outcome, realized_pnl_usd, holding_ms, methodology_ids,
+             opened_at, closed_at, created_at, reflected_at, classification, reflection)
+           OVERRIDING SYSTEM VALUE
+           VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('${RM}', 'id'))), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18, $19, $20)
+           RETURNING *`,
+          [
+            keepId, ...sp(scope), Number(trade!.id), c.role, c.asset, c.assetClass ?? null, c.kind, c.direction ?? null, c.summary, c.outcome, c.realizedPnlUsd, c.holdingMs,
+            methodologyIds, c.openedAt, c.closedAt, c.now, c.reflectedAt ?? null, c.classification ?? null, c.reflection ?? null,
+          ],
+        );
+        if (keepId !== null) await advanceIdentity(tx, RM);
+        return { case: toCase(row!), created: true };
+      });
+    },
+
+    async stats(scope, options) {
+      const op = 'learning.stats';
+      checkLearningScope(op, scope);
+      if (typeof options?.overdueBefore !== 'string' || Number.isNaN(Date.parse(options.overdueBefore))) throw invalidArgument(op, 'overdueBefore must be an ISO date');
+      const q = h.op(op);
+      const by = async (sql: string): Promise<Record<string, number>> => Object.fromEntries((await q.all(sql, sp(scope))).map((r) => [String(r.k), Number(r.n)]));
+      const m = await by(`SELECT state AS k, COUNT(*) AS n FROM ${MT} WHERE ${S()} GROUP BY state`);
+      const pr = await by(`SELECT state AS k, COUNT(*) AS n FROM ${LP} WHERE ${S()} GROUP BY state`);
+      const hc = await by(`SELECT state AS k, COUNT(*) AS n FROM ${LP} WHERE ${S()} AND kind = 'hard_constraint' GROUP BY state`);
+      const t = await by(`SELECT status AS k, COUNT(*) AS n FROM ${T} WHERE ${S()} GROUP BY status`);
+      const one = async (sql: string, extra: unknown[] = []) => Number((await q.get(sql, [...sp(scope), ...extra]))?.n ?? 0);
+      return {
+        methodologies: { candidate: m.candidate ?? 0, graduated: m.graduated ?? 0, quarantined: m.quarantined ?? 0 },
+        graduationProposed: await one(`SELECT COUNT(*) AS n FROM ${MT} WHERE ${S()} AND state = 'candidate' AND graduation_proposed_at IS NOT NULL`),
+        preferences: { proposed: pr.proposed ?? 0, active: pr.active ?? 0, rejected: pr.rejected ?? 0 },
+        hardConstraints: { proposed: hc.proposed ?? 0, active: hc.active ?? 0, rejected: hc.rejected ?? 0 },
+        cases: {
+          pending: await one(`SELECT COUNT(*) AS n FROM ${RM} WHERE ${S()} AND reflected_at IS NULL`),
+          overdue: await one(`SELECT COUNT(*) AS n FROM ${RM} WHERE ${S()} AND reflected_at IS NULL AND closed_at < $3`, [options.overdueBefore]),
+          reflected: await one(`SELECT COUNT(*) AS n FROM ${RM} WHERE ${S()} AND reflected_at IS NOT NULL`),
+        },
+        trades: { open: t.open ?? 0, closed: t.closed ?? 0, settled: t.settled ?? 0 },
+        perpsFills: await one(`SELECT COUNT(*) AS n FROM ${h.t('perps_fills')} WHERE ${S()}`),
+        externalSpot: await one(`SELECT COUNT(*) AS n FROM ${h.t('external_spot_activities')} WHERE ${S()}`),
+      };
     },
   };
 }

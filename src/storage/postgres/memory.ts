@@ -407,6 +407,60 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
       return rows.map(edgeRecord);
     },
 
+    async stats(scope) {
+      const q = h.op('memory.stats');
+      const grouped = await q.all(
+        `SELECT category, status, deleted_at IS NOT NULL AS deleted, embedding_state, COUNT(*) AS n FROM ${M} WHERE ${SCOPE} GROUP BY 1, 2, 3, 4`,
+        sp(scope),
+      );
+      const rows = new Map<string, { category: string; status: MemoryStatus; count: number }>();
+      const embedding: Record<EmbeddingState, number> = { pending: 0, embedded: 0, failed: 0, skipped: 0 };
+      let deleted = 0;
+      for (const g of grouped) {
+        const n = Number(g.n);
+        if (g.deleted === true) {
+          deleted += n;
+          continue;
+        }
+        embedding[g.embedding_state as EmbeddingState] += n;
+        const key = `${String(g.category)}\u0000${String(g.status)}`;
+        const row = rows.get(key) ?? { category: String(g.category), status: g.status as MemoryStatus, count: 0 };
+        row.count += n;
+        rows.set(key, row);
+      }
+      const edges = Number((await q.get(`SELECT COUNT(*) AS n FROM ${E} WHERE ${SCOPE}`, sp(scope)))?.n ?? 0);
+      const vectors = Number((await q.get(`SELECT COUNT(*) AS n FROM ${V} WHERE ${SCOPE}`, sp(scope)))?.n ?? 0);
+      const sorted = [...rows.values()].sort((a, b) => (a.category < b.category ? -1 : a.category > b.category ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0));
+      return { rows: sorted, deleted, embedding, edges, vectors };
+    },
+
+    async textRows(scope, query) {
+      const q = h.op('memory.textRows');
+      const out = (rows: PgRow[]) => rows.map((r) => ({ id: Number(r.id), content: String(r.content), category: String(r.category) }));
+      if (query?.ids !== undefined) {
+        if (query.ids.length === 0) return [];
+        return out(await q.all(`SELECT id, content, category FROM ${M} WHERE id = ANY($3::bigint[]) AND ${SCOPE} ORDER BY id`, [...sp(scope), [...query.ids]]));
+      }
+      if (query?.afterId !== undefined && query.afterId > 0) {
+        return out(await q.all(`SELECT id, content, category FROM ${M} WHERE ${SCOPE} AND id > $3 ORDER BY id`, [...sp(scope), query.afterId]));
+      }
+      return out(await q.all(`SELECT id, content, category FROM ${M} WHERE ${SCOPE} ORDER BY id`, sp(scope)));
+    },
+
+    async textChanges(scope, since) {
+      // The position is the oldest transaction still running: whatever commits later, whatever its id, is at or
+      // after it and comes back next time (applying a change twice is harmless).
+      const q = h.op('memory.textChanges');
+      const now = await q.get(
+        `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin, (SELECT pruned_before FROM ${h.t('memory_text_log_state')} WHERE id = 1) AS pruned`,
+      );
+      const seq = Number(now!.xmin);
+      if (since >= Number.MAX_SAFE_INTEGER) return { seq, reset: false, ids: [] };
+      if (since < Number(now!.pruned)) return { seq, reset: true, ids: [] };
+      const rows = await q.all(`SELECT memory_id FROM ${h.t('memory_text_log')} WHERE user_id = $1 AND agent_key = $2 AND xid >= $3`, [scope.userId, scope.agentId ?? '', since]);
+      return { seq, reset: false, ids: rows.map((r) => Number(r.memory_id)) };
+    },
+
     async topEntities(scope, options) {
       const rows = await h.op('memory.topEntities').all(
         `SELECT e.dst_entity_kind AS kind, e.dst_entity_key AS key, COUNT(DISTINCT e.src_id) AS n, array_agg(e.edge_type) AS types

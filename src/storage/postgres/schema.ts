@@ -310,4 +310,43 @@ export const memoryMigrations: readonly PostgresMigration[] = [
       CREATE INDEX memory_vectors_hash ON §.memory_vectors (user_id, agent_id, content_hash);
       CREATE TABLE §.memory_settings (key TEXT PRIMARY KEY, value TEXT NOT NULL)`),
   },
+  {
+    domain: 'memory',
+    version: 2,
+    name: 'memory_text_log: change log of searchable text for the lexical index (inserts, text updates, deletes), by transaction id',
+    // Every insert, change of content or category, and delete appends (scope, memory id, the writer's transaction id).
+    // Readers use the oldest transaction still running as their position, so a transaction that commits after a
+    // reader looked (with a lower id or sequence number) is still seen the next time. Every 1,000th entry prunes the
+    // entries 20,000 behind and records the newest pruned transaction id, so a reader behind it reloads.
+    up: async (tx, { t }) => {
+      const LOG = t('memory_text_log');
+      const STATE = t('memory_text_log_state');
+      await tx.run(`CREATE TABLE ${LOG} (
+        seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY, xid BIGINT NOT NULL DEFAULT (pg_current_xact_id()::text::bigint),
+        user_id TEXT NOT NULL, agent_key TEXT NOT NULL, memory_id BIGINT NOT NULL)`);
+      await tx.run(`CREATE INDEX memory_text_log_scope ON ${LOG} (user_id, agent_key, xid)`);
+      await tx.run(`CREATE TABLE ${STATE} (id INTEGER PRIMARY KEY CHECK (id = 1), pruned_before BIGINT NOT NULL)`);
+      await tx.run(`INSERT INTO ${STATE} (id, pruned_before) VALUES (1, 0)`);
+      await tx.run(`CREATE FUNCTION ${t('memory_text_log_fn')}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        DECLARE n BIGINT; cut BIGINT;
+        BEGIN
+          IF TG_OP = 'UPDATE' AND OLD.content IS NOT DISTINCT FROM NEW.content AND OLD.category IS NOT DISTINCT FROM NEW.category THEN RETURN NULL; END IF;
+          IF TG_OP = 'DELETE' THEN
+            INSERT INTO ${LOG} (user_id, agent_key, memory_id) VALUES (OLD.user_id, COALESCE(OLD.agent_id, ''), OLD.id) RETURNING seq INTO n;
+          ELSE
+            INSERT INTO ${LOG} (user_id, agent_key, memory_id) VALUES (NEW.user_id, COALESCE(NEW.agent_id, ''), NEW.id) RETURNING seq INTO n;
+          END IF;
+          IF n % 1000 = 0 THEN
+            SELECT max(xid) INTO cut FROM ${LOG} WHERE seq <= n - 20000;
+            IF cut IS NOT NULL THEN
+              DELETE FROM ${LOG} WHERE seq <= n - 20000;
+              UPDATE ${STATE} SET pruned_before = GREATEST(pruned_before, cut + 1) WHERE id = 1;
+            END IF;
+          END IF;
+          RETURN NULL;
+        END
+      $fn$`);
+      await tx.run(`CREATE TRIGGER memories_text_log AFTER INSERT OR DELETE OR UPDATE OF content, category ON ${t('memories')} FOR EACH ROW EXECUTE FUNCTION ${t('memory_text_log_fn')}()`);
+    },
+  },
 ];
