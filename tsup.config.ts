@@ -10,6 +10,7 @@ export default defineConfig([
     entry: {
       index: 'src/index.ts',
       sqlite: 'src/storage/sqlite/index.ts',
+      postgres: 'src/storage/postgres/index.ts',
       testing: 'src/testing/index.ts',
       finance: 'src/finance/index.ts',
       gateway: 'src/gateway/index.ts',
@@ -24,7 +25,7 @@ export default defineConfig([
     clean: true,
     splitting: true,
     treeshake: true,
-    external: ['ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'eventemitter3', /^ai\//, /^@ai-sdk\//, /^@modelcontextprotocol\//],
+    external: ['ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'pg', '@electric-sql/pglite', 'eventemitter3', /^ai\//, /^@ai-sdk\//, /^@modelcontextprotocol\//],
   },
   {
     entry: { cli: 'cli/index.ts' },
@@ -37,6 +38,6 @@ export default defineConfig([
     clean: false,
     banner: { js: '#!/usr/bin/env node' },
     // The CLI imports only the public API; it resolves @minara/agent through the package's own exports map.
-    external: [/^@minara\/agent/, 'ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'eventemitter3', /^ai\//, /^@ai-sdk\//],
+    external: [/^@minara\/agent/, 'ai', 'zod', 'better-sqlite3', 'sqlite-vec', 'pg', 'eventemitter3', /^ai\//, /^@ai-sdk\//],
   },
 ]);

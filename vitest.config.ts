@@ -7,6 +7,7 @@ export default defineConfig({
   resolve: {
     alias: [
       { find: /^@minara\/agent\/sqlite$/, replacement: src('storage/sqlite/index.ts') },
+      { find: /^@minara\/agent\/postgres$/, replacement: src('storage/postgres/index.ts') },
       { find: /^@minara\/agent\/testing$/, replacement: src('testing/index.ts') },
       { find: /^@minara\/agent\/gateway$/, replacement: src('gateway/index.ts') },
       { find: /^@minara\/agent\/finance$/, replacement: src('finance/index.ts') },
@@ -19,5 +20,7 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 30_000,
     pool: 'forks',
+    // One throwaway PostgreSQL server for the run when its binaries are on PATH (test/postgres/global-setup.ts).
+    globalSetup: ['test/postgres/global-setup.ts'],
   },
 });

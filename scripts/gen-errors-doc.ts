@@ -40,7 +40,7 @@ records the same code.
 | \`ToolInputError\` | \`TOOL_INPUT_INVALID\` | \`toolName\`, \`issues: { path, message }[]\` |
 | \`SandboxEscapeError\` | \`SANDBOX_ESCAPE\` | \`path\` |
 | \`ApprovalError\` | \`APPROVAL_*\` | \`approvalId\` |
-| \`StorageError\` | \`STORAGE_ERROR\`, \`STORAGE_BUSY\`, \`MIGRATION_FAILED\` | \`operation\` |
+| \`StorageError\` | \`STORAGE_ERROR\`, \`STORAGE_BUSY\`, \`STORAGE_UNAVAILABLE\`, \`MIGRATION_FAILED\` | \`operation\` |
 | \`SkillDefinitionError\` | \`SKILL_INVALID\` | \`skillId\`, \`issues\` (field, message, severity) |
 | \`SkillNotFoundError\` | \`SKILL_NOT_FOUND\` | \`skillIds\`, \`suggestions\` |
 | \`SkillActivationRefusedError\` | \`SKILL_ACTIVATION_REFUSED\` | \`skillIds\` |

@@ -220,7 +220,12 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   const ownsStorage = options.storage === undefined;
   let mcp: McpTools | undefined;
   // Loaded only here, so importing the package root never loads the native SQLite addon.
-  const storage = options.storage ?? (await import('../storage/sqlite/index')).createSqliteStorage({ path: config.dbPath, logger, now });
+  // MINARA_DATABASE_URL: a fleet's shared PostgreSQL; otherwise the SQLite file under dataDir.
+  const storage =
+    options.storage ??
+    (config.databaseUrl !== undefined
+      ? await (await import('../storage/postgres/index')).createPostgresStorage({ connectionString: config.databaseUrl, schema: config.databaseSchema, logger, now })
+      : (await import('../storage/sqlite/index')).createSqliteStorage({ path: config.dbPath, logger, now }));
   try {
     // Model and embedder.
     let model: LanguageModel;
@@ -463,6 +468,20 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(admit ? { admit } : {}),
     });
 
+    // A fleet on PostgreSQL: an emergency stop engaged or released on another instance reaches this bus at once
+    // (LISTEN/NOTIFY; polled on PGlite). The tier gate itself reads the flag from the database on every call.
+    const listen = (storage as { listen?: (channel: string, fn: (change: { payload: string; local: boolean }) => void) => () => void }).listen;
+    const unlisten =
+      typeof listen === 'function'
+        ? listen.call(storage, 'meta', ({ payload, local }) => {
+            if (local || payload !== 'emergency_stop') return;
+            tools.emergencyStop.status().then(
+              (st) => bus.emit('emergency-stop:changed', st.engaged ? { engaged: true, reason: st.reason } : { engaged: false }),
+              (error: unknown) => logger.warn('emergency stop changed on another instance; reading it failed', { error: error instanceof Error ? error.message : String(error) }),
+            );
+          })
+        : undefined;
+
     return {
       config,
       envLoad,
@@ -487,6 +506,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       bus,
       logger,
       async close() {
+        unlisten?.();
         await background.stop();
         for (const l of learningStores.values()) l.close();
         await mcp?.close();

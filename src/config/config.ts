@@ -29,6 +29,14 @@ export const MinaraConfigSchema = z.object({
   gatewayAuthToken: z.string().min(16, 'must be at least 16 characters').optional(),
   /** Audit every dispatch. @default true */
   audit: boolFromEnv.default(true),
+  /**
+   * A PostgreSQL URL (`postgres://user:password@host:5432/db`): state lives in that database (every gateway and
+   * worker of a fleet points at the same one) instead of the SQLite file under `dataDir`. Needs the `pg` package.
+   * Unset: SQLite.
+   */
+  databaseUrl: z.string().regex(/^postgres(ql)?:\/\/\S+$/, 'must be a postgres:// or postgresql:// URL').optional(),
+  /** The schema of the PostgreSQL database the tables live in (with `databaseUrl`). @default 'public' */
+  databaseSchema: z.string().regex(/^[a-z_][a-z0-9_]{0,62}$/, 'must be lower-case letters, digits and _').default('public'),
 });
 
 /** The resolved configuration. */
@@ -47,6 +55,8 @@ const ENV_KEYS: Record<keyof MinaraConfigInput, string> = {
   gatewayPort: 'GATEWAY_PORT',
   gatewayAuthToken: 'GATEWAY_AUTH_TOKEN',
   audit: 'MINARA_AUDIT',
+  databaseUrl: 'MINARA_DATABASE_URL',
+  databaseSchema: 'MINARA_DATABASE_SCHEMA',
 };
 
 /**

@@ -37,6 +37,7 @@ export const ERROR_CODES = {
   // storage
   STORAGE_ERROR: 'The storage engine failed (I/O, constraint, corruption).',
   STORAGE_BUSY: 'The database stayed locked past the busy timeout and retries.',
+  STORAGE_UNAVAILABLE: 'The database server cannot be reached (refused, dropped or timed out); the message names host and port.',
   MIGRATION_FAILED: 'A schema migration failed; the transaction was rolled back.',
   // skills
   SKILL_INVALID: 'A skill definition or SKILL.md package is malformed.',

@@ -98,7 +98,7 @@ export class StorageError extends MinaraError {
   constructor(
     operation: string,
     message: string,
-    options?: MinaraErrorOptions & { code?: Extract<MinaraErrorCode, 'STORAGE_ERROR' | 'STORAGE_BUSY' | 'MIGRATION_FAILED'> },
+    options?: MinaraErrorOptions & { code?: Extract<MinaraErrorCode, 'STORAGE_ERROR' | 'STORAGE_BUSY' | 'STORAGE_UNAVAILABLE' | 'MIGRATION_FAILED'> },
   ) {
     super(options?.code ?? 'STORAGE_ERROR', `${operation}: ${message}`, options);
     this.name = 'StorageError';

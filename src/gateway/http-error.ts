@@ -54,6 +54,7 @@ export function statusForCode(code: MinaraErrorCode): number {
       return 429;
     case 'HTTP_UNAVAILABLE':
     case 'STORAGE_BUSY':
+    case 'STORAGE_UNAVAILABLE':
       return 503;
     default:
       return 500;

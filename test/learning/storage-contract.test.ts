@@ -2,10 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_METHODOLOGY_POLICY, MinaraError, type NewTradeExecution, silentLogger, type Storage } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
+import { postgresEngines } from '../postgres/support';
 
 const engines: ReadonlyArray<{ name: string; make: () => Storage }> = [
   { name: 'sqlite', make: () => createSqliteStorage({ path: ':memory:', logger: silentLogger }) },
   { name: 'in-memory', make: () => createInMemoryStorage() },
+  ...postgresEngines(),
 ];
 
 const S = { userId: 'u1' };

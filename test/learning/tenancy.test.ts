@@ -2,12 +2,14 @@ import { describe, expect, it } from 'vitest';
 import { DEFAULT_METHODOLOGY_POLICY, type LearningScope, type NewTradeExecution, silentLogger, type Storage } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
+import { postgresEngines } from '../postgres/support';
 // A seeded PRNG (an internal helper, not package API) so failures replay.
 import { mulberry32 as prng } from '../../src/util/prng';
 
 const engines: ReadonlyArray<{ name: string; make: () => Storage }> = [
   { name: 'sqlite', make: () => createSqliteStorage({ path: ':memory:', logger: silentLogger }) },
   { name: 'in-memory', make: () => createInMemoryStorage() },
+  ...postgresEngines(),
 ];
 const SCOPES: LearningScope[] = [
   { userId: 'alice' },

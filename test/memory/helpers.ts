@@ -1,12 +1,24 @@
 import { type MemoryStoreOptions, createMemoryStore, silentLogger } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
+import { pglitePgvector, postgresEngines } from '../postgres/support';
 
 /** The engines every contract test runs against. */
 export const engines = [
   { name: 'sqlite', make: () => createSqliteStorage({ path: ':memory:', logger: silentLogger }) },
   { name: 'in-memory', make: () => createInMemoryStorage() },
-] as const;
+  ...postgresEngines(),
+];
+
+/**
+ * The engines with a vector index: every engine, except Postgres-on-PGlite when PGlite's pgvector extension
+ * is not installed (`@electric-sql/pglite-pgvector`), and the real server (no pgvector packaged for it here; its
+ * degradation is checked in test/postgres/real-server.test.ts).
+ */
+export const pgliteHasVector = (await pglitePgvector()) !== undefined;
+/** Said once, by the hybrid suite that leaves the engine out. */
+export const warnNoPgliteVector = () => pgliteHasVector || console.warn('\n[SKIPPED] hybrid (vector) memory tests on Postgres/PGlite: @electric-sql/pglite-pgvector is not installed (set MINARA_PGLITE_PGVECTOR to its dist/index.js)\n');
+export const vectorEngines = engines.filter((e) => (e.name !== 'postgres (PGlite)' || pgliteHasVector) && e.name !== 'postgres (real server)');
 
 /** A clock that advances one second per call, from 2026-01-01. */
 export function fakeClock(start = '2026-01-01T00:00:00.000Z'): () => Date {

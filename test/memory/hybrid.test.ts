@@ -2,7 +2,9 @@ import { createMemoryStore, silentLogger } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { describe, expect, it } from 'vitest';
 import { clearEmbeddingCache } from '../../src/memory/embedding-queue';
-import { createFakeEmbedder, engines, fakeClock, makeStore } from './helpers';
+import { createFakeEmbedder, fakeClock, makeStore, vectorEngines as engines, warnNoPgliteVector } from './helpers';
+
+warnNoPgliteVector();
 
 const CORPUS = [
   ['observation', '昨晚山寨币全线下跌，altcoin drawdown overnight'],

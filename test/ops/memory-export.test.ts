@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { createMemoryStore, exportMemory, formatImportReport, importMemory, MEMORY_EXPORT_SCHEMA_VERSION, silentLogger, type Storage, VOLATILE_FIELDS } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
+import { freshSchema, lazyStorage, pgliteStorage, sharedPglitePool } from '../postgres/support';
 
 const dirs: string[] = [];
 afterAll(() => {
@@ -54,6 +55,26 @@ const engines: ReadonlyArray<{ name: string; make: () => { storage: Storage; sib
     make: () => {
       const key = new Uint8Array(randomBytes(32));
       return { storage: createInMemoryStorage({ instanceKey: key }), sibling: async (same) => createInMemoryStorage(same ? { instanceKey: key } : {}) };
+    },
+  },
+  {
+    name: 'postgres (PGlite)',
+    make: () => {
+      const storage = lazyStorage(() => pgliteStorage());
+      return {
+        storage,
+        sibling: async (same) => {
+          const schema = freshSchema('sibling');
+          const s = await pgliteStorage({ schema });
+          if (same) {
+            // A restore of the instance identity into the fresh schema, before its first use.
+            const instance = await storage.meta.getInstance();
+            const pool = await sharedPglitePool();
+            await pool.query(`INSERT INTO "${schema}".instance_meta (singleton, instance_id, hmac_key, created_at) VALUES (1, $1, $2, $3)`, [instance.instanceId, Buffer.from(instance.hmacKey), instance.createdAt]);
+          }
+          return s;
+        },
+      };
     },
   },
 ];
