@@ -2,6 +2,7 @@ import { type MemoryStoreOptions, createMemoryStore, silentLogger } from '@minar
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
 import { pglitePgvector, postgresEngines } from '../postgres/support';
+import { realComponent } from '../support/real-component';
 
 /** The engines every contract test runs against. */
 export const engines = [
@@ -15,7 +16,7 @@ export const engines = [
  * is not installed (`@electric-sql/pglite-pgvector`), and the real server (no pgvector packaged for it here; its
  * degradation is checked in test/postgres/real-server.test.ts).
  */
-export const pgliteHasVector = (await pglitePgvector()) !== undefined;
+export const pgliteHasVector = realComponent('pgvector for PGlite', (await pglitePgvector()) !== undefined, 'npm install (the devDependency @electric-sql/pglite-pgvector)');
 /** Said once, by the hybrid suite that leaves the engine out. */
 export const warnNoPgliteVector = () => pgliteHasVector || console.warn('\n[SKIPPED] hybrid (vector) memory tests on Postgres/PGlite: @electric-sql/pglite-pgvector is not installed (set MINARA_PGLITE_PGVECTOR to its dist/index.js)\n');
 export const vectorEngines = engines.filter((e) => (e.name !== 'postgres (PGlite)' || pgliteHasVector) && e.name !== 'postgres (real server)');
