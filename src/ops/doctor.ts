@@ -191,11 +191,13 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   const anonymous = options.anonymous === true;
   const c = (n: number): DoctorCount => (anonymous ? bucketCount(n) : n);
   const policy = DEFAULT_METHODOLOGY_POLICY;
+  // Every option is checked before the first query starts (a bad one must not leave queries running).
+  const overdueBefore = new Date(now.getTime() - overdueMs(op, options.overdueAfterMs)).toISOString();
 
   const [schemaVersions, mem, learning, due, pending, expired, auditRows, top] = await Promise.all([
     storage.schemaVersions(),
     storage.memory.stats(scope),
-    storage.learning.stats(scope, { overdueBefore: new Date(now.getTime() - overdueMs(op, options.overdueAfterMs)).toISOString() }),
+    storage.learning.stats(scope, { overdueBefore }),
     demotionDue(storage, scope, policy),
     storage.approvals.list({ status: 'pending', limit: 10_000 }),
     storage.approvals.list({ status: 'expired', limit: 10_000 }),
