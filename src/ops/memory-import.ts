@@ -13,6 +13,7 @@ import type { Dirent } from 'node:fs';
 import { lstat, readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { MinaraError } from '../errors/minara-error';
+import { contentHash } from '../memory/text';
 import type { MemoryStore } from '../memory/types';
 import { scanInput } from '../safety/input-scanner';
 import { normalizeLearningText } from '../storage/learning-logic';
@@ -320,6 +321,8 @@ export async function importMemory(options: ImportMemoryOptions): Promise<Import
         dimension: e.dimension, kind: prefKind, text, normalizedText, source: keep ? source : 'import', ...(value !== undefined ? { value } : {}), now: now(),
         ...(keep ? { restore: { id: e.id, state, evidence, contradictions, lastEvidenceAt, createdAt, ...(activatedAt ? { activatedAt } : {}), ...(decidedAt ? { decidedAt } : {}), ...(memoryId !== undefined ? { memoryId } : {}) } } : {}),
       });
+      // Another import restored it first (two at once): the memory this one wrote for it goes again.
+      if (!r.created && memoryId !== undefined) await memory.hardDelete(memoryId);
       return { ...base, action: r.created ? 'create' : 'exists', id: r.preference.id };
     }
     if (e.kind === 'trade_case') {
@@ -363,6 +366,14 @@ export async function importMemory(options: ImportMemoryOptions): Promise<Import
         ...(metadata !== undefined ? { metadata: metadata as Record<string, unknown> } : {}),
       });
       existing.add(content);
+      // Two imports of one tree at once (two processes) may both have found the memory missing: the identical row
+      // with the lowest id stays, and each import removes its own row when an older twin exists. Every interleaving
+      // ends with exactly one row.
+      const twins = await storage.memory.list(scope, { categories: [e.category], contentHash: contentHash(content), statuses: ['active', 'pending'], limit: 100, order: 'created_asc' });
+      if (twins.some((t) => t.id < id && t.content === content)) {
+        await memory.hardDelete(id);
+        return { ...base, action: 'exists' };
+      }
       return { ...base, action: 'create', id };
     }
     if (e.kind === 'profile') {
