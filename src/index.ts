@@ -549,6 +549,64 @@ export type {
 } from './storage/learning-types';
 // ── END learning
 
+// ── artifacts and files (issue 16) ── BEGIN artifacts
+export {
+  ARTIFACT_ID,
+  ARTIFACT_ID_PREFIX,
+  ARTIFACT_TOOL_NAMES,
+  artifactUri,
+  CHROMIUM_PATHS,
+  compileChart,
+  createArtifactMaterializer,
+  createArtifactStore,
+  createArtifactTools,
+  DEFAULT_CHART_LIMITS,
+  escapeHtml,
+  findArtifactUris,
+  findChromium,
+  jsonForScript,
+  launchChartPngRenderer,
+  markdownToHtml,
+  newArtifactId,
+  parseArtifactRef,
+  renderArtifactHtml,
+  toArtifact,
+  VIEWER_CSP,
+} from './artifacts/index';
+export type {
+  Artifact,
+  ArtifactCallScope,
+  ArtifactHtmlOptions,
+  ArtifactMaterializer,
+  ArtifactMaterializerOptions,
+  ArtifactReference,
+  ArtifactStore,
+  ArtifactStoreOptions,
+  ArtifactToolsOptions,
+  ChartArtifactData,
+  ChartLimits,
+  ChartPngRenderer,
+  CompiledChart,
+  CreateChartInput,
+  CreateReportInput,
+  CreateSpreadsheetInput,
+  MaterializedArtifact,
+  ReportArtifactData,
+  SpreadsheetArtifactData,
+} from './artifacts/index';
+export type {
+  ArtifactKind,
+  ArtifactQuery,
+  ArtifactRecord,
+  ArtifactScope,
+  ArtifactStatus,
+  ArtifactStorage,
+  FileStorage,
+  NewArtifact,
+  StoredFileRecord,
+} from './storage/artifact-types';
+// ── END artifacts
+
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
 

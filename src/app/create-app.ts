@@ -42,6 +42,10 @@ import { createLearningStore } from '../learning/store';
 import { createTurnLearning } from '../learning/turn-learning';
 import type { LearningStore, LearningStoreOptions } from '../learning/types';
 import { createNotConfiguredModel } from './not-configured-model';
+import { createArtifactStore } from '../artifacts/artifact-store';
+import { createArtifactMaterializer, type ArtifactMaterializer, type MaterializedArtifact } from '../artifacts/materializer';
+import { createArtifactTools } from '../artifacts/tools';
+import type { ArtifactStore, ArtifactStoreOptions } from '../artifacts/types';
 
 /** What a domain pack contributes (the finance pack is one). */
 export interface AppPack {
@@ -131,6 +135,12 @@ export interface CreateAppOptions {
    * turns it off. @default on, with the thresholds of NOTES.md §8
    */
   readonly learning?: false | Partial<Pick<LearningStoreOptions, 'policy' | 'preferenceGraduation' | 'maxPromptMethodologies' | 'maxPromptPreferences' | 'minePreferences'>> | undefined;
+  /**
+   * Artifacts (docs/artifacts.md): the `artifacts` tool set (`create_chart`, `create_report`, `create_spreadsheet`,
+   * `get_artifact`) and the turn-end materializer writing `<dataDir>/artifacts/<id>/`; `false` turns both off.
+   * `png: false` skips the headless-Chromium PNG of charts. @default on, PNG when Chromium is installed
+   */
+  readonly artifacts?: false | (Partial<Pick<ArtifactStoreOptions, 'chartLimits' | 'maxReportChars' | 'maxCsvBytes'>> & { readonly png?: 'auto' | false | undefined; readonly chromiumPath?: string | undefined }) | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;
@@ -170,6 +180,10 @@ export interface MinaraApp {
   readonly mcp: McpTools | undefined;
   /** The background runner (heartbeat, the user's schedule, maintenance); built, not started. */
   readonly background: AgentBackground;
+  /** The artifact store (charts, reports, spreadsheets); undefined when `artifacts: false`. */
+  readonly artifacts: ArtifactStore | undefined;
+  /** Writes `<dataDir>/artifacts/<id>/` for the URIs in each final message (a turn-end hook); undefined when `artifacts: false`. */
+  readonly materializer: ArtifactMaterializer | undefined;
   /** Why an autonomous turn may not start now (the daily budget is spent), or undefined when it may. */
   admitAutonomousTurn(): Promise<string | undefined>;
   readonly bus: MinaraBus;
@@ -206,6 +220,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   for (const warning of endpointWarnings(env)) logger.warn(warning);
   const ownsStorage = options.storage === undefined;
   let mcp: McpTools | undefined;
+  let materializer: ArtifactMaterializer | undefined;
   // Loaded only here, so importing the package root never loads the native SQLite addon.
   const storage = options.storage ?? (await import('../storage/sqlite/index')).createSqliteStorage({ path: config.dbPath, logger, now });
   try {
@@ -278,6 +293,14 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       });
     }
 
+    // Artifacts: rows in storage, browsable files under <dataDir>/artifacts (never inside the sandbox).
+    const artifactOptions = options.artifacts === false ? undefined : (options.artifacts ?? {});
+    const artifacts = artifactOptions ? createArtifactStore({ ...artifactOptions, storage, logger, now }) : undefined;
+    materializer = artifacts && artifactOptions
+      ? createArtifactMaterializer({ store: artifacts, dir: path.join(config.dataDir, 'artifacts'), logger, png: artifactOptions.png ?? 'auto', ...(artifactOptions.chromiumPath ? { chromiumPath: artifactOptions.chromiumPath } : {}) })
+      : undefined;
+    const liveMaterializer = materializer;
+
     // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({
@@ -292,6 +315,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
         ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
         ...(options.web === false ? [] : createWebTools(options.web ?? {})),
         ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
+        ...(artifacts ? createArtifactTools({ store: artifacts, defaultUserId: userId }) : []),
         ...packs.flatMap((p) => p.tools ?? []),
         ...(mcp?.tools ?? []),
         ...(options.tools ?? []),
@@ -375,6 +399,13 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
             ...summary.usage, costUsd: price ? usageCostUsd(summary.usage, price) : 0,
           });
         },
+        // The materializer: browsable files for the artifact URIs in the final message.
+        ...(liveMaterializer
+          ? [async (summary: TurnSummary) => {
+              const written: MaterializedArtifact[] = await liveMaterializer.materialize({ userId: summary.userId, sessionId: summary.sessionId }, summary.text);
+              if (written.length > 0) logger.debug('artifacts materialized', { turnId: summary.turnId, ids: written.map((w) => w.id) });
+            }]
+          : []),
         ...(options.runtime?.onTurnEnd ?? []),
       ],
       // The turn boundary: lazy MCP servers connect and servers' changed tool lists join the registry here.
@@ -450,12 +481,15 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       finance,
       mcp,
       background,
+      artifacts,
+      materializer,
       admitAutonomousTurn: async () => admit?.(),
       bus,
       logger,
       async close() {
         await background.stop();
         await mcp?.close();
+        await materializer?.close();
         for (const store of stores.values()) await store.close();
         workspace?.close();
         for (const w of tenantWorkspaces.values()) w.close();
@@ -464,6 +498,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     };
   } catch (error) {
     await mcp?.close().catch(() => {});
+    await materializer?.close().catch(() => {});
     if (ownsStorage) await storage.close().catch(() => {});
     throw error;
   }

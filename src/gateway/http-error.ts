@@ -24,6 +24,9 @@ export function statusForCode(code: MinaraErrorCode): number {
     case 'MEMORY_INVALID':
     case 'SANDBOX_ESCAPE':
     case 'TOOL_INPUT_INVALID':
+    case 'ARTIFACT_INVALID':
+    case 'FILE_EMPTY':
+    case 'FILE_UNREADABLE':
       return 400;
     case 'HTTP_UNAUTHORIZED':
       return 401;
@@ -32,6 +35,7 @@ export function statusForCode(code: MinaraErrorCode): number {
     case 'NOT_FOUND':
     case 'WORKSPACE_FILE_NOT_EDITABLE':
     case 'APPROVAL_NOT_FOUND':
+    case 'ARTIFACT_NOT_FOUND':
       return 404;
     case 'HTTP_METHOD_NOT_ALLOWED':
       return 405;
