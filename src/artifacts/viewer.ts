@@ -36,7 +36,7 @@ export const VIEWER_CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsaf
 const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:24px auto;max-width:980px;padding:0 16px;color:#1b1f24}
 h1{font-size:22px;margin:0 0 4px}.meta{color:#57606a;font-size:13px;margin-bottom:16px}
 table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left}th{background:#f6f8fa}
-pre{background:#f6f8fa;padding:12px;overflow:auto}code{background:#f6f8fa;padding:0 3px}.error{color:#b42318}`;
+#chart{display:inline-block}pre{background:#f6f8fa;padding:12px;overflow:auto}code{background:#f6f8fa;padding:0 3px}.error{color:#b42318}`;
 
 /** Options of {@link renderArtifactHtml}. */
 export interface ArtifactHtmlOptions {
