@@ -605,6 +605,30 @@ export type {
   NewArtifact,
   StoredFileRecord,
 } from './storage/artifact-types';
+export {
+  attachmentKeyOf,
+  createFileStore,
+  createMessageTranslator,
+  DEFAULT_MAX_FILE_BYTES,
+  describeBytes,
+  FILE_KEY,
+  FILE_REF_PREFIX,
+  parseSpreadsheet,
+  sniffContentType,
+  SPREADSHEET_TYPES,
+} from './files/index';
+export type {
+  FileStore,
+  FileStoreOptions,
+  MessageTranslator,
+  MessageTranslatorOptions,
+  ParsedSheet,
+  ParsedSpreadsheet,
+  ParseSpreadsheetOptions,
+  PutFileInput,
+  SniffResult,
+  StoredFile,
+} from './files/index';
 // ── END artifacts
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────

@@ -46,6 +46,9 @@ import { createArtifactStore } from '../artifacts/artifact-store';
 import { createArtifactMaterializer, type ArtifactMaterializer, type MaterializedArtifact } from '../artifacts/materializer';
 import { createArtifactTools } from '../artifacts/tools';
 import type { ArtifactStore, ArtifactStoreOptions } from '../artifacts/types';
+import { createFileStore } from '../files/file-store';
+import { createMessageTranslator } from '../files/message-translator';
+import type { FileStore } from '../files/types';
 
 /** What a domain pack contributes (the finance pack is one). */
 export interface AppPack {
@@ -141,6 +144,12 @@ export interface CreateAppOptions {
    * `png: false` skips the headless-Chromium PNG of charts. @default on, PNG when Chromium is installed
    */
   readonly artifacts?: false | (Partial<Pick<ArtifactStoreOptions, 'chartLimits' | 'maxReportChars' | 'maxCsvBytes'>> & { readonly png?: 'auto' | false | undefined; readonly chromiumPath?: string | undefined }) | undefined;
+  /**
+   * Uploads (docs/artifacts.md): the file store under `<dataDir>/files` and the message translator that turns a
+   * run's `attachments` into image, file or text parts for the model; `false` turns both off.
+   * @default on, 20 MiB per file, 200 spreadsheet rows shown to the model
+   */
+  readonly files?: false | { readonly maxBytes?: number | undefined; readonly spreadsheetRows?: number | undefined } | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;
@@ -182,6 +191,8 @@ export interface MinaraApp {
   readonly background: AgentBackground;
   /** The artifact store (charts, reports, spreadsheets); undefined when `artifacts: false`. */
   readonly artifacts: ArtifactStore | undefined;
+  /** The file store of uploads (`<dataDir>/files`); undefined when `files: false`. */
+  readonly files: FileStore | undefined;
   /** Writes `<dataDir>/artifacts/<id>/` for the URIs in each final message (a turn-end hook); undefined when `artifacts: false`. */
   readonly materializer: ArtifactMaterializer | undefined;
   /** Why an autonomous turn may not start now (the daily budget is spent), or undefined when it may. */
@@ -300,6 +311,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ? createArtifactMaterializer({ store: artifacts, dir: path.join(config.dataDir, 'artifacts'), logger, png: artifactOptions.png ?? 'auto', ...(artifactOptions.chromiumPath ? { chromiumPath: artifactOptions.chromiumPath } : {}) })
       : undefined;
     const liveMaterializer = materializer;
+    const files = options.files === false ? undefined : createFileStore({ dir: path.join(config.dataDir, 'files'), storage, logger, now, ...(options.files?.maxBytes !== undefined ? { maxBytes: options.files.maxBytes } : {}) });
 
     // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
@@ -388,6 +400,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
       ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
       defaultUserId: userId,
+      ...(files ? { messageTranslator: createMessageTranslator({ files, logger, ...(options.files && options.files.spreadsheetRows !== undefined ? { spreadsheetRows: options.files.spreadsheetRows } : {}) }) } : {}),
       ...(learningOptions ? { learning: createTurnLearning({ learningFor: (s) => learningFor(s.userId, s.agentId) }) } : {}),
       // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
       onTurnEnd: [
@@ -483,6 +496,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       background,
       artifacts,
       materializer,
+      files,
       admitAutonomousTurn: async () => admit?.(),
       bus,
       logger,

@@ -7,6 +7,7 @@ import { createBearerCheck, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
+import { getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
 import { createRouter, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
@@ -123,7 +124,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/info', () =>
     json(200, {
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
-      features: { memory: options.memoryFor !== undefined, workspace: options.workspace !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
+      features: { memory: options.memoryFor !== undefined, workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
     }),
   );
   router.add('POST', '/v1/chat', postChat(deps));
@@ -137,6 +138,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/workspace/files', listWorkspaceFiles(deps));
   router.add('GET', '/v1/workspace/files/:name', getWorkspaceFile(deps));
   router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));
+  router.add('GET', '/v1/artifacts', listArtifacts(deps));
+  router.add('GET', '/v1/artifacts/:id', getArtifact(deps));
+  router.add('GET', '/v1/artifacts/:id/view', viewArtifact(deps));
+  router.add('POST', '/v1/files', postFile(deps));
+  router.add('GET', '/v1/files/:key', getFile(deps));
   router.add('GET', '/v1/approvals', listApprovals(deps));
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
   const mcp = options.mcp;
