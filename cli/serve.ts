@@ -48,6 +48,8 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     tools: app.tools,
     memoryFor: app.memoryFor,
     ...(app.workspace ? { workspace: app.workspace } : {}),
+    ...(app.artifacts ? { artifacts: app.artifacts } : {}),
+    ...(app.files ? { files: app.files } : {}),
     ...(env.authToken ? { authToken: env.authToken } : {}),
     ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),
     trustUserHeader: env.trustUserHeader,

@@ -141,7 +141,8 @@ export interface CreateAppOptions {
   /**
    * Artifacts (docs/artifacts.md): the `artifacts` tool set (`create_chart`, `create_report`, `create_spreadsheet`,
    * `get_artifact`) and the turn-end materializer writing `<dataDir>/artifacts/<id>/`; `false` turns both off.
-   * `png: false` skips the headless-Chromium PNG of charts. @default on, PNG when Chromium is installed
+   * `png: false` (or `MINARA_CHART_PNG=0`) skips the headless-Chromium PNG of charts; `chromiumPath` (or
+   * `MINARA_CHROMIUM_PATH`) names the browser. @default on, PNG when Chromium is installed
    */
   readonly artifacts?: false | (Partial<Pick<ArtifactStoreOptions, 'chartLimits' | 'maxReportChars' | 'maxCsvBytes'>> & { readonly png?: 'auto' | false | undefined; readonly chromiumPath?: string | undefined }) | undefined;
   /**
@@ -308,7 +309,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const artifactOptions = options.artifacts === false ? undefined : (options.artifacts ?? {});
     const artifacts = artifactOptions ? createArtifactStore({ ...artifactOptions, storage, logger, now }) : undefined;
     materializer = artifacts && artifactOptions
-      ? createArtifactMaterializer({ store: artifacts, dir: path.join(config.dataDir, 'artifacts'), logger, png: artifactOptions.png ?? 'auto', ...(artifactOptions.chromiumPath ? { chromiumPath: artifactOptions.chromiumPath } : {}) })
+      ? createArtifactMaterializer({
+          store: artifacts, dir: path.join(config.dataDir, 'artifacts'), logger,
+          png: artifactOptions.png ?? (/^(0|false|off|no)$/i.test(env.MINARA_CHART_PNG ?? '') ? false : 'auto'),
+          ...(artifactOptions.chromiumPath ?? env.MINARA_CHROMIUM_PATH ? { chromiumPath: artifactOptions.chromiumPath ?? env.MINARA_CHROMIUM_PATH } : {}),
+        })
       : undefined;
     const liveMaterializer = materializer;
     const files = options.files === false ? undefined : createFileStore({ dir: path.join(config.dataDir, 'files'), storage, logger, now, ...(options.files?.maxBytes !== undefined ? { maxBytes: options.files.maxBytes } : {}) });

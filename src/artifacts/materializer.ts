@@ -18,7 +18,7 @@ export interface ArtifactMaterializerOptions {
    * @default 'auto'
    */
   readonly png?: 'auto' | false | undefined;
-  /** The Chromium binary. @default `MINARA_CHROMIUM_PATH`, else the usual system paths */
+  /** The Chromium binary. @default the first of `CHROMIUM_PATHS` that exists */
   readonly chromiumPath?: string | undefined;
   /** @default a console logger at `warn` */
   readonly logger?: Logger | undefined;
@@ -80,7 +80,7 @@ export function createArtifactMaterializer(options: ArtifactMaterializerOptions)
   if (typeof options.dir !== 'string' || options.dir === '') throw new MinaraError('CONFIG_INVALID', 'createArtifactMaterializer: "dir" must be a directory path.');
   const { store, png = 'auto', logger = createConsoleLogger({ level: 'warn' }) } = options;
   const dir = path.resolve(options.dir);
-  const chromiumPath = options.chromiumPath ?? process.env.MINARA_CHROMIUM_PATH;
+  const chromiumPath = options.chromiumPath;
   let renderer: Promise<ChartPngRenderer | { readonly unavailable: string }> | undefined;
 
   const dirFor = (id: string): string => {
