@@ -1,3 +1,4 @@
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import { renderArtifactHtml, VIEWER_CSP } from '../artifacts/viewer';
 import { describeBytes } from '../files/file-store';
 import { MinaraError } from '../errors/minara-error';
@@ -26,6 +27,35 @@ async function notFoundAudited(deps: GatewayDeps, what: 'artifact' | 'file', id:
   throw notFound(`No ${what} "${id.slice(0, 200)}".`);
 }
 
+/** How long a signed view link works. */
+export const VIEW_LINK_TTL_MS = 10 * 60_000;
+
+/**
+ * Signed view links: `GET /v1/artifacts/:id` returns `viewUrl` (`…/view?u=<user>&exp=<ms>&sig=<hmac>`), which a
+ * page can put in an iframe `src` (a frame cannot send the bearer token). The HMAC key is random per gateway
+ * instance, the signature binds artifact id, user and expiry, and the link expires after {@link VIEW_LINK_TTL_MS}.
+ */
+export function createViewLinks(now: () => Date) {
+  const key = randomBytes(32);
+  const mac = (id: string, userId: string, exp: number) => createHmac('sha256', key).update(`${id}\n${userId}\n${exp}`).digest('base64url');
+  return {
+    sign(id: string, userId: string): string {
+      const exp = now().getTime() + VIEW_LINK_TTL_MS;
+      return `/v1/artifacts/${encodeURIComponent(id)}/view?u=${encodeURIComponent(userId)}&exp=${exp}&sig=${mac(id, userId, exp)}`;
+    },
+    /** The user a valid link was signed for, or undefined. */
+    verify(id: string, url: URL): string | undefined {
+      const userId = url.searchParams.get('u');
+      const exp = Number(url.searchParams.get('exp'));
+      const sig = url.searchParams.get('sig') ?? '';
+      if (!userId || !Number.isSafeInteger(exp) || exp < now().getTime()) return undefined;
+      const want = Buffer.from(mac(id, userId, exp));
+      const got = Buffer.from(sig);
+      return got.length === want.length && timingSafeEqual(got, want) ? userId : undefined;
+    },
+  };
+}
+
 function artifactsOf(deps: GatewayDeps) {
   const store = deps.options.artifacts;
   if (!store) throw notFound('Artifacts are not enabled on this gateway.');
@@ -50,7 +80,7 @@ export function getArtifact(deps: GatewayDeps): RouteHandler {
     const id = decodeParam('id', params['id'] ?? '');
     const artifact = await artifactsOf(deps).find({ userId }, id);
     if (!artifact) return notFoundAudited(deps, 'artifact', id, userId);
-    return json(200, { artifact: { ...artifact, view: `/v1/artifacts/${artifact.id}/view` } });
+    return json(200, { artifact: { ...artifact, view: `/v1/artifacts/${artifact.id}/view`, ...(deps.viewLinks ? { viewUrl: deps.viewLinks.sign(artifact.id, userId) } : {}) } });
   };
 }
 

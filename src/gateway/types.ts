@@ -138,4 +138,6 @@ export interface GatewayDeps {
   readonly now: () => Date;
   readonly generateId: (prefix: string) => string;
   readonly isClosing: () => boolean;
+  /** Signs and checks iframe-able artifact view links. */
+  readonly viewLinks?: { sign(id: string, userId: string): string; verify(id: string, url: URL): string | undefined } | undefined;
 }

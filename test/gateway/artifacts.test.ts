@@ -154,3 +154,25 @@ describe('gateway: artifacts', () => {
     expect(audit.map((a) => JSON.parse(a.argsJson).userId)).toEqual(['mallory', 'mallory', 'mallory']);
   });
 });
+
+describe('gateway: signed view links', () => {
+  it('viewUrl opens the viewer without the token for its user only; a tampered or foreign link is 401', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'minara-gw-links-'));
+    const app = await createApp({ envFileDir: false, env: {}, logger: silentLogger, config: { dataDir: dir }, model: createScriptedModel([]), finance: false, workspace: false, artifacts: { png: false } });
+    const gateway = createGateway({ runtime: app.runtime, storage: app.storage, tools: app.tools, artifacts: app.artifacts, authToken: 'link-test-token-0123456789', logger: silentLogger });
+    const served = await serveGateway({ gateway, port: 0 });
+    running.push({ app, served, dir });
+    const r = await app.artifacts!.createReport({ userId: 'default' }, { title: 'R', markdown: '# hi' });
+    const auth = { headers: { authorization: 'Bearer link-test-token-0123456789' } };
+    expect((await fetch(`${served.url}/v1/artifacts/${r.id}/view`)).status).toBe(401);
+    const { artifact } = await body(fetch(`${served.url}/v1/artifacts/${r.id}`, auth));
+    expect(artifact.viewUrl).toMatch(new RegExp(`^/v1/artifacts/${r.id}/view\\?u=default&exp=\\d+&sig=`));
+    const ok = await fetch(`${served.url}${artifact.viewUrl}`);
+    expect(ok.status).toBe(200);
+    expect(await ok.text()).toContain('<h2>hi</h2>');
+    expect((await fetch(`${served.url}${artifact.viewUrl.replace('u=default', 'u=mallory')}`)).status).toBe(401);
+    expect((await fetch(`${served.url}${artifact.viewUrl.replace(/sig=.{4}/, 'sig=AAAA')}`)).status).toBe(401);
+    const other = await app.artifacts!.createReport({ userId: 'default' }, { title: 'S', markdown: 'x' });
+    expect((await fetch(`${served.url}${artifact.viewUrl.replace(r.id, other.id)}`)).status).toBe(401);
+  });
+});
