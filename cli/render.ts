@@ -2,7 +2,7 @@
  * How the REPL shows a turn: streamed text inline, one compact line per tool call and result, approvals
  * with their input and reason, errors (the "no model configured" help printed once per turn).
  */
-import type { AgentEvent, PendingApproval, ToolEnvelope } from '@minara/agent';
+import { type AgentEvent, findArtifactUris, type PendingApproval, type ToolEnvelope } from '@minara/agent';
 
 /** Longest JSON shown for a tool's input. */
 export const MAX_INPUT_CHARS = 120;
@@ -86,7 +86,17 @@ export interface EventRenderer {
   reset(): void;
 }
 
-export function createEventRenderer(options: { write: (s: string) => void; style?: Style | undefined }): EventRenderer {
+/** Lines naming where each artifact of an answer can be opened: `  ▸ chart://x-… → /data/artifacts/x-…/index.html`. */
+export function formatArtifactPaths(text: string, pathFor: (id: string) => string): string[] {
+  return findArtifactUris(text).map((r) => `  ▸ ${r.uri} → ${pathFor(r.id)}`);
+}
+
+export function createEventRenderer(options: {
+  write: (s: string) => void;
+  style?: Style | undefined;
+  /** Where an artifact's viewer is written (`index.html` in the materializer's folder); artifact URIs in answers are printed with it. */
+  artifactPath?: ((id: string) => string) | undefined;
+}): EventRenderer {
   const { write } = options;
   const style = options.style ?? createStyle(false);
   let midLine = false;
@@ -159,6 +169,7 @@ export function createEventRenderer(options: { write: (s: string) => void; style
           return;
         case 'turn-end':
           if (midLine) line('');
+          if (options.artifactPath && event.text) for (const l of formatArtifactPaths(event.text, options.artifactPath)) line(style.dim(l));
           if (event.stopReason === 'max-steps') line(style.dim('  (stopped: step limit reached)'));
           else if (event.stopReason === 'token-budget') line(style.dim('  (stopped: token budget reached)'));
           else if (event.stopReason === 'repeated-blocked-call') line(style.dim('  (stopped: the same blocked call was repeated)'));

@@ -79,7 +79,8 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
     output.write(s);
   };
   const style = createStyle(color);
-  const renderer = createEventRenderer({ write, style });
+  const materializer = app.materializer;
+  const renderer = createEventRenderer({ write, style, ...(materializer ? { artifactPath: (id: string) => path.join(materializer.dirFor(id), 'index.html') } : {}) });
   const spinner = createSpinner({ write, enabled: isTTY });
 
   let lastId = '';

@@ -49,6 +49,8 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     memoryFor: app.memoryFor,
     learningFor: (userId: string) => app.learningFor(userId),
     ...(app.workspace ? { workspace: app.workspace } : {}),
+    ...(app.artifacts ? { artifacts: app.artifacts } : {}),
+    ...(app.files ? { files: app.files } : {}),
     ...(env.authToken ? { authToken: env.authToken } : {}),
     ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),
     trustUserHeader: env.trustUserHeader,

@@ -24,16 +24,20 @@ const ALLOWED = {
   finance: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory'],
   // The learning loop scores decisions over storage; the runtime sees it only through a type (TurnLearning).
   learning: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory'],
+  // Artifacts (charts, reports, spreadsheets) and their tools; the runtime never imports them (createApp wires the turn-end hook).
+  artifacts: [...base, 'storage', 'tools', 'safety'],
+  // The file store, the spreadsheet parser and the message translator (the runtime sees it through a type).
+  files: [...base, 'storage'],
   runtime: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'llm'],
   testing: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm'],
-  gateway: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'learning'],
+  gateway: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'learning', 'artifacts', 'files'],
   // MCP sits beside the gateway: it adapts the registry to and from MCP (and serves it over HTTP).
   mcp: [...base, 'config', 'storage', 'tools', 'safety'],
   // The background runner schedules work over storage; the app gives it the jobs (heartbeat, purge, …).
   background: [...base, 'config', 'storage', 'runtime', 'workspace', 'memory'],
   // Operations over stored state: the doctor, memory export and import.
   ops: [...base, 'config', 'storage', 'safety', 'memory', 'learning', 'workspace', 'llm'],
-  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning', 'ops'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning', 'ops', 'artifacts', 'files'],
 };
 
 function walk(dir, out = []) {

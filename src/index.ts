@@ -605,6 +605,87 @@ export {
 } from './ops/index';
 // ── END ops
 
+// ── artifacts and files (issue 16) ── BEGIN artifacts
+export {
+  ARTIFACT_ID,
+  ARTIFACT_ID_PREFIX,
+  ARTIFACT_TOOL_NAMES,
+  artifactUri,
+  CHROMIUM_PATHS,
+  compileChart,
+  createArtifactMaterializer,
+  createArtifactStore,
+  createArtifactTools,
+  DEFAULT_CHART_LIMITS,
+  escapeHtml,
+  findArtifactUris,
+  jsonForScript,
+  launchChartPngRenderer,
+  markdownToHtml,
+  newArtifactId,
+  parseArtifactRef,
+  renderArtifactHtml,
+  toArtifact,
+  VIEWER_CSP,
+} from './artifacts/index';
+export type {
+  Artifact,
+  ArtifactCallScope,
+  ArtifactHtmlOptions,
+  ArtifactMaterializer,
+  ArtifactMaterializerOptions,
+  ArtifactReference,
+  ArtifactStore,
+  ArtifactStoreOptions,
+  ArtifactToolsOptions,
+  ChartArtifactData,
+  ChartLimits,
+  ChartPngRenderer,
+  CompiledChart,
+  CreateChartInput,
+  CreateReportInput,
+  CreateSpreadsheetInput,
+  MaterializedArtifact,
+  ReportArtifactData,
+  SpreadsheetArtifactData,
+} from './artifacts/index';
+export type {
+  ArtifactKind,
+  ArtifactQuery,
+  ArtifactRecord,
+  ArtifactScope,
+  ArtifactStatus,
+  ArtifactStorage,
+  FileStorage,
+  NewArtifact,
+  StoredFileRecord,
+} from './storage/artifact-types';
+export {
+  attachmentKeyOf,
+  createFileStore,
+  createMessageTranslator,
+  DEFAULT_MAX_FILE_BYTES,
+  describeBytes,
+  FILE_KEY,
+  FILE_REF_PREFIX,
+  parseSpreadsheet,
+  sniffContentType,
+  SPREADSHEET_TYPES,
+} from './files/index';
+export type {
+  FileStore,
+  FileStoreOptions,
+  MessageTranslator,
+  MessageTranslatorOptions,
+  ParsedSheet,
+  ParsedSpreadsheet,
+  ParseSpreadsheetOptions,
+  PutFileInput,
+  SniffResult,
+  StoredFile,
+} from './files/index';
+// ── END artifacts
+
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
 

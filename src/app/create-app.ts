@@ -46,6 +46,13 @@ import { createLearningTools } from '../learning/tools';
 import { learningJobs } from './learning-jobs';
 import { parseDuration, parseHours } from './env-parse';
 import { createNotConfiguredModel } from './not-configured-model';
+import { createArtifactStore } from '../artifacts/artifact-store';
+import { createArtifactMaterializer, type ArtifactMaterializer, type MaterializedArtifact } from '../artifacts/materializer';
+import { createArtifactTools } from '../artifacts/tools';
+import type { ArtifactStore, ArtifactStoreOptions } from '../artifacts/types';
+import { createFileStore } from '../files/file-store';
+import { createMessageTranslator } from '../files/message-translator';
+import type { FileStore } from '../files/types';
 
 /** What a domain pack contributes (the finance pack is one). */
 export interface AppPack {
@@ -142,6 +149,19 @@ export interface CreateAppOptions {
    * turns it off. @default on, with the thresholds of NOTES.md §8
    */
   readonly learning?: false | Partial<Pick<LearningStoreOptions, 'policy' | 'preferenceGraduation' | 'maxPromptMethodologies' | 'maxPromptPreferences' | 'minePreferences'>> | undefined;
+  /**
+   * Artifacts (docs/artifacts.md): the `artifacts` tool set (`create_chart`, `create_report`, `create_spreadsheet`,
+   * `get_artifact`) and the turn-end materializer writing `<dataDir>/artifacts/<id>/`; `false` turns both off.
+   * `png: false` (or `MINARA_CHART_PNG=0`) skips the headless-Chromium PNG of charts; `chromiumPath` (or
+   * `MINARA_CHROMIUM_PATH`) names the browser. @default on, PNG when Chromium is installed
+   */
+  readonly artifacts?: false | (Partial<Pick<ArtifactStoreOptions, 'chartLimits' | 'maxReportChars' | 'maxCsvBytes'>> & { readonly png?: 'auto' | false | undefined; readonly chromiumPath?: string | undefined }) | undefined;
+  /**
+   * Uploads (docs/artifacts.md): the file store under `<dataDir>/files` and the message translator that turns a
+   * run's `attachments` into image, file or text parts for the model; `false` turns both off.
+   * @default on, 20 MiB per file, 200 spreadsheet rows shown to the model
+   */
+  readonly files?: false | { readonly maxBytes?: number | undefined; readonly spreadsheetRows?: number | undefined } | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;
@@ -183,6 +203,12 @@ export interface MinaraApp {
   readonly mcp: McpTools | undefined;
   /** The background runner (heartbeat, the user's schedule, maintenance); built, not started. */
   readonly background: AgentBackground;
+  /** The artifact store (charts, reports, spreadsheets); undefined when `artifacts: false`. */
+  readonly artifacts: ArtifactStore | undefined;
+  /** The file store of uploads (`<dataDir>/files`); undefined when `files: false`. */
+  readonly files: FileStore | undefined;
+  /** Writes `<dataDir>/artifacts/<id>/` for the URIs in each final message (a turn-end hook); undefined when `artifacts: false`. */
+  readonly materializer: ArtifactMaterializer | undefined;
   /** Why an autonomous turn may not start now (the daily budget is spent), or undefined when it may. */
   admitAutonomousTurn(): Promise<string | undefined>;
   readonly bus: MinaraBus;
@@ -219,6 +245,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   for (const warning of endpointWarnings(env)) logger.warn(warning);
   const ownsStorage = options.storage === undefined;
   let mcp: McpTools | undefined;
+  let materializer: ArtifactMaterializer | undefined;
   // Loaded only here, so importing the package root never loads the native SQLite addon.
   // MINARA_DATABASE_URL: a fleet's shared PostgreSQL; otherwise the SQLite file under dataDir.
   const storage =
@@ -296,6 +323,19 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       });
     }
 
+    // Artifacts: rows in storage, browsable files under <dataDir>/artifacts (never inside the sandbox).
+    const artifactOptions = options.artifacts === false ? undefined : (options.artifacts ?? {});
+    const artifacts = artifactOptions ? createArtifactStore({ ...artifactOptions, storage, logger, now }) : undefined;
+    materializer = artifacts && artifactOptions
+      ? createArtifactMaterializer({
+          store: artifacts, dir: path.join(config.dataDir, 'artifacts'), logger,
+          png: artifactOptions.png ?? (/^(0|false|off|no)$/i.test(env.MINARA_CHART_PNG ?? '') ? false : 'auto'),
+          ...(artifactOptions.chromiumPath ?? env.MINARA_CHROMIUM_PATH ? { chromiumPath: artifactOptions.chromiumPath ?? env.MINARA_CHROMIUM_PATH } : {}),
+        })
+      : undefined;
+    const liveMaterializer = materializer;
+    const files = options.files === false ? undefined : createFileStore({ dir: path.join(config.dataDir, 'files'), storage, logger, now, ...(options.files?.maxBytes !== undefined ? { maxBytes: options.files.maxBytes } : {}) });
+
     // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({
@@ -318,6 +358,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
           })),
         ...createMemoryTools({ resolveStore: (ctx) => memoryFor(ctx.call.userId ?? userId) }),
         ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => learningFor(ctx.call.userId ?? userId, ctx.call.agentId) })),
+        ...(artifacts ? createArtifactTools({ store: artifacts, defaultUserId: userId }) : []),
         ...packs.flatMap((p) => p.tools ?? []),
         ...(mcp?.tools ?? []),
         ...(options.tools ?? []),
@@ -392,6 +433,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
       ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
       defaultUserId: userId,
+      ...(files ? { messageTranslator: createMessageTranslator({ files, logger, ...(options.files && options.files.spreadsheetRows !== undefined ? { spreadsheetRows: options.files.spreadsheetRows } : {}) }) } : {}),
       ...(learningOptions ? { learning: createTurnLearning({ learningFor: (s) => learningFor(s.userId, s.agentId) }) } : {}),
       // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
       onTurnEnd: [
@@ -405,6 +447,13 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
             ...summary.usage, costUsd: price ? usageCostUsd(summary.usage, price) : 0,
           });
         },
+        // The materializer: browsable files for the artifact URIs in the final message.
+        ...(liveMaterializer
+          ? [async (summary: TurnSummary) => {
+              const written: MaterializedArtifact[] = await liveMaterializer.materialize({ userId: summary.userId, sessionId: summary.sessionId }, summary.text);
+              if (written.length > 0) logger.debug('artifacts materialized', { turnId: summary.turnId, ids: written.map((w) => w.id) });
+            }]
+          : []),
         ...(options.runtime?.onTurnEnd ?? []),
       ],
       // The turn boundary: lazy MCP servers connect and servers' changed tool lists join the registry here.
@@ -502,6 +551,9 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       finance,
       mcp,
       background,
+      artifacts,
+      materializer,
+      files,
       admitAutonomousTurn: async () => admit?.(),
       bus,
       logger,
@@ -510,6 +562,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
         await background.stop();
         for (const l of learningStores.values()) l.close();
         await mcp?.close();
+        await materializer?.close();
         for (const store of stores.values()) await store.close();
         workspace?.close();
         for (const w of tenantWorkspaces.values()) w.close();
@@ -518,6 +571,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     };
   } catch (error) {
     await mcp?.close().catch(() => {});
+    await materializer?.close().catch(() => {});
     if (ownsStorage) await storage.close().catch(() => {});
     throw error;
   }

@@ -34,6 +34,11 @@ export const ERROR_CODES = {
   // sandbox and files
   SANDBOX_ESCAPE: 'A path would resolve outside the sandbox root.',
   FILE_TOO_LARGE: 'A file or content exceeds the configured size limit.',
+  FILE_EMPTY: 'An uploaded file has no bytes.',
+  FILE_UNREADABLE: 'An uploaded file cannot be parsed as the type it claims (a malformed XLSX or CSV).',
+  // artifacts
+  ARTIFACT_NOT_FOUND: "No artifact with that id or URI exists for this user; the message lists the user's recent artifact URIs.",
+  ARTIFACT_INVALID: 'An artifact input is malformed (a chart spec that does not compile, a URL in chart data, bad CSV, an empty report).',
   // storage
   STORAGE_ERROR: 'The storage engine failed (I/O, constraint, corruption).',
   STORAGE_BUSY: 'The database stayed locked past the busy timeout and retries.',

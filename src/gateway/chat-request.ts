@@ -28,6 +28,8 @@ export interface ParsedChatRequest {
   readonly message: string | undefined;
   /** Approval answers on the tool parts of the last assistant message. */
   readonly approvals: readonly ClientApprovalResponse[];
+  /** Keys of uploaded files on the last user message (file parts with a `minara-file:<key>` or `…/v1/files/<key>` URL). */
+  readonly attachments: readonly string[];
   /** The id of the assistant message the stream continues (the last message is an assistant message). */
   readonly continueMessageId: string | undefined;
 }
@@ -50,6 +52,7 @@ export function parseChatRequest(body: Record<string, unknown>): ParsedChatReque
   const last = uiMessage(messages[lastIndex], lastIndex);
 
   let message: string | undefined;
+  const attachments: string[] = [];
   let assistantIndex: number | undefined;
   if (last.role === 'user') {
     const text = last.parts
@@ -57,7 +60,14 @@ export function parseChatRequest(body: Record<string, unknown>): ParsedChatReque
       .map((p) => p.text)
       .join('\n');
     if (text.length > MAX_MESSAGE_CHARS) throw new HttpError(413, 'HTTP_PAYLOAD_TOO_LARGE', `messages[${lastIndex}]: the message is longer than ${MAX_MESSAGE_CHARS} characters.`);
-    if (text.trim() !== '') message = text;
+    last.parts.forEach((p, j) => {
+      if (!isRecord(p) || p['type'] !== 'file') return;
+      const url = typeof p['url'] === 'string' ? p['url'] : '';
+      const key = /^minara-file:([A-Za-z0-9._-]{1,100})$/.exec(url)?.[1] ?? /\/v1\/files\/([A-Za-z0-9._-]{1,100})$/.exec(url)?.[1];
+      if (!key) throw badRequest(`messages[${lastIndex}].parts[${j}].url: expected an uploaded file ("minara-file:<key>" or ".../v1/files/<key>"); upload the file with POST /v1/files first (inline data is not stored in chats).`);
+      attachments.push(key);
+    });
+    if (text.trim() !== '' || attachments.length > 0) message = text;
     if (lastIndex > 0) {
       const prev = messages[lastIndex - 1];
       if (isRecord(prev) && prev['role'] === 'assistant') assistantIndex = lastIndex - 1;
@@ -76,7 +86,7 @@ export function parseChatRequest(body: Record<string, unknown>): ParsedChatReque
         : `messages[${lastIndex}]: the last message is an assistant message without approval responses; nothing to do.`,
     );
   }
-  return { chatId, message, approvals, continueMessageId: last.role === 'assistant' ? last.id : undefined };
+  return { chatId, message, approvals, attachments, continueMessageId: last.role === 'assistant' ? last.id : undefined };
 }
 
 interface LooseUIMessage {

@@ -46,6 +46,11 @@ export function postChat(deps: GatewayDeps): RouteHandler {
     if (parsed.message === undefined && approvals.length === 0) {
       throw new HttpError(409, 'HTTP_CONFLICT', `${parsed.approvals[0]?.path ?? 'messages'}: no pending approval of chat "${chatId}" matches; it was already answered or never existed.`);
     }
+    // Attachments must be the caller's uploads (another user's key reads as unknown).
+    for (const [i, key] of parsed.attachments.entries()) {
+      if (!deps.options.files) throw new HttpError(400, 'HTTP_BAD_REQUEST', 'messages: file parts need file uploads, which are not enabled on this gateway.');
+      if (!(await deps.options.files.stat({ userId }, key))) throw new HttpError(400, 'HTTP_BAD_REQUEST', `attachments[${i}]: no uploaded file "${key}"; upload it with POST /v1/files and use the key it returns.`);
+    }
     // No await between this check and `start`: one turn per chat at a time.
     if (deps.streams.get(chatId)) {
       throw new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}"; resume it with GET /v1/chat/${chatId}/stream.`);
@@ -57,6 +62,7 @@ export function postChat(deps: GatewayDeps): RouteHandler {
         userId,
         surface: 'gateway',
         ...(parsed.message !== undefined ? { message: parsed.message } : {}),
+        ...(parsed.attachments.length > 0 ? { attachments: parsed.attachments } : {}),
         ...(approvals.length > 0 ? { approvals } : {}),
       });
     } catch (error) {

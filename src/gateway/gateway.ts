@@ -8,8 +8,9 @@ import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
 import { learningRoutes } from './learning-routes';
+import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
-import { createRouter, methodNotAllowed, type RouteHandler } from './router';
+import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
 import { checkWebhooks, webhookSignal } from './webhook-routes';
 import type { Gateway, GatewayDeps, GatewayOptions } from './types';
@@ -74,7 +75,8 @@ export function createGateway(options: GatewayOptions): Gateway {
 
   let closing = false;
   const streams = createActiveStreams({ generateId, logger });
-  const deps: GatewayDeps = { options, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing };
+  const viewLinks = options.artifacts ? createViewLinks(now) : undefined;
+  const deps: GatewayDeps = { options, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing, viewLinks };
   const checkToken = authToken === undefined ? undefined : createBearerCheck(authToken);
 
   const authenticated = new WeakMap<Request, GatewayIdentity>();
@@ -135,7 +137,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/info', () =>
     json(200, {
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
-      features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workspace: options.workspace !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
+      features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
     }),
   );
   router.add('POST', '/v1/chat', postChat(deps));
@@ -150,6 +152,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/workspace/files', listWorkspaceFiles(deps));
   router.add('GET', '/v1/workspace/files/:name', getWorkspaceFile(deps));
   router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));
+  router.add('GET', '/v1/artifacts', listArtifacts(deps));
+  router.add('GET', '/v1/artifacts/:id', getArtifact(deps));
+  router.add('GET', '/v1/artifacts/:id/view', viewArtifact(deps));
+  router.add('POST', '/v1/files', postFile(deps));
+  router.add('GET', '/v1/files/:key', getFile(deps));
   router.add('GET', '/v1/approvals', listApprovals(deps));
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
   const mcp = options.mcp;
@@ -180,6 +187,14 @@ export function createGateway(options: GatewayOptions): Gateway {
     if (webhookMatch && request.method === 'POST') {
       const identity = { userId: defaultUserId, operator: false };
       return webhookRoute({ request, url, params: { name: webhookMatch[1] ?? '' }, ...identity });
+    }
+    // A signed artifact view link stands in for the token (an iframe cannot send one); it names its user.
+    const viewMatch = /^\/v1\/artifacts\/([^/]+)\/view$/.exec(pathname);
+    if (viewMatch && viewLinks && (request.method === 'GET' || request.method === 'HEAD') && url.searchParams.has('sig')) {
+      const id = decodeParam('id', viewMatch[1] ?? '');
+      const signedFor = viewLinks.verify(id, url);
+      if (!signedFor) throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'sig: the view link is invalid or expired; ask GET /v1/artifacts/:id for a fresh viewUrl.');
+      return viewArtifact(deps)({ request, url, params: { id }, userId: signedFor, operator: false });
     }
     // The web app's files are public (the page asks for a token); API routes are not served from here.
     if (staticFiles && !isHealth && !pathname.startsWith('/v1/') && pathname !== '/mcp') {

@@ -25,6 +25,9 @@ export function statusForCode(code: MinaraErrorCode): number {
     case 'LEARNING_INVALID':
     case 'SANDBOX_ESCAPE':
     case 'TOOL_INPUT_INVALID':
+    case 'ARTIFACT_INVALID':
+    case 'FILE_EMPTY':
+    case 'FILE_UNREADABLE':
       return 400;
     case 'HTTP_UNAUTHORIZED':
       return 401;
@@ -33,6 +36,7 @@ export function statusForCode(code: MinaraErrorCode): number {
     case 'NOT_FOUND':
     case 'WORKSPACE_FILE_NOT_EDITABLE':
     case 'APPROVAL_NOT_FOUND':
+    case 'ARTIFACT_NOT_FOUND':
       return 404;
     case 'HTTP_METHOD_NOT_ALLOWED':
       return 405;

@@ -9,6 +9,8 @@ import type { ToolRegistry } from '../tools/types';
 import type { Logger } from '../util/logger';
 import type { Workspace } from '../workspace/workspace';
 import type { ActiveStreams } from './active-streams';
+import type { ArtifactStore } from '../artifacts/types';
+import type { FileStore } from '../files/types';
 
 /** Options of {@link createGateway}. A `createApp` result provides the first five fields. */
 export interface GatewayOptions {
@@ -24,6 +26,13 @@ export interface GatewayOptions {
   readonly learningFor?: ((userId: string) => LearningStore | undefined) | undefined;
   /** The markdown workspace; without it the `/v1/workspace` routes answer 404. */
   readonly workspace?: Workspace | undefined;
+  /** The artifact store (`app.artifacts`); without it the `/v1/artifacts` routes answer 404. */
+  readonly artifacts?: ArtifactStore | undefined;
+  /**
+   * The file store (`app.files`): `POST /v1/files`, `GET /v1/files/:key`, and file parts in chat messages
+   * (`minara-file:<key>` or `/v1/files/<key>` URLs) passed to the run as attachments. Without it those routes answer 404.
+   */
+  readonly files?: FileStore | undefined;
   /**
    * Bearer token every route except `GET /healthz` requires (`Authorization: Bearer <token>`), compared in
    * constant time. Usually `GATEWAY_AUTH_TOKEN`. @default no authentication (loopback only, see `serveGateway`)
@@ -136,4 +145,6 @@ export interface GatewayDeps {
   readonly now: () => Date;
   readonly generateId: (prefix: string) => string;
   readonly isClosing: () => boolean;
+  /** Signs and checks iframe-able artifact view links. */
+  readonly viewLinks?: { sign(id: string, userId: string): string; verify(id: string, url: URL): string | undefined } | undefined;
 }

@@ -103,6 +103,11 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
     }
     if (input.message !== undefined && typeof input.message !== 'string') throw new MinaraError('INVALID_ARGUMENT', 'run: "message" must be a string.');
     if (input.message !== undefined && input.message.length > 200_000) throw new MinaraError('INVALID_ARGUMENT', 'run: "message" is longer than 200,000 characters.');
+    if (input.attachments !== undefined) {
+      if (!Array.isArray(input.attachments) || input.attachments.some((k) => typeof k !== 'string' || k === '')) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" must be an array of file keys.');
+      if (input.attachments.length > 0 && input.message === undefined) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need a "message" (it may be "").');
+      if (input.attachments.length > 0 && !options.messageTranslator) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need the runtime\'s "messageTranslator" (createMessageTranslator).');
+    }
     if (input.message === undefined && (input.approvals?.length ?? 0) === 0) {
       throw new MinaraError('INVALID_ARGUMENT', 'run: give a "message", "approvals", or both.');
     }

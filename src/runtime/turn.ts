@@ -303,7 +303,12 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
     }
     if (historyDirty) await options.storage.conversations.replaceMessages(ctx.sessionId, toNewMessages(history, turnId, now()));
 
-    const userMessage: ModelMessage | undefined = input.message !== undefined ? { role: 'user', content: input.message } : undefined;
+    // Attachments become reference parts (`minara-file:<key>`): the bytes never enter the sessions table.
+    const userMessage: ModelMessage | undefined = input.message === undefined
+      ? undefined
+      : input.attachments && input.attachments.length > 0 && options.messageTranslator
+        ? await options.messageTranslator.toStoredUserMessage({ text: input.message, attachments: input.attachments, userId: scope.userId })
+        : { role: 'user', content: input.message };
     if (userMessage) {
       await options.storage.conversations.appendMessages(ctx.sessionId, toNewMessages([userMessage], turnId, now()));
       history = [...history, userMessage];
@@ -328,6 +333,8 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
     // The model call, with the overflow guard: a step that overflows the window is compacted and retried.
     for (let attempt = 0; askModel; attempt++) {
       let overflow: unknown;
+      // Attachment references become the provider's parts for this call only; `history` keeps the keys.
+      const forModel = options.messageTranslator ? await options.messageTranslator.toModelMessages(history, { userId: scope.userId }) : history;
       const aiTools = toAISDKTools(options.tools, prompt.toolNames, {
         context: ctx,
         onSettled: (call) => journal.add({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input, output: call.envelope }),
@@ -347,7 +354,7 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
         streamText({
           model: deps.model,
           instructions: toInstructions(prompt.blocks),
-          messages: withHistoryBreakpoint(mergeConsecutiveUserMessages(history)),
+          messages: withHistoryBreakpoint(mergeConsecutiveUserMessages(forModel)),
           tools: aiTools as ToolSet,
           toolOrder: prompt.toolNames,
           toolCallConcurrency: 1,

@@ -10,6 +10,7 @@ import type { ToolOrderFacts, ToolRegistry } from '../tools/types';
 import type { IdGenerator } from '../util/ids';
 import type { Logger } from '../util/logger';
 import type { Workspace } from '../workspace/workspace';
+import type { MessageTranslator } from '../files/message-translator';
 import type { CompactionOptions } from './compaction';
 import type { AgentEvent, PendingApproval, TurnStopReason, TurnUsage } from './events';
 
@@ -203,6 +204,12 @@ export interface AgentRuntimeOptions {
    * the model is called, decision capture after the turn (before `onTurnEnd`). @default none
    */
   readonly learning?: TurnLearning | undefined;
+  /**
+   * Attachments: turns a run's `attachments` (file keys) into reference parts of the stored user message and,
+   * before each model call, reference parts into the provider's image, file or text parts (`createMessageTranslator`).
+   * Without it, a run with attachments is refused. @default none
+   */
+  readonly messageTranslator?: MessageTranslator | undefined;
   /** Decision-capture and observability hooks, called after every turn (errors are logged). */
   readonly onTurnEnd?: ReadonlyArray<(summary: TurnSummary) => void | Promise<void>> | undefined;
   readonly bus?: MinaraBus | undefined;
@@ -222,6 +229,11 @@ export interface ApprovalDecision {
 export interface RunInput {
   readonly sessionId: string;
   readonly message?: string | undefined;
+  /**
+   * Keys of uploaded files (`fileStore.put`, `POST /v1/files`) attached to `message`; they must be the run's user's.
+   * Needs the runtime's `messageTranslator`.
+   */
+  readonly attachments?: readonly string[] | undefined;
   /** @default 'user' */
   readonly source?: CallSource | undefined;
   /** The signal of a cron or webhook turn (preloads skills, suggests stages). */

@@ -6,6 +6,7 @@
  *
  * Timestamps are ISO-8601 strings in UTC. Ids are strings unless a domain says otherwise.
  */
+import type { ArtifactStorage, FileStorage } from './artifact-types';
 import type { JobStorage } from './job-types';
 import type { LearningStorage } from './learning-types';
 import type { UsageStorage } from './usage-types';
@@ -261,6 +262,10 @@ export interface Storage {
   readonly usage: UsageStorage;
   /** The learning loop: trade history, methodologies, role-memory cases, learned preferences, the trade-history mirror. */
   readonly learning: LearningStorage;
+  /** Charts, reports and spreadsheets the agent made (`chat_artifacts`), scoped by user. */
+  readonly artifacts: ArtifactStorage;
+  /** Metadata of uploaded files (the bytes stay on disk or in an object store), scoped by user. */
+  readonly files: FileStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */

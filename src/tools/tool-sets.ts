@@ -14,7 +14,8 @@ export const BUILTIN_TOOL_SETS: readonly ToolSetDefinition[] = [
   { name: 'web', description: 'Web search and page extraction' },
   { name: 'browser', description: 'Headless browser automation' },
   { name: 'analysis', description: 'Analysis and research tools', includes: ['read', 'web'] },
-  { name: 'documents', description: 'Document and artifact tools', includes: ['file'] },
+  { name: 'documents', description: 'Document and artifact tools', includes: ['file', 'artifacts'] },
+  { name: 'artifacts', description: 'Charts, reports and spreadsheets the agent makes for the user (never the sandbox)' },
   { name: 'skills', description: 'Skill activation and tool_invoke meta-tools' },
   { name: 'system', description: 'Agent control: the emergency stop' },
 ];

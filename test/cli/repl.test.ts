@@ -205,3 +205,21 @@ describe('rendering a delegated sub-agent', () => {
     expect(out).toContain('[sub] BTC is 100.');
   });
 });
+
+describe('REPL artifacts', () => {
+  it('prints each artifact URI of an answer with the path of its viewer on disk', async () => {
+    const model = createScriptedModel([
+      { toolCalls: [{ toolName: 'create_report', input: { title: 'Weekly', markdown: '# Week\nflat' } }] },
+      (call) => ({ text: `Your report: ${JSON.stringify(call.prompt).match(/report:\/\/r-[a-z0-9]+/)?.[0] ?? 'missing'}` }),
+    ]);
+    const r = (repl = await startTestRepl({ model, env: { MINARA_CHART_PNG: '0' } }));
+    await r.waitFor(/› $/);
+    const out = await send(r, 'Write my weekly report');
+    const m = /▸ (report:\/\/(r-[a-z0-9]+)) → (\S+)/.exec(out);
+    expect(m, out).not.toBeNull();
+    expect(m![3]).toBe(`${r.dir}/artifacts/${m![2]}/index.html`);
+    // The materializer has written it by the time the prompt returns.
+    const { readFileSync } = await import('node:fs');
+    expect(readFileSync(m![3]!, 'utf8')).toContain('<h2>Week</h2>');
+  });
+});

@@ -562,6 +562,47 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
       });
     });
 
+    describe('artifacts and files', () => {
+      const A = { userId: 'u1' };
+      const B = { userId: 'u2' };
+      it('walks one status path per artifact, scoped by user: another user reads nothing and changes nothing', async () => {
+        const a = await storage.artifacts.insert(A, { id: 'x-1', kind: 'chart', title: 'BTC <b>', sessionId: 's1', turnId: 't1', createdAt: iso(0) });
+        expect(a).toEqual({ id: 'x-1', userId: 'u1', kind: 'chart', status: 'running', title: 'BTC <b>', sessionId: 's1', turnId: 't1', createdAt: iso(0), updatedAt: iso(0) });
+        await storage.artifacts.insert(A, { id: 'r-1', kind: 'report', createdAt: iso(1) });
+        await storage.artifacts.insert(B, { id: 'x-2', kind: 'spreadsheet', createdAt: iso(2) });
+        await expectCode(storage.artifacts.insert(B, { id: 'x-1', kind: 'chart', createdAt: iso(3) }), 'STORAGE_ERROR', 'x-1');
+        expect(await storage.artifacts.get(B, 'x-1')).toBeUndefined();
+        expect(await storage.artifacts.markCompleted(B, 'x-1', { dataJson: '{}', at: iso(4) })).toBeUndefined();
+        const done = await storage.artifacts.markCompleted(A, 'x-1', { dataJson: '{"spec":{}}', at: iso(5) });
+        expect(done).toMatchObject({ status: 'completed', dataJson: '{"spec":{}}', updatedAt: iso(5) });
+        // Completed is terminal.
+        expect(await storage.artifacts.markError(A, 'x-1', { error: 'late', at: iso(6) })).toBeUndefined();
+        expect(await storage.artifacts.markError(A, 'r-1', { error: 'bad markdown', at: iso(7) })).toMatchObject({ status: 'error', error: 'bad markdown' });
+        expect((await storage.artifacts.list(A)).map((r) => r.id)).toEqual(['r-1', 'x-1']);
+        expect((await storage.artifacts.list(A, { kind: 'chart' })).map((r) => r.id)).toEqual(['x-1']);
+        expect((await storage.artifacts.list(A, { sessionId: 's1', limit: 1 })).map((r) => r.id)).toEqual(['x-1']);
+        expect((await storage.artifacts.list(B)).map((r) => r.id)).toEqual(['x-2']);
+        await expectCode(storage.artifacts.insert(A, { id: 'x-3', kind: 'table' as never, createdAt: iso(0) }), 'INVALID_ARGUMENT', 'artifact.kind');
+        await expectCode(storage.artifacts.get({ userId: '' }, 'x-1'), 'INVALID_ARGUMENT', 'scope.userId');
+        await expectCode(storage.artifacts.list(A, { limit: 0 }), 'INVALID_ARGUMENT', 'limit');
+      });
+
+      it('keeps file metadata per user: put once, get, list newest first, delete only your own', async () => {
+        const rec = { key: 'f-1.png', mediaType: 'image/png', declaredType: 'text/plain', filename: 'chart.png', sizeBytes: 10, sha256: 'a'.repeat(64), location: 'ab/f-1.png', createdAt: iso(0) };
+        expect(await storage.files.put(A, rec)).toEqual({ ...rec, userId: 'u1' });
+        await storage.files.put(A, { ...rec, key: 'f-2.csv', mediaType: 'text/csv', declaredType: undefined, createdAt: iso(1) });
+        await expectCode(storage.files.put(B, rec), 'STORAGE_ERROR', 'f-1.png');
+        expect(await storage.files.get(B, 'f-1.png')).toBeUndefined();
+        expect(await storage.files.get(A, 'f-2.csv')).not.toHaveProperty('declaredType');
+        expect((await storage.files.list(A)).map((f) => f.key)).toEqual(['f-2.csv', 'f-1.png']);
+        expect(await storage.files.delete(B, 'f-1.png')).toBe(false);
+        expect(await storage.files.delete(A, 'f-1.png')).toBe(true);
+        expect(await storage.files.get(A, 'f-1.png')).toBeUndefined();
+        await expectCode(storage.files.put(A, { ...rec, key: 'f-3', sizeBytes: -1 }), 'INVALID_ARGUMENT', 'record.sizeBytes');
+        await expectCode(storage.files.put(A, { ...rec, key: '' }), 'INVALID_ARGUMENT', 'record.key');
+      });
+    });
+
     describe('close', () => {
       it('fails every later call with StorageError "storage is closed"; close itself is idempotent', async () => {
         await storage.conversations.ensureSession({ id: 's1', now: iso(0) });
@@ -592,6 +633,8 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
           ['conversations.deleteSession', () => storage.conversations.deleteSession('s1')],
           ['jobs.listRuns', () => storage.jobs.listRuns()],
           ['jobs.claimRun', () => storage.jobs.claimRun({ jobId: 'j', slot: 's', owner: 'o', now: iso(0), leaseUntil: iso(1) })],
+          ['artifacts.get', () => storage.artifacts.get({ userId: 'u1' }, 'x-1')],
+          ['files.list', () => storage.files.list({ userId: 'u1' })],
           ['schemaVersions', () => storage.schemaVersions()],
         ];
         for (const [operation, call] of calls) {

@@ -38,12 +38,13 @@ const pageErrors: string[] = [];
 async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean; onApp?: (app: MinaraApp) => Promise<void> } = {}): Promise<string> {
   const dir = temp('minara-web-');
   const app = await createApp({
-    envFileDir: false, env: {}, logger: silentLogger, surface: 'gateway', config: { dataDir: dir },
+    envFileDir: false, env: {}, logger: silentLogger, surface: 'gateway', config: { dataDir: dir }, artifacts: { png: false },
     ...(options.noModel ? {} : { model: createScriptedModel(script, { chunkDelayMs: options.chunkDelayMs ?? 0 }) }),
   });
   const gateway = createGateway({
     runtime: app.runtime, storage: app.storage, tools: app.tools, memoryFor: app.memoryFor, logger: silentLogger,
     ...(app.workspace ? { workspace: app.workspace } : {}),
+    ...(app.artifacts ? { artifacts: app.artifacts, files: app.files } : {}),
     web: { dir: webDir }, modelStatus: app.modelStatus, background: app.background,
   });
   await options.onApp?.(app);
@@ -134,6 +135,26 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await second.getByText('OK, I did not buy.').waitFor();
     await expect(second.getByTestId('tool-card').first().textContent()).resolves.toContain('Denied');
     await second.close();
+  }, 60_000);
+
+  it('an artifact renders inline: the chart drawn by Vega in a sandboxed frame', async () => {
+    const values = Array.from({ length: 60 }, (_, i) => ({ day: i, equity: 10_000 + i * 25 }));
+    const url = await start([
+      { toolCalls: [{ toolName: 'create_chart', input: { title: 'Equity <b>curve</b>', spec: { data: { values }, mark: 'line', encoding: { x: { field: 'day', type: 'quantitative' }, y: { field: 'equity', type: 'quantitative' } } } } }] },
+      (call) => ({ text: `Here is the equity curve: ${JSON.stringify(call.prompt).match(/chart:\/\/x-[a-z0-9]+/)?.[0] ?? 'missing'}` }),
+    ]);
+    const page = await open(url);
+    await send(page, 'Chart my equity');
+    const frameEl = page.getByTestId('artifact-frame');
+    await frameEl.waitFor();
+    const frame = page.frameLocator('[data-testid="artifact-frame"]');
+    await frame.locator('body[data-rendered="1"]').waitFor({ timeout: 20_000 });
+    expect(await frame.locator('#chart svg path').count()).toBeGreaterThan(0);
+    // The title is text, not markup.
+    expect(await frame.locator('h1').textContent()).toBe('Equity <b>curve</b>');
+    expect(await frame.locator('h1 b').count()).toBe(0);
+    await shot(page, 'artifact-chart');
+    await page.close();
   }, 60_000);
 
   it('a reload mid-answer resumes the stream and the answer finishes', async () => {

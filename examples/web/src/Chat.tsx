@@ -37,6 +37,32 @@ function ToolCard({ part, onAnswer }: { part: ToolPart; onAnswer: (id: string, a
   );
 }
 
+/** Artifact URIs in an answer (`chart://x-…`, `report://r-…`, `spreadsheet://x-…`). */
+const ARTIFACT_URI = /\b(?:chart|report|spreadsheet):\/\/([xr]-[a-z0-9]{6,64})(?![a-z0-9])/g;
+
+/**
+ * One artifact inline: its viewer (GET /v1/artifacts/:id/view through a signed link) in a sandboxed frame
+ * (scripts only, an opaque origin: it cannot read this page or its token).
+ */
+function ArtifactFrame({ id }: { id: string }) {
+  const [src, setSrc] = useState<string | undefined>();
+  const [failed, setFailed] = useState<string | undefined>();
+  useEffect(() => {
+    let live = true;
+    // The JSON answer carries a short-lived signed view link: a frame cannot send the token itself.
+    api<{ artifact: { viewUrl?: string } }>(`v1/artifacts/${encodeURIComponent(id)}`).then(
+      (r) => live && (r.artifact.viewUrl ? setSrc(apiUrl(r.artifact.viewUrl)) : setFailed('no view link')),
+      (e: unknown) => live && setFailed(e instanceof Error ? e.message : 'error'),
+    );
+    return () => {
+      live = false;
+    };
+  }, [id]);
+  if (failed) return <div className="muted">Artifact {id} is not available ({failed}).</div>;
+  if (!src) return <div className="muted">Loading {id}…</div>;
+  return <iframe className="artifact" data-testid="artifact-frame" data-artifact={id} title={`artifact ${id}`} sandbox="allow-scripts" src={src} />;
+}
+
 function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMessage[] }) {
   const [input, setInput] = useState('');
   const { messages, sendMessage, status, error, addToolApprovalResponse } = useChat<MinaraUIMessage>({
@@ -60,9 +86,10 @@ function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMe
           <div key={m.id} className={`message ${m.role}`} data-role={m.role}>
             {m.parts.map((p, i) =>
               p.type === 'text' ? (
-                <p key={i} className="text">
-                  {p.text}
-                </p>
+                <div key={i}>
+                  <p className="text">{p.text}</p>
+                  {m.role === 'assistant' ? [...new Set([...p.text.matchAll(ARTIFACT_URI)].map((x) => x[1]!))].map((id) => <ArtifactFrame key={id} id={id} />) : null}
+                </div>
               ) : isToolPart(p) ? (
                 <ToolCard key={p.toolCallId} part={p} onAnswer={(id, approved) => void addToolApprovalResponse({ id, approved })} />
               ) : null,

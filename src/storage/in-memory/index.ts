@@ -12,6 +12,7 @@ import { createInMemoryJobStorage } from './jobs';
 import { createInMemoryUsageStorage } from './usage';
 import { createInMemoryTradingStorage } from './trading';
 import { createInMemoryLearningStorage } from './learning';
+import { createInMemoryArtifactStorage, createInMemoryFileStorage } from './artifacts';
 
 /** Options of {@link createInMemoryStorage}. */
 export interface InMemoryStorageOptions {
@@ -72,6 +73,8 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
     jobs: guardClosed('jobs', createInMemoryJobStorage(), isClosed),
     usage: guardClosed('usage', createInMemoryUsageStorage(), isClosed),
     learning: guardClosed('learning', createInMemoryLearningStorage(), isClosed),
+    artifacts: guardClosed('artifacts', createInMemoryArtifactStorage(), isClosed),
+    files: guardClosed('files', createInMemoryFileStorage(), isClosed),
     async schemaVersions() {
       if (closed) throw new StorageError('schemaVersions', 'storage is closed');
       return {};

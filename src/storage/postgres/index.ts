@@ -25,6 +25,7 @@ import { createPgHandle, isUnavailable, type PgEndpoint, type PgHandle } from '.
 import { createPgLearningStorage } from './learning';
 import { createPgMemoryStorage } from './memory';
 import { readPgSchemaVersions, runPgMigrations, type PostgresMigration } from './migrate';
+import { artifactMigrations, createPgArtifactStorage, createPgFileStorage } from './artifacts';
 import { createPgJobStorage, createPgTradingStorage, createPgUsageStorage } from './ops';
 import { createPgNotifier, type PostgresChange } from './notify';
 import type { PostgresPool } from './pool';
@@ -36,7 +37,7 @@ export type { PgRow as PostgresRow, PgTx as PostgresTx } from './handle';
 export type { PostgresMigration } from './migrate';
 export type { PostgresChange } from './notify';
 
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts'];
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Options of {@link createPostgresStorage}. Give exactly one of `pool` and `connectionString`. */
@@ -221,7 +222,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   const endpoint = options.connectionString === undefined ? undefined : endpointOf(options.connectionString);
   const pool = options.pool ?? (await createPgPool(options.connectionString as string, poolSize, acquireTimeoutMs));
   const handle = createPgHandle({ pool, schemaName: schema, logger, endpoint, acquireTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...extra];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...extra];
   const known = new Set([...BUILT_IN_DOMAINS, ...migrations.map((m) => m.domain)]);
   let vectorState: { available: boolean; reason?: string };
   try {
@@ -272,6 +273,8 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     trading: g('trading', createPgTradingStorage(handle)),
     jobs: g('jobs', createPgJobStorage(handle)),
     usage: g('usage', createPgUsageStorage(handle)),
+    artifacts: g('artifacts', createPgArtifactStorage(handle)),
+    files: g('files', createPgFileStorage(handle)),
     learning: g('learning', createPgLearningStorage(handle)),
     async transaction(operation, fn) {
       return handle.tx(operation, fn);

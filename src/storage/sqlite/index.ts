@@ -36,13 +36,14 @@ import { createSqliteJobStorage, jobMigrations } from './jobs';
 import { createSqliteUsageStorage, usageMigrations } from './usage';
 import { createSqliteTradingStorage, tradingMigrations } from './trading';
 import { createSqliteLearningStorage, learningMigrations } from './learning';
+import { artifactMigrations, createSqliteArtifactStorage, createSqliteFileStorage } from './artifacts';
 import { type SqliteVerifyReport, verifySqliteStorage } from './verify';
 
 export type { SqliteHandle, SqliteMigration } from './handle';
 export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts'];
 /** Default of {@link SqliteStorageOptions.mmapSizeBytes}: 256 MiB. */
 const DEFAULT_MMAP_SIZE_BYTES = 256 * 1024 * 1024;
 
@@ -91,8 +92,8 @@ export interface SqliteStorageOptions {
    */
   readonly now?: (() => Date) | undefined;
   /**
-   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading`, `jobs`, `usage` and `learning` ones in the same
-   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading`, `jobs`, `usage` and `learning` are reserved. Reach the tables through
+   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading`, `jobs`, `usage`, `learning` and `artifacts` ones in the same
+   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading`, `jobs`, `usage`, `learning` and `artifacts` are reserved. Reach the tables through
    * {@link SqliteStorage.handle}.
    * @default []
    */
@@ -196,7 +197,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {
@@ -226,6 +227,8 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     jobs: createSqliteJobStorage(handle),
     usage: createSqliteUsageStorage(handle),
     learning: createSqliteLearningStorage(handle),
+    artifacts: createSqliteArtifactStorage(handle),
+    files: createSqliteFileStorage(handle),
     async verify() {
       return verifySqliteStorage(handle);
     },

@@ -1,0 +1,161 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { parse as parseCsv } from 'csv-parse/sync';
+import type { Artifact } from './types';
+
+/** Escape text for HTML element content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+}
+
+/** JSON that is safe inside a `<script>` element: `<`, U+2028 and U+2029 escaped, so no `</script>` can close it. */
+export function jsonForScript(value: unknown): string {
+  return JSON.stringify(value).replace(/</g, '\\u003c').replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+}
+
+let vegaSource: string | undefined;
+/** Vega's browser build (`vega/build/vega.min.js`), read once. Charts are compiled to Vega on the server, so Vega-Lite is not needed here. */
+export function vegaBrowserSource(): string {
+  if (vegaSource === undefined) {
+    const entry = createRequire(import.meta.url).resolve('vega');
+    const source = readFileSync(path.join(path.dirname(entry), 'vega.min.js'), 'utf8');
+    if (/<\/script/i.test(source)) throw new Error('vega.min.js contains "</script"; it cannot be inlined safely');
+    vegaSource = source;
+  }
+  return vegaSource;
+}
+
+/**
+ * The Content-Security-Policy of every viewer page: no network at all (`default-src 'none'`); inline scripts
+ * and `eval` only for Vega's expression compiler. Sent as a header by the gateway (with `sandbox allow-scripts`)
+ * and as a `<meta>` in the files written to disk.
+ */
+export const VIEWER_CSP = "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; style-src 'unsafe-inline'; img-src data: blob:; font-src data:";
+
+const STYLE = `body{font:15px/1.5 system-ui,sans-serif;margin:24px auto;max-width:980px;padding:0 16px;color:#1b1f24}
+h1{font-size:22px;margin:0 0 4px}.meta{color:#57606a;font-size:13px;margin-bottom:16px}
+table{border-collapse:collapse;font-size:13px}td,th{border:1px solid #d0d7de;padding:3px 8px;text-align:left}th{background:#f6f8fa}
+#chart{display:inline-block}pre{background:#f6f8fa;padding:12px;overflow:auto}code{background:#f6f8fa;padding:0 3px}.error{color:#b42318}`;
+
+/** Options of {@link renderArtifactHtml}. */
+export interface ArtifactHtmlOptions {
+  /** Relative links to the files written beside the page (the materializer sets them). */
+  readonly links?: { readonly csv?: string | undefined; readonly png?: string | undefined; readonly json?: string | undefined } | undefined;
+  /** Most spreadsheet rows shown in the table (the CSV has them all). @default 1000 */
+  readonly maxTableRows?: number | undefined;
+}
+
+/**
+ * A self-contained HTML page for one artifact: the chart drawn client-side by Vega (inlined; no network), a
+ * report's markdown as HTML, a spreadsheet as a table. Every piece of text from the artifact is escaped, and
+ * the spec sits in a JSON script element that cannot be closed from inside.
+ */
+export function renderArtifactHtml(artifact: Artifact, options: ArtifactHtmlOptions = {}): string {
+  const title = artifact.title ?? artifact.uri;
+  const links = options.links ?? {};
+  const linkHtml = [links.png ? `<a href="${escapeHtml(links.png)}">PNG</a>` : '', links.csv ? `<a href="${escapeHtml(links.csv)}">CSV</a>` : '', links.json ? `<a href="${escapeHtml(links.json)}">JSON</a>` : '']
+    .filter(Boolean)
+    .join(' · ');
+  let body: string;
+  let scripts = '';
+  if (artifact.status !== 'completed' || !artifact.data) {
+    body = `<p class="error">This ${artifact.kind} is ${escapeHtml(artifact.status)}${artifact.error ? `: ${escapeHtml(artifact.error)}` : ''}.</p>`;
+  } else if (artifact.kind === 'chart') {
+    body = `<div id="chart" role="img" aria-label="${escapeHtml(title)}"></div>${artifact.data.description ? `<p>${escapeHtml(artifact.data.description)}</p>` : ''}`;
+    scripts =
+      `<script>${vegaBrowserSource()}</script>\n<script type="application/json" id="vega-spec">${jsonForScript(artifact.data.vega)}</script>\n` +
+      `<script>(function(){var spec=JSON.parse(document.getElementById('vega-spec').textContent);` +
+      `var loader=vega.loader();loader.load=loader.sanitize=function(){return Promise.reject(new Error('charts load nothing from the network'))};` +
+      `new vega.View(vega.parse(spec),{renderer:'svg',container:'#chart',hover:true,loader:loader}).runAsync()` +
+      `.then(function(){document.body.setAttribute('data-rendered','1')},function(e){document.body.setAttribute('data-rendered','error');document.getElementById('chart').textContent=String(e&&e.message||e)})})()</script>`;
+  } else if (artifact.kind === 'report') {
+    body = `<article>${markdownToHtml(artifact.data.markdown)}</article>`;
+  } else {
+    body = `${artifact.data.description ? `<p>${escapeHtml(artifact.data.description)}</p>` : ''}${csvTable(artifact.data.csvContent, options.maxTableRows ?? 1000)}`;
+  }
+  return `<!doctype html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="${VIEWER_CSP}">
+<meta name="viewport" content="width=device-width,initial-scale=1">
+<title>${escapeHtml(title)}</title><style>${STYLE}</style></head>
+<body data-artifact="${escapeHtml(artifact.id)}" data-kind="${artifact.kind}">
+<h1>${escapeHtml(title)}</h1>
+<div class="meta">${escapeHtml(artifact.uri)} · ${escapeHtml(artifact.createdAt)}${linkHtml ? ` · ${linkHtml}` : ''}</div>
+${body}
+${scripts}
+</body></html>
+`;
+}
+
+function csvTable(csv: string, maxRows: number): string {
+  let rows: string[][];
+  try {
+    rows = parseCsv(csv, { relax_column_count: true, skip_empty_lines: true, bom: true, to: maxRows + 1 }) as string[][];
+  } catch {
+    return `<pre>${escapeHtml(csv.slice(0, 100_000))}</pre>`;
+  }
+  const [head = [], ...rest] = rows;
+  const cells = (r: string[], tag: string) => `<tr>${r.map((c) => `<${tag}>${escapeHtml(c)}</${tag}>`).join('')}</tr>`;
+  return `<table><thead>${cells(head, 'th')}</thead><tbody>${rest.map((r) => cells(r, 'td')).join('\n')}</tbody></table>${rest.length >= maxRows ? `<p class="meta">First ${maxRows} rows shown; the CSV has them all.</p>` : ''}`;
+}
+
+/**
+ * A small markdown subset as HTML (headings, paragraphs, lists, fenced code, bold, italic, inline code,
+ * tables): the text is escaped first, so markup in a report can never become HTML.
+ */
+export function markdownToHtml(markdown: string): string {
+  const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
+  const out: string[] = [];
+  const inline = (s: string) =>
+    escapeHtml(s)
+      .replace(/`([^`]+)`/g, '<code>$1</code>')
+      .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+      .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>');
+  let i = 0;
+  while (i < lines.length) {
+    const line = lines[i]!;
+    if (/^```/.test(line)) {
+      const code: string[] = [];
+      for (i++; i < lines.length && !/^```/.test(lines[i]!); i++) code.push(lines[i]!);
+      i++;
+      out.push(`<pre><code>${escapeHtml(code.join('\n'))}</code></pre>`);
+      continue;
+    }
+    const h = /^(#{1,6})\s+(.*)$/.exec(line);
+    if (h) {
+      const level = Math.min(6, h[1]!.length + 1);
+      out.push(`<h${level}>${inline(h[2]!)}</h${level}>`);
+      i++;
+      continue;
+    }
+    if (/^\s*[-*]\s+/.test(line) || /^\s*\d+[.)]\s+/.test(line)) {
+      const ordered = /^\s*\d/.test(line);
+      const items: string[] = [];
+      for (; i < lines.length && (/^\s*[-*]\s+/.test(lines[i]!) || /^\s*\d+[.)]\s+/.test(lines[i]!)); i++) items.push(`<li>${inline(lines[i]!.replace(/^\s*(?:[-*]|\d+[.)])\s+/, ''))}</li>`);
+      out.push(ordered ? `<ol>${items.join('')}</ol>` : `<ul>${items.join('')}</ul>`);
+      continue;
+    }
+    if (/^\s*\|.*\|\s*$/.test(line)) {
+      const rows: string[][] = [];
+      for (; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]!); i++) {
+        if (/^\s*\|[\s:|-]+\|\s*$/.test(lines[i]!)) continue;
+        rows.push(lines[i]!.trim().slice(1, -1).split('|').map((c) => c.trim()));
+      }
+      const [head = [], ...rest] = rows;
+      out.push(`<table><thead><tr>${head.map((c) => `<th>${inline(c)}</th>`).join('')}</tr></thead><tbody>${rest.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`);
+      continue;
+    }
+    if (line.trim() === '') {
+      i++;
+      continue;
+    }
+    const para: string[] = [];
+    for (; i < lines.length && lines[i]!.trim() !== '' && !/^(#{1,6}\s|```|\s*[-*]\s+|\s*\d+[.)]\s+|\s*\|)/.test(lines[i]!); i++) para.push(lines[i]!);
+    if (para.length === 0) {
+      out.push(`<p>${inline(line)}</p>`);
+      i++;
+    } else out.push(`<p>${inline(para.join('\n'))}</p>`);
+  }
+  return out.join('\n');
+}
