@@ -1,3 +1,4 @@
+import MarkdownIt from 'markdown-it';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
@@ -100,62 +101,13 @@ function csvTable(csv: string, maxRows: number): string {
   return `<table><thead>${cells(head, 'th')}</thead><tbody>${rest.map((r) => cells(r, 'td')).join('\n')}</tbody></table>${rest.length >= maxRows ? `<p class="meta">First ${maxRows} rows shown; the CSV has them all.</p>` : ''}`;
 }
 
+/** One renderer: raw HTML in the markdown is escaped (`html: false`), links only with safe schemes (markdown-it's `validateLink`). */
+const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
+
 /**
- * A small markdown subset as HTML (headings, paragraphs, lists, fenced code, bold, italic, inline code,
- * tables): the text is escaped first, so markup in a report can never become HTML.
+ * A report's markdown as HTML, rendered by `markdown-it` (CommonMark with tables and fenced code): markup
+ * in a report can never become HTML, and `javascript:` links are refused by the renderer.
  */
-export function markdownToHtml(markdown: string): string {
-  const lines = markdown.replace(/\r\n?/g, '\n').split('\n');
-  const out: string[] = [];
-  const inline = (s: string) =>
-    escapeHtml(s)
-      .replace(/`([^`]+)`/g, '<code>$1</code>')
-      .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
-      .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, '$1<em>$2</em>');
-  let i = 0;
-  while (i < lines.length) {
-    const line = lines[i]!;
-    if (/^```/.test(line)) {
-      const code: string[] = [];
-      for (i++; i < lines.length && !/^```/.test(lines[i]!); i++) code.push(lines[i]!);
-      i++;
-      out.push(`<pre><code>${escapeHtml(code.join('\n'))}</code></pre>`);
-      continue;
-    }
-    const h = /^(#{1,6})\s+(.*)$/.exec(line);
-    if (h) {
-      const level = Math.min(6, h[1]!.length + 1);
-      out.push(`<h${level}>${inline(h[2]!)}</h${level}>`);
-      i++;
-      continue;
-    }
-    if (/^\s*[-*]\s+/.test(line) || /^\s*\d+[.)]\s+/.test(line)) {
-      const ordered = /^\s*\d/.test(line);
-      const items: string[] = [];
-      for (; i < lines.length && (/^\s*[-*]\s+/.test(lines[i]!) || /^\s*\d+[.)]\s+/.test(lines[i]!)); i++) items.push(`<li>${inline(lines[i]!.replace(/^\s*(?:[-*]|\d+[.)])\s+/, ''))}</li>`);
-      out.push(ordered ? `<ol>${items.join('')}</ol>` : `<ul>${items.join('')}</ul>`);
-      continue;
-    }
-    if (/^\s*\|.*\|\s*$/.test(line)) {
-      const rows: string[][] = [];
-      for (; i < lines.length && /^\s*\|.*\|\s*$/.test(lines[i]!); i++) {
-        if (/^\s*\|[\s:|-]+\|\s*$/.test(lines[i]!)) continue;
-        rows.push(lines[i]!.trim().slice(1, -1).split('|').map((c) => c.trim()));
-      }
-      const [head = [], ...rest] = rows;
-      out.push(`<table><thead><tr>${head.map((c) => `<th>${inline(c)}</th>`).join('')}</tr></thead><tbody>${rest.map((r) => `<tr>${r.map((c) => `<td>${inline(c)}</td>`).join('')}</tr>`).join('')}</tbody></table>`);
-      continue;
-    }
-    if (line.trim() === '') {
-      i++;
-      continue;
-    }
-    const para: string[] = [];
-    for (; i < lines.length && lines[i]!.trim() !== '' && !/^(#{1,6}\s|```|\s*[-*]\s+|\s*\d+[.)]\s+|\s*\|)/.test(lines[i]!); i++) para.push(lines[i]!);
-    if (para.length === 0) {
-      out.push(`<p>${inline(line)}</p>`);
-      i++;
-    } else out.push(`<p>${inline(para.join('\n'))}</p>`);
-  }
-  return out.join('\n');
+export function markdownToHtml(source: string): string {
+  return markdown.render(source);
 }

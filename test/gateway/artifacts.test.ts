@@ -169,7 +169,7 @@ describe('gateway: signed view links', () => {
     expect(artifact.viewUrl).toMatch(new RegExp(`^/v1/artifacts/${r.id}/view\\?u=default&exp=\\d+&sig=`));
     const ok = await fetch(`${served.url}${artifact.viewUrl}`);
     expect(ok.status).toBe(200);
-    expect(await ok.text()).toContain('<h2>hi</h2>');
+    expect(await ok.text()).toContain('<h1>hi</h1>');
     expect((await fetch(`${served.url}${artifact.viewUrl.replace('u=default', 'u=mallory')}`)).status).toBe(401);
     expect((await fetch(`${served.url}${artifact.viewUrl.replace(/sig=.{4}/, 'sig=AAAA')}`)).status).toBe(401);
     const other = await app.artifacts!.createReport({ userId: 'default' }, { title: 'S', markdown: 'x' });
