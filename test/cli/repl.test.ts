@@ -220,6 +220,6 @@ describe('REPL artifacts', () => {
     expect(m![3]).toBe(`${r.dir}/artifacts/${m![2]}/index.html`);
     // The materializer has written it by the time the prompt returns.
     const { readFileSync } = await import('node:fs');
-    expect(readFileSync(m![3]!, 'utf8')).toContain('<h2>Week</h2>');
+    expect(readFileSync(m![3]!, 'utf8')).toContain('<h1>Week</h1>');
   });
 });
