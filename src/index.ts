@@ -630,6 +630,7 @@ export {
 } from './artifacts/index';
 export type {
   Artifact,
+  ArtifactBase,
   ArtifactCallScope,
   ArtifactHtmlOptions,
   ArtifactMaterializer,

@@ -4,7 +4,7 @@ export { createArtifactMaterializer, type ArtifactMaterializer, type ArtifactMat
 export { CHROMIUM_PATHS, type ChartPngRenderer, launchChartPngRenderer } from './png';
 export { ARTIFACT_TOOL_NAMES, type ArtifactToolsOptions, createArtifactTools } from './tools';
 export type {
-  Artifact, ArtifactCallScope, ArtifactStore, ArtifactStoreOptions, ChartArtifactData, CreateChartInput, CreateReportInput, CreateSpreadsheetInput, ReportArtifactData, SpreadsheetArtifactData,
+  Artifact, ArtifactBase, ArtifactCallScope, ArtifactStore, ArtifactStoreOptions, ChartArtifactData, CreateChartInput, CreateReportInput, CreateSpreadsheetInput, ReportArtifactData, SpreadsheetArtifactData,
 } from './types';
 export { ARTIFACT_ID, ARTIFACT_ID_PREFIX, type ArtifactReference, artifactUri, findArtifactUris, newArtifactId, parseArtifactRef } from './uri';
 export { type ArtifactHtmlOptions, escapeHtml, jsonForScript, markdownToHtml, renderArtifactHtml, VIEWER_CSP } from './viewer';

@@ -31,7 +31,8 @@ export interface SpreadsheetArtifactData {
   readonly columns: number;
 }
 
-interface ArtifactBase {
+/** The fields every artifact type shares (id, URI, title, status, session, times). */
+export interface ArtifactBase {
   readonly id: string;
   /** `chart://x-…`, `report://r-…` or `spreadsheet://x-…`: how the model and the user refer to it. */
   readonly uri: string;
