@@ -2,13 +2,14 @@
  * Memory latency benchmark: write throughput, FTS and hybrid search percentiles, snapshot load, side by side
  * with the mem0ai OSS TypeScript memory (installed in bench/peers) fed the identical vectors and filters.
  *
- *   npx tsx bench/memory/latency.ts [--sizes=1000,10000,100000] [--queries=200] [--mem0-queries=30] [--no-mem0] [--no-hybrid]
+ *   npx tsx bench/memory/latency.ts [--sizes=1000,10000,100000] [--queries=200] [--mem0-queries=30] [--no-mem0] [--no-hybrid] [--full-tenants]
  *
  * `first search` is the first lookup of the tenant in the process: it builds the tenant's in-process lexical
  * index (src/memory/lexical-index.ts) from its rows; every later lookup only catches up.
  *
  * Data: one measured tenant with N memories in a SQLite file shared by 10 tenants (the other nine hold N more
- * memories between them, near-duplicates of the same generator). Embeddings for hybrid: 384-dim vectors from
+ * memories between them, near-duplicates of the same generator; with `--full-tenants` each of them holds N, so
+ * the file holds 10 × N). Embeddings for hybrid: 384-dim vectors from
  * the fake embedder. `writeMany` throughput is measured on a separate fresh file with the single writer's rows.
  * Each run first times two fixed workloads (`calibrate.ts`) and prints them with the load average, so runs on
  * hosts of different speed can be compared.
@@ -30,6 +31,7 @@ const nQueries = Number(args.get('queries') ?? 200);
 const nMem0Queries = Number(args.get('mem0-queries') ?? 30);
 const withMem0 = !args.has('no-mem0');
 const withHybrid = !args.has('no-hybrid');
+const fullTenants = args.has('full-tenants');
 const DIM = 384;
 const TENANTS = 10;
 const CONCURRENT_WRITERS = 16;
@@ -69,7 +71,7 @@ for (const size of sizes) {
   const t0 = performance.now();
   for (const r of rows) writeTimes.push(await timed(() => target.write(r)));
   const writeSecs = (performance.now() - t0) / 1000;
-  const others = generateMemories(size, 7);
+  const others = generateMemories(fullTenants ? size * (TENANTS - 1) : size, 7);
   const otherStores = Array.from({ length: TENANTS - 1 }, (_, t) => createMemoryStore({ storage, scope: { userId: `tenant-${t + 1}` }, logger: silentLogger }));
   let next = 0;
   const t1 = performance.now();
@@ -157,7 +159,9 @@ for (const size of sizes) {
   console.error(`done ${size}`);
 }
 
-console.log(`\nNode ${process.version}, ${cpus().length} CPUs, ${nQueries} queries per size (mem0: ${nMem0Queries}), ${TENANTS} tenants per file, ${DIM}-dim fake vectors`);
+console.log(
+  `\nNode ${process.version}, ${cpus().length} CPUs, ${nQueries} queries per size (mem0: ${nMem0Queries}), ${TENANTS} tenants per file (${fullTenants ? 'each holding N' : 'the other nine holding N between them'}), ${DIM}-dim fake vectors`,
+);
 console.log(`Host calibration (bench/memory/calibrate.ts, lower is faster): fts5 ${fmt(calibration.fts5Ms)} ms, js ${fmt(calibration.jsMs)} ms; load average (1 min) ${loadAtStart.toFixed(2)} at the start, ${(loadavg()[0] ?? 0).toFixed(2)} at the end`);
 printTable(
   'Writes (FTS + edges, embeddings off; write(): one transaction each)',

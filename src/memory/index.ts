@@ -10,8 +10,8 @@ export { extractMemoryEdges, MAX_CO_OCCURRING_TICKERS, MAX_EDGES_PER_CONTENT, ty
 export { parseSearchQuery, type ParsedQuery } from './query';
 export { applyEntityBoost, ENTITY_BOOST, reciprocalRankFusion, RRF_K } from './ranking';
 export { MEMORY_CONTEXT_CLOSE, MEMORY_CONTEXT_OPEN, MEMORY_SYSTEM_NOTE, renderMemorySnapshot, SNAPSHOT_LIMIT, type SnapshotInput } from './snapshot';
-export { buildSearchText, contentHash, indexTerm, indexTerms, normalizeContent, tokenize } from './text';
-export { BM25_B, BM25_K1, NEIGHBOUR_WEIGHT, rankBruteForce, type RankDoc, type RankedId, type RankOptions } from './lexical-rank';
+export { buildSearchText, contentHash, indexTerm, indexTerms, labelTerms, normalizeContent, tokenize } from './text';
+export { BM25_B, BM25_K1, LABEL_WEIGHT, NEIGHBOUR_DECAY, NEIGHBOUR_WEIGHT, QUESTION_ROW_FACTOR, rankBruteForce, type RankDoc, type RankedId, type RankOptions } from './lexical-rank';
 export { CATEGORY_PATTERN, DEFAULT_MAX_CONTENT_BYTES, MAX_LIMIT } from './validate';
 export type {
   ConsolidationResult,

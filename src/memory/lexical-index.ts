@@ -12,11 +12,16 @@
  * one place and every engine ranks alike.
  *
  * Rows are kept in slots; a removed row leaves a dead slot until the next compaction. Neighbours (for the
- * neighbour share of the score) are the previous and next live rows by id.
+ * neighbour share of the score) are the previous and next live rows by id, and the ones beyond them. Each
+ * slot keeps its label terms (`labelTerms`) and whether it asks a question, and each term the number of live
+ * rows whose label holds it.
  */
 import type { MemoryQueryNode } from '../storage/memory-types';
 import {
   NEIGHBOUR_WEIGHT,
+  QUESTION_ROW_FACTOR,
+  asksQuestion,
+  leafScore,
   type RankDoc,
   type RankedId,
   type RankLeaf,
@@ -28,9 +33,8 @@ import {
   idf,
   prefixCovers,
   settleFrequencies,
-  termScore,
 } from './lexical-rank';
-import { indexTerms } from './text';
+import { indexTerms, labelTerms } from './text';
 
 interface Postings {
   slots: Int32Array;
@@ -38,6 +42,8 @@ interface Postings {
   length: number;
   /** Live rows holding the term. */
   df: number;
+  /** Live rows whose label holds the term. */
+  labelDf: number;
 }
 
 /** One scope's index. */
@@ -89,6 +95,10 @@ function topK(k: number) {
     }
   };
   return {
+    /** The score an item must beat to enter (−∞ while the heap is not full). */
+    threshold(): number {
+      return k > 0 && heap.length >= k ? (heap[0] as RankedId).score : Number.NEGATIVE_INFINITY;
+    },
     /** Whether an item with this id and score would enter the heap. */
     wouldTake(id: number, score: number): boolean {
       if (k <= 0) return false;
@@ -117,9 +127,13 @@ export function createScopeIndex(): ScopeIndex {
   let lengths = new Int32Array(1024);
   let cats = new Int32Array(1024);
   let alive = new Uint8Array(1024);
+  /** 1 when the slot's row asks a question (`asksQuestion`). */
+  let asks = new Uint8Array(1024);
   let prev = new Int32Array(1024);
   let next = new Int32Array(1024);
   let docTerms: Array<Int32Array | undefined> = [];
+  /** Label term ids per slot (usually none or one). */
+  let docLabels: Array<Int32Array | undefined> = [];
   const categories: string[] = [];
   const categoryIds = new Map<string, number>();
   const slotOf = new Map<number, number>();
@@ -140,7 +154,7 @@ export function createScopeIndex(): ScopeIndex {
     if (id === undefined) {
       id = postings.length;
       vocab.set(t, id);
-      postings.push({ slots: new Int32Array(2), freqs: new Int32Array(2), length: 0, df: 0 });
+      postings.push({ slots: new Int32Array(2), freqs: new Int32Array(2), length: 0, df: 0, labelDf: 0 });
     }
     return id;
   };
@@ -161,6 +175,9 @@ export function createScopeIndex(): ScopeIndex {
     const al = new Uint8Array(cap);
     al.set(alive);
     alive = al;
+    const as = new Uint8Array(cap);
+    as.set(asks);
+    asks = as;
   };
 
   const insertTerms = (slot: number, terms: Int32Array): void => {
@@ -177,7 +194,7 @@ export function createScopeIndex(): ScopeIndex {
     }
   };
 
-  const addSlot = (id: number, terms: Int32Array, category: string): void => {
+  const addSlot = (id: number, terms: Int32Array, labels: Int32Array, category: string, question: boolean): void => {
     const slot = slots++;
     ensureSlots(slots);
     let cat = categoryIds.get(category);
@@ -190,7 +207,10 @@ export function createScopeIndex(): ScopeIndex {
     lengths[slot] = terms.length;
     cats[slot] = cat;
     alive[slot] = 1;
+    asks[slot] = question ? 1 : 0;
     docTerms[slot] = terms;
+    docLabels[slot] = labels.length === 0 ? undefined : labels;
+    for (const t of labels) (postings[t] as Postings).labelDf++;
     slotOf.set(id, slot);
     insertTerms(slot, terms);
     live++;
@@ -206,15 +226,20 @@ export function createScopeIndex(): ScopeIndex {
 
   /** Rebuild postings and slots from the live rows, in id order (drops dead slots). */
   const compact = (): void => {
-    const rows: Array<{ id: number; terms: Int32Array; category: string }> = [];
-    for (let s = 0; s < slots; s++) if (alive[s] === 1) rows.push({ id: ids[s] as number, terms: docTerms[s] as Int32Array, category: categories[cats[s] as number] as string });
+    const rows: Array<{ id: number; terms: Int32Array; labels: Int32Array; category: string; question: boolean }> = [];
+    for (let s = 0; s < slots; s++) {
+      if (alive[s] !== 1) continue;
+      rows.push({ id: ids[s] as number, terms: docTerms[s] as Int32Array, labels: docLabels[s] ?? new Int32Array(0), category: categories[cats[s] as number] as string, question: asks[s] === 1 });
+    }
     rows.sort((a, b) => a.id - b.id);
     for (const p of postings) {
       p.length = 0;
       p.df = 0;
+      p.labelDf = 0;
     }
     slotOf.clear();
     docTerms = [];
+    docLabels = [];
     slots = 0;
     live = 0;
     dead = 0;
@@ -224,7 +249,7 @@ export function createScopeIndex(): ScopeIndex {
     const keepMax = maxId;
     maxId = 0;
     alive.fill(0);
-    for (const r of rows) addSlot(r.id, r.terms, r.category);
+    for (const r of rows) addSlot(r.id, r.terms, r.labels, r.category, r.question);
     maxId = keepMax;
   };
 
@@ -358,7 +383,7 @@ export function createScopeIndex(): ScopeIndex {
 
     add(doc) {
       if (slotOf.has(doc.id)) throw new Error(`row ${doc.id} is already indexed`);
-      addSlot(doc.id, Int32Array.from(indexTerms(doc.content), termId), doc.category);
+      addSlot(doc.id, Int32Array.from(indexTerms(doc.content), termId), Int32Array.from(labelTerms(doc.content), termId), doc.category, asksQuestion(doc.content));
     },
 
     remove(id) {
@@ -370,7 +395,9 @@ export function createScopeIndex(): ScopeIndex {
       dead++;
       totalLength -= lengths[slot] as number;
       for (const t of new Set(docTerms[slot] as Int32Array)) (postings[t] as Postings).df--;
+      for (const t of docLabels[slot] ?? []) (postings[t] as Postings).labelDf--;
       docTerms[slot] = undefined;
+      docLabels[slot] = undefined;
       linksValid = false;
       if (dead > 1024 && dead > live / 4) compact();
     },
@@ -381,6 +408,15 @@ export function createScopeIndex(): ScopeIndex {
       const lists = q.leaves.map(leafPostings);
       const avg = totalLength / live || 1;
       const idfs = lists.map((l) => idf(live, l.length));
+      // The label field: a term leaf's term id (−1 for other leaves or unknown terms) and its label IDF.
+      const labelTerm = q.leaves.map((leaf) => (leaf.kind === 'term' ? (vocab.get(leaf.term) ?? -1) : -1));
+      const labelIdfs = labelTerm.map((t) => (t < 0 ? 0 : idf(live, (postings[t] as Postings).labelDf)));
+      const inLabel = (i: number, slot: number): boolean => {
+        const t = labelTerm[i] as number;
+        if (t < 0) return false;
+        const l = docLabels[slot];
+        return l !== undefined && l.includes(t);
+      };
       if (acc.length < slots) acc = new Float64Array(Math.max(slots, acc.length * 2));
       if (mark.length < slots) mark = new Uint8Array(acc.length);
       const touched: number[] = [];
@@ -399,7 +435,7 @@ export function createScopeIndex(): ScopeIndex {
               // Leaves before this one contributed 0 to this row: start from 0 + … exactly as the reference.
               acc[slot] = 0;
             }
-            acc[slot] = (acc[slot] as number) + termScore(w, l.freqs[k] as number, lengths[slot] as number, avg);
+            acc[slot] = (acc[slot] as number) + leafScore(w, l.freqs[k] as number, lengths[slot] as number, avg, inLabel(i, slot), labelIdfs[i] as number);
           }
         }
       } else {
@@ -408,7 +444,7 @@ export function createScopeIndex(): ScopeIndex {
           for (let i = 0; i < lists.length; i++) freqs[i] = freqAt(lists[i] as { slots: Int32Array; freqs: Int32Array; length: number }, slot);
           if (!settleFrequencies(q.root, freqs)) continue;
           let s = 0;
-          for (let i = 0; i < lists.length; i++) s += termScore(idfs[i] as number, freqs[i] as number, lengths[slot] as number, avg);
+          for (let i = 0; i < lists.length; i++) s += leafScore(idfs[i] as number, freqs[i] as number, lengths[slot] as number, avg, inLabel(i, slot), labelIdfs[i] as number);
           acc[slot] = s;
           touched.push(slot);
         }
@@ -418,36 +454,50 @@ export function createScopeIndex(): ScopeIndex {
       const wanted = options.categories ?? [];
       const catIds = wanted.length === 0 ? undefined : new Set(wanted.map((c) => categoryIds.get(c) ?? -1));
       const heap = topK(options.limit);
+      // Only a neighbour of the same category counts (see lexical-rank.ts). No closure is made per row: this runs
+      // for every matching row and its neighbours.
+      const near = (o: number, cat: number): number => (o >= 0 && cats[o] === cat ? own(o) : 0);
       const consider = (slot: number, matched: boolean): void => {
         if (catIds !== undefined && !catIds.has(cats[slot] as number)) return;
         let score = acc[slot] as number;
         if (options.neighbours === true) {
-          // Only a neighbour of the same category counts (see lexical-rank.ts).
+          const cat = cats[slot] as number;
           const p = prev[slot] as number;
-          const q = next[slot] as number;
-          const around = combineNeighbours(p >= 0 && cats[p] === cats[slot] ? own(p) : 0, q >= 0 && cats[q] === cats[slot] ? own(q) : 0);
+          const n = next[slot] as number;
+          const around = combineNeighbours(near(p, cat), near(n, cat), near(p >= 0 ? (prev[p] as number) : -1, cat), near(n >= 0 ? (next[n] as number) : -1, cat));
           if (!matched && around <= 0) return;
-          score = (matched ? score : 0) + NEIGHBOUR_WEIGHT * around;
+          const ownPart = !matched ? 0 : asks[slot] === 1 ? QUESTION_ROW_FACTOR * score : score;
+          score = ownPart + NEIGHBOUR_WEIGHT * around;
         }
         const id = ids[slot] as number;
         if (!heap.wouldTake(id, score)) return;
         if (options.skip?.(id) === true) return;
         heap.push({ id, score });
       };
+      const neighbourOnly = (n: number): void => {
+        if (n >= 0 && mark[n] === 0) {
+          mark[n] = 2; // considered once as a neighbour-only row
+          touched.push(n);
+          consider(n, false);
+        }
+      };
       try {
         if (options.neighbours === true) {
           if (!linksValid) relink();
           const matchedCount = touched.length;
+          for (let i = 0; i < matchedCount; i++) consider(touched[i] as number, true);
+          // Rows that match nothing themselves score NEIGHBOUR_WEIGHT × their best (decayed) neighbour, so a
+          // matching row can lift them at most to NEIGHBOUR_WEIGHT × its own score: when that is below the heap's
+          // threshold its neighbours are skipped here (a stronger neighbour of theirs still visits them).
           for (let i = 0; i < matchedCount; i++) {
             const slot = touched[i] as number;
-            consider(slot, true);
-            for (const n of [prev[slot] as number, next[slot] as number]) {
-              if (n >= 0 && mark[n] === 0) {
-                mark[n] = 2; // considered once as a neighbour-only row
-                touched.push(n);
-                consider(n, false);
-              }
-            }
+            if (NEIGHBOUR_WEIGHT * (acc[slot] as number) < heap.threshold()) continue;
+            const p = prev[slot] as number;
+            const n = next[slot] as number;
+            neighbourOnly(p);
+            neighbourOnly(n);
+            if (p >= 0) neighbourOnly(prev[p] as number);
+            if (n >= 0) neighbourOnly(next[n] as number);
           }
         } else {
           for (const slot of touched) consider(slot, true);

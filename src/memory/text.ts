@@ -162,6 +162,26 @@ export function indexTerms(text: string): string[] {
   return tokens;
 }
 
+/** A leading label: up to 40 characters without a colon or line break, then a colon and a space. */
+const LABEL = /^\s*([^\s:][^:\n]{0,39}):\s/u;
+/** Most index terms a label may have (`Dr Maria Lopez: …`); a longer lead-in is a sentence, not a label. */
+const MAX_LABEL_TERMS = 3;
+
+/**
+ * The label field of a row: the index terms of a short lead-in before a colon (`Maria: I adopted a dog` →
+ * `['maria']`, `Note: …` → `['note']`), deduplicated; empty when the row has none. Transcripts, chat exports
+ * and notes are written this way, and the label says who spoke or what kind of row it is. A lead-in of more
+ * than three terms, a time (`12:30`) or a URL (`https://…`) is not a label (the colon must be followed by
+ * white space).
+ */
+export function labelTerms(content: string): string[] {
+  const m = LABEL.exec(content);
+  if (m === null) return [];
+  const terms = indexTerms(m[1] as string);
+  if (terms.length === 0 || terms.length > MAX_LABEL_TERMS) return [];
+  return [...new Set(terms)];
+}
+
 /**
  * Function words of English questions, dropped from the relaxed form of a natural-language query: question
  * words, auxiliaries, pronouns, articles, prepositions and conjunctions. They carry no topic, and each one that

@@ -3,7 +3,23 @@
  * match lost beyond the newest 1,000 matches, statistics crossing tenants), the fast path against the
  * brute-force reference on random corpora (scopes of 20k+ rows included), stemming rules and exact syntax.
  */
-import { createMemoryStore, indexTerm, indexTerms, parseSearchQuery, rankBruteForce, silentLogger, type MemoryQueryNode, type RankDoc, type Storage } from '@minara/agent';
+import {
+  LABEL_WEIGHT,
+  NEIGHBOUR_DECAY,
+  NEIGHBOUR_WEIGHT,
+  QUESTION_ROW_FACTOR,
+  createMemoryStore,
+  indexTerm,
+  indexTerms,
+  labelTerms,
+  parseSearchQuery,
+  rankBruteForce,
+  silentLogger,
+  type MemoryQueryNode,
+  type RankDoc,
+  type RankedId,
+  type Storage,
+} from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage } from '@minara/agent/testing';
 import fc from 'fast-check';
@@ -57,8 +73,16 @@ describe.each(engines)('exact ranking at every size ($name)', ({ make }) => {
         })),
       );
     }
+    // The issue's query: `allergy` and `allergic` stem apart (allergi / allerg), so the first memory matches on
+    // `cat` and `salmon` like every other row, and ranks by length and by its neighbour. It must be in the top
+    // 10 (the old window of the newest 1,000 matches never saw it), exactly where brute force over all rows puts it.
     const hits = await store.search('cat salmon allergy', { mode: 'bm25', limit: 10 });
-    expect(hits[0]?.id).toBe(first.id);
+    expect(hits.map((h) => h.id)).toContain(first.id);
+    const rows = await storage.memory.textRows({ userId: 'u' });
+    const relaxed = parseSearchQuery('cat salmon allergy').relaxed as MemoryQueryNode;
+    expect(hits.map((h) => h.id)).toEqual(rankBruteForce(relaxed, rows, { limit: 10, neighbours: true }).map((r) => r.id));
+    // With a word it shares with nothing else, it is first.
+    expect((await store.search('cat salmon allergic', { mode: 'bm25', limit: 10 }))[0]?.id).toBe(first.id);
     await storage.close();
   }, 60_000);
 });
@@ -105,13 +129,83 @@ describe('index terms', () => {
   });
 });
 
+describe('the label field and the neighbour window', () => {
+  it('reads a short lead-in before a colon as the label, and nothing else', () => {
+    expect(labelTerms('Maria: I adopted a dog')).toEqual(['maria']);
+    expect(labelTerms('Dr Maria Lopez: hello')).toEqual(['dr', 'maria', 'lopez']);
+    expect(labelTerms('Note: rebalance on Fridays')).toEqual(['note']);
+    expect(labelTerms('at 12:30 we met')).toEqual([]);
+    expect(labelTerms('see https://example.com: it works')).toEqual([]);
+    expect(labelTerms('this is a long sentence that ends: with a colon')).toEqual([]);
+    expect(labelTerms('no label here')).toEqual([]);
+    expect(LABEL_WEIGHT).toBeGreaterThan(0);
+    expect(NEIGHBOUR_DECAY).toBeGreaterThan(0);
+    expect(NEIGHBOUR_DECAY).toBeLessThan(1);
+  });
+
+  it.each(engines)('a question about someone prefers what they said over what was said to them ($name)', async ({ make }) => {
+    const storage = make();
+    const store = createMemoryStore({ storage, scope: { userId: 'u' }, now: fakeClock(), logger: silentLogger });
+    const told = await store.write({ category: 'observation', content: 'Sam: Maria, did you paint that sunrise yourself?' });
+    await store.write({ category: 'observation', content: 'Sam: my weekend was quiet' });
+    await store.write({ category: 'observation', content: 'Sam: nothing else to report' });
+    const said = await store.write({ category: 'observation', content: 'Maria: I painted a sunrise over the lake last year' });
+    const hits = await store.search('What did Maria paint?', { mode: 'bm25', limit: 5 });
+    expect(hits[0]?.id).toBe(said.id);
+    expect(hits.map((h) => h.id)).toContain(told.id);
+    await storage.close();
+  });
+
+  it('asked a question, a stored question keeps QUESTION_ROW_FACTOR of its own score; typed syntax ranks it in full', () => {
+    const docs: RankDoc[] = [
+      { id: 1, content: 'did you like the sunrise painting?', category: 'observation' },
+      { id: 2, content: 'a sunrise painting over the lake', category: 'observation' },
+    ];
+    const natural = parseSearchQuery('what sunrise painting?').relaxed as MemoryQueryNode;
+    const plain = rankBruteForce(natural, docs, { limit: 10 });
+    const relaxed = rankBruteForce(natural, docs, { limit: 10, neighbours: true });
+    const ownOf = (id: number) => (plain.find((r) => r.id === id) as RankedId).score;
+    expect(relaxed.find((r) => r.id === 1)?.score).toBeCloseTo(QUESTION_ROW_FACTOR * ownOf(1) + NEIGHBOUR_WEIGHT * ownOf(2), 12);
+    expect(relaxed.find((r) => r.id === 2)?.score).toBeCloseTo(ownOf(2) + NEIGHBOUR_WEIGHT * ownOf(1), 12);
+    expect(relaxed[0]?.id).toBe(2);
+    const index = createScopeIndex();
+    for (const d of docs) index.add(d);
+    expect(index.rank(natural, { limit: 10, neighbours: true })).toEqual(relaxed);
+    expect(index.rank(natural, { limit: 10 })).toEqual(plain);
+  });
+
+  it('a row two places from a match shares its score at the decay, and only within its category', () => {
+    const docs: RankDoc[] = [
+      { id: 1, content: 'the sunrise painting', category: 'observation' },
+      { id: 2, content: 'unrelated words', category: 'observation' },
+      { id: 3, content: 'more unrelated words', category: 'observation' },
+      { id: 4, content: 'still nothing', category: 'observation' },
+      { id: 5, content: 'a preference row', category: 'preference' },
+    ];
+    const query = parseSearchQuery('what sunrise painting?').relaxed as MemoryQueryNode;
+    const ranked = rankBruteForce(query, docs, { limit: 10, neighbours: true });
+    const own = (ranked.find((r) => r.id === 1) as RankedId).score;
+    expect(ranked.find((r) => r.id === 2)?.score).toBeCloseTo(NEIGHBOUR_WEIGHT * own, 12);
+    expect(ranked.find((r) => r.id === 3)?.score).toBeCloseTo(NEIGHBOUR_WEIGHT * NEIGHBOUR_DECAY * own, 12);
+    expect(ranked.map((r) => r.id)).toEqual([1, 2, 3]);
+    const index = createScopeIndex();
+    for (const d of docs) index.add(d);
+    expect(index.rank(query, { limit: 10, neighbours: true })).toEqual(ranked);
+  });
+});
+
 // ── fast path vs brute force ────────────────────────────────────────────────────────────────────────────
 
 const WORDS = ['cat', 'cats', 'salmon', 'dinner', 'allergy', 'allergic', 'btc', 'eth', 'weekly', 'charts', 'charting', 'the', 'a', 'funding', 'fund', '山寨币', '2024'];
 const CATEGORIES = ['observation', 'preference', 'lesson'];
 
+/** Labels (`Name: …`): the second field of a row. Some are also body words, so a term can be in both. */
+const LABELS = ['Maria', 'cat', 'Note', 'btc eth', 'salmon dinner'];
+
 const docArb = fc.record({
-  words: fc.array(fc.constantFrom(...WORDS), { minLength: 0, maxLength: 12 }),
+  label: fc.option(fc.constantFrom(...LABELS), { nil: undefined }),
+  words: fc.array(fc.constantFrom(...WORDS, 'maria', 'note'), { minLength: 0, maxLength: 12 }),
+  asks: fc.boolean(),
   category: fc.constantFrom(...CATEGORIES),
 });
 const queryArb = fc.oneof(
@@ -119,7 +213,7 @@ const queryArb = fc.oneof(
   fc.array(fc.constantFrom(...WORDS), { minLength: 2, maxLength: 4 }).map((w) => w.join(' OR ')),
   fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...WORDS), fc.constantFrom(...WORDS)).map(([a, b, c]) => `${a} ${b} OR ${c}`),
   fc.tuple(fc.constantFrom(...WORDS), fc.constantFrom(...WORDS)).map(([a, b]) => `"${a} ${b}"`),
-  fc.constantFrom('cha*', 'fund*', 'al*', 'what is the cat allergic to?', 'category:lesson cat'),
+  fc.constantFrom('cha*', 'fund*', 'al*', 'what is the cat allergic to?', 'category:lesson cat', 'what did Maria say about btc?', 'note maria', 'maria AND cat'),
 );
 
 function nodesOf(q: string): Array<{ node: MemoryQueryNode; neighbours: boolean }> {
@@ -134,7 +228,7 @@ describe('the fast path equals the brute-force ranker', () => {
   it('on random corpora and queries, with removals (fast-check)', () => {
     fc.assert(
       fc.property(fc.array(docArb, { minLength: 1, maxLength: 60 }), fc.array(fc.nat(80), { maxLength: 10 }), fc.array(queryArb, { minLength: 1, maxLength: 5 }), fc.integer({ min: 1, max: 15 }), (raw, removals, queries, limit) => {
-        const docs: RankDoc[] = raw.map((d, i) => ({ id: i * 2 + 1, content: d.words.join(' '), category: d.category }));
+        const docs: RankDoc[] = raw.map((d, i) => ({ id: i * 2 + 1, content: `${d.label === undefined ? '' : `${d.label}: `}${d.words.join(' ')}${d.asks ? '?' : ''}`, category: d.category }));
         const index = createScopeIndex();
         for (const d of docs) index.add(d);
         const removed = new Set(removals.map((r) => r * 2 + 1));
@@ -157,14 +251,14 @@ describe('the fast path equals the brute-force ranker', () => {
     const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
     const docs: RankDoc[] = Array.from({ length: 20_500 }, (_, i) => ({
       id: i + 1,
-      content: Array.from({ length: 3 + Math.floor(rnd() * 10) }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' '),
+      content: `${i % 4 === 0 ? `${LABELS[i % LABELS.length]}: ` : ''}${Array.from({ length: 3 + Math.floor(rnd() * 10) }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ')}${i % 5 === 0 ? '?' : ''}`,
       category: CATEGORIES[i % 3] as string,
     }));
     const index = createScopeIndex();
     for (const d of docs) index.add(d);
     for (let i = 0; i < 2000; i++) index.remove(1 + Math.floor(rnd() * docs.length));
     const live = docs.filter((d) => index.has(d.id));
-    for (const q of ['cat', 'cat salmon allergy', 'the OR a', '"weekly charts"', 'cha*', 'btc eth OR funding', 'what is the cat allergic to?', 'category:lesson salmon']) {
+    for (const q of ['cat', 'cat salmon allergy', 'the OR a', '"weekly charts"', 'cha*', 'btc eth OR funding', 'what is the cat allergic to?', 'category:lesson salmon', 'what did Maria say about the salmon dinner?']) {
       for (const { node, neighbours } of nodesOf(q)) {
         const options = { limit: 30, neighbours, categories: parseSearchQuery(q).categories };
         expect(index.rank(node, options), q).toEqual(rankBruteForce(node, live, options));
