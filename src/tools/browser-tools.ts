@@ -33,7 +33,10 @@ export interface BrowserToolsOptions extends UrlPolicyOptions {
   readonly maxChars?: number | undefined;
   /** Time for the whole call. @default 20000 */
   readonly timeoutMs?: number | undefined;
-  /** The fetch that performs the page's requests (tests). @default globalThis.fetch */
+  /**
+   * The fetch that performs the page's requests (tests). A fetch given here is called only after the URL policy's
+   * check and does not get the connect-time address check. @default the policy's fetch (undici, connect-time check)
+   */
   readonly fetch?: typeof fetch | undefined;
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
 }
@@ -78,7 +81,7 @@ export function createBrowserTools(options: BrowserToolsOptions = {}): ToolEntry
   const policy = createUrlPolicy('createBrowserTools', options);
   const executablePath = findChromium(options);
   if (executablePath === undefined || !hasPlaywright()) return [];
-  const doFetch = options.fetch ?? fetch;
+  const doFetch = options.fetch ?? ((u: URL, init: RequestInit) => policy.fetch(u, init));
 
   return [
     defineTool({

@@ -3,9 +3,17 @@
  * may be fetched. Only `http(s)`, no credentials in the URL, the deny list first, then the allow list; a host not
  * explicitly allowed must resolve only to public addresses (no loopback, private, link-local or metadata
  * addresses: SSRF).
+ *
+ * The address is checked where the connection is made, not only before: {@link UrlPolicy.fetch} connects through
+ * an undici `Agent` whose `lookup` resolves the host with the policy's resolver and refuses a non-public answer,
+ * so a host that resolves to a public address for the check and to `127.0.0.1` a moment later (DNS rebinding)
+ * is refused at connect time. undici is the HTTP client Node's own `fetch` is built on; its `connect.lookup`
+ * hook is the documented way to pin resolution, which the global `fetch` does not expose.
  */
 import { lookup } from 'node:dns/promises';
+import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
+import { Agent, fetch as undiciFetch } from 'undici';
 import { MinaraError } from '../errors/minara-error';
 
 /** The host lists and resolver of a {@link UrlPolicy}. */
@@ -25,7 +33,15 @@ export interface UrlPolicyOptions {
 /** A URL check: resolves when the URL may be fetched, throws `TOOL_BLOCKED` naming why otherwise. */
 export interface UrlPolicy {
   check(url: URL): Promise<void>;
+  /**
+   * `fetch` that connects only to addresses the policy accepts, re-resolved at connect time (DNS rebinding is
+   * refused with `TOOL_BLOCKED`). Call {@link UrlPolicy.check} first for the scheme, credential and list rules.
+   */
+  fetch(url: URL, init: RequestInit): Promise<Response>;
 }
+
+/** What `net.connect` passes a custom `lookup` (Node calls it with `all: true` when it races address families). */
+type ConnectLookupCallback = (error: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void;
 
 const hostMatches = (host: string, pattern: string) => (pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) || host === pattern.slice(2) : host === pattern);
 
@@ -44,19 +60,48 @@ export function createUrlPolicy(factory: string, options: UrlPolicyOptions): Url
   for (const [field, list] of [['allowHosts', allowHosts ?? []], ['denyHosts', denyHosts]] as const) {
     for (const h of list) if (typeof h !== 'string' || !/^(\*\.)?[a-z0-9.-]+$/i.test(h)) throw new MinaraError('CONFIG_INVALID', `${factory}: ${field} entries are hosts or *.domain, got ${JSON.stringify(h)}.`);
   }
+  const hostAllowed = (host: string) => allowHosts?.some((p) => hostMatches(host, p.toLowerCase())) ?? false;
+  /** Resolve `host` and refuse a non-public answer unless the host is explicitly allowed. */
+  const addressesFor = async (host: string): Promise<string[]> => {
+    const addresses = ipaddr.isValid(host) ? [host] : [...(await resolve(host).catch(() => [] as string[]))];
+    if (addresses.length === 0) throw new MinaraError('TOOL_BLOCKED', `url: ${host} does not resolve`);
+    if (hostAllowed(host)) return addresses;
+    const inner = addresses.find((a) => !isPublicAddress(a));
+    if (inner !== undefined) throw new MinaraError('TOOL_BLOCKED', `url: ${host} resolves to a non-public address (${inner}); list the host in allowHosts to fetch it`);
+    return addresses;
+  };
+  const connectLookup = (hostname: string, options: { all?: boolean | undefined }, callback: ConnectLookupCallback): void => {
+    addressesFor(hostname.toLowerCase().replace(/^\[|\]$/g, '')).then(
+      (addresses) => {
+        const entries = addresses.map((address) => ({ address, family: ipaddr.parse(address).kind() === 'ipv6' ? 6 : 4 }));
+        if (options.all === true) callback(null, entries);
+        else callback(null, (entries[0] as LookupAddress).address, (entries[0] as LookupAddress).family);
+      },
+      (error: unknown) => callback(error as NodeJS.ErrnoException, ''),
+    );
+  };
+  let agent: Agent | undefined;
   return {
+    async fetch(url, init) {
+      agent ??= new Agent({ connect: { lookup: connectLookup } });
+      try {
+        return (await undiciFetch(url, { ...(init as unknown as NonNullable<Parameters<typeof undiciFetch>[1]>), dispatcher: agent })) as unknown as Response;
+      } catch (error) {
+        // undici reports a refused connect as `TypeError: fetch failed` with the lookup's error as the cause.
+        const cause = error instanceof Error ? error.cause : undefined;
+        if (cause instanceof MinaraError) throw cause;
+        throw error;
+      }
+    },
     async check(url) {
       if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new MinaraError('TOOL_BLOCKED', `url: only http and https are fetched, not ${url.protocol}`);
       if (url.username || url.password) throw new MinaraError('TOOL_BLOCKED', 'url: credentials in a URL are refused');
       const host = url.hostname.toLowerCase().replace(/^\[|\]$/g, '');
       if (denyHosts.some((p) => hostMatches(host, p.toLowerCase()))) throw new MinaraError('TOOL_BLOCKED', `url: ${host} is on the deny list`);
-      const allowed = allowHosts?.some((p) => hostMatches(host, p.toLowerCase())) ?? false;
+      const allowed = hostAllowed(host);
       if (allowHosts && !allowed) throw new MinaraError('TOOL_BLOCKED', `url: ${host} is not on the allow list`);
       if (allowed) return;
-      const addresses = ipaddr.isValid(host) ? [host] : await resolve(host).catch(() => [] as string[]);
-      if (addresses.length === 0) throw new MinaraError('TOOL_BLOCKED', `url: ${host} does not resolve`);
-      const inner = addresses.find((a) => !isPublicAddress(a));
-      if (inner !== undefined) throw new MinaraError('TOOL_BLOCKED', `url: ${host} resolves to a non-public address (${inner}); list the host in allowHosts to fetch it`);
+      await addressesFor(host);
     },
   };
 }

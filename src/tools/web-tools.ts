@@ -17,6 +17,10 @@ export interface WebToolsOptions extends UrlPolicyOptions {
   readonly timeoutMs?: number | undefined;
   /** Redirects followed, each re-checked. @default 3 */
   readonly maxRedirects?: number | undefined;
+  /**
+   * The fetch that performs requests (tests). A fetch given here is called only after the URL policy's check and
+   * does not get the connect-time address check. @default the policy's fetch (undici, connect-time check)
+   */
   readonly fetch?: typeof fetch | undefined;
 }
 
@@ -24,14 +28,16 @@ export interface WebToolsOptions extends UrlPolicyOptions {
  * The `web` tool set: `web_fetch` reads a page and returns its text (HTML converted with `html-to-text`), READ_ONLY.
  * Enforced in code, not in the prompt: only `http(s)`; no credentials in the URL; hosts checked against the deny and
  * allow lists; the address a host resolves to must be public (no loopback, private, link-local or metadata
- * addresses: SSRF) unless the host is explicitly allowed; every redirect hop re-checked; bodies cut at `maxBytes`.
+ * addresses: SSRF) unless the host is explicitly allowed, checked again where the connection is made (DNS rebinding);
+ * every redirect hop re-checked; bodies cut at `maxBytes`.
  * The text passes the input scanner: prompt-injection patterns and secrets are listed in `untrusted`, which the
  * runtime turns into `input-flagged` events.
  */
 export function createWebTools(options: WebToolsOptions = {}): ToolEntry[] {
   const { maxBytes = 262_144, maxChars = 20_000, timeoutMs = 10_000, maxRedirects = 3 } = options;
-  const doFetch = options.fetch ?? fetch;
-  const { check } = createUrlPolicy('createWebTools', options);
+  const policy = createUrlPolicy('createWebTools', options);
+  const { check } = policy;
+  const doFetch = options.fetch ?? ((u: URL, init: RequestInit) => policy.fetch(u, init));
 
   return [
     defineTool({

@@ -1,9 +1,9 @@
 /**
  * web_fetch against a loopback fixture: text out of HTML, the allow/deny lists, SSRF refusals (private addresses,
- * redirects into them), size caps, non-text refused, and findings of the input scanner listed as untrusted.
+ * redirects into them, DNS rebinding between the check and the connect), size caps, non-text refused, and findings of the input scanner listed as untrusted.
  */
 import { createServer, type Server } from 'node:http';
-import { createToolRegistry, createWebTools, parseEnvelope } from '@minara/agent';
+import { createToolRegistry, createUrlPolicy, createWebTools, parseEnvelope } from '@minara/agent';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 let server: Server;
@@ -49,6 +49,36 @@ describe('web_fetch', () => {
     expect((await fetchWith({ allowHosts: ['api.example.org'] }, 'https://other.example.org/')).error).toContain('not on the allow list');
     expect((await fetchWith({}, 'https://user:pass@example.com/')).error).toContain('credentials');
     expect((await fetchWith({}, 'file:///etc/passwd')).error).toContain('only http and https');
+  });
+
+  it('checks the address again where it connects: a host that rebinds to loopback after the check is refused (DNS rebinding)', async () => {
+    const port = (server.address() as { port: number }).port;
+    const answers: string[] = [];
+    const rebinding = async () => {
+      const answer = answers.length === 0 ? '93.184.216.34' : '127.0.0.1';
+      answers.push(answer);
+      return [answer];
+    };
+    const r = await fetchWith({ resolve: rebinding }, `http://rebind.example.com:${port}/page`);
+    expect(r).toMatchObject({ ok: false, code: 'TOOL_BLOCKED' });
+    expect(r.error).toContain('non-public address (127.0.0.1)');
+    expect(answers).toEqual(['93.184.216.34', '127.0.0.1']);
+    // The connection uses the policy's resolver (the system cannot resolve `.test`): an allowed host that the
+    // resolver maps to the loopback fixture is fetched through it.
+    const pinned = await fetchWith({ allowHosts: ['fixture.test'], resolve: async () => ['127.0.0.1'] }, `http://fixture.test:${port}/page`);
+    expect(pinned.ok).toBe(true);
+    expect(pinned.data!.text).toContain('BTC FUNDING');
+  });
+
+  it('createUrlPolicy().fetch is the connect-time-checked fetch', async () => {
+    const port = (server.address() as { port: number }).port;
+    const url = new URL(`http://inside.example.com:${port}/page`);
+    const refused = createUrlPolicy('test', { resolve: async () => ['127.0.0.1'] });
+    await expect(refused.fetch(url, {})).rejects.toMatchObject({ code: 'TOOL_BLOCKED', message: expect.stringContaining('non-public address (127.0.0.1)') });
+    const allowed = createUrlPolicy('test', { allowHosts: ['inside.example.com'], resolve: async () => ['127.0.0.1'] });
+    const response = await allowed.fetch(url, {});
+    expect(response.status).toBe(200);
+    expect(await response.text()).toContain('BTC funding');
   });
 
   it('cuts big bodies, refuses non-text, and lists prompt injection in the text as untrusted', async () => {
