@@ -180,18 +180,40 @@ export function createScopeIndex(): ScopeIndex {
     asks = as;
   };
 
+  /** Per-term counts of the row being inserted (indexed by term id, zero between rows) and its distinct terms. */
+  let counts = new Int32Array(1024);
+  const distinct: number[] = [];
   const insertTerms = (slot: number, terms: Int32Array): void => {
-    const counts = new Map<number, number>();
-    for (const t of terms) counts.set(t, (counts.get(t) ?? 0) + 1);
-    for (const [t, f] of counts) {
+    if (counts.length < postings.length) {
+      const bigger = new Int32Array(Math.max(postings.length, counts.length * 2));
+      bigger.set(counts);
+      counts = bigger;
+    }
+    distinct.length = 0;
+    for (let i = 0; i < terms.length; i++) {
+      const t = terms[i] as number;
+      if (counts[t] === 0) distinct.push(t);
+      counts[t] = (counts[t] as number) + 1;
+    }
+    for (const t of distinct) {
       const p = postings[t] as Postings;
-      p.slots = grow(p.slots, p.length + 1);
-      p.freqs = grow(p.freqs, p.length + 1);
+      if (p.length === p.slots.length) {
+        p.slots = grow(p.slots, p.length + 1);
+        p.freqs = grow(p.freqs, p.length + 1);
+      }
       p.slots[p.length] = slot;
-      p.freqs[p.length] = f;
+      p.freqs[p.length] = counts[t] as number;
       p.length++;
       p.df++;
+      counts[t] = 0;
     }
+  };
+
+  /** Term ids of a list of index terms (new terms are added to the vocabulary). */
+  const termIds = (list: readonly string[]): Int32Array => {
+    const out = new Int32Array(list.length);
+    for (let i = 0; i < list.length; i++) out[i] = termId(list[i] as string);
+    return out;
   };
 
   const addSlot = (id: number, terms: Int32Array, labels: Int32Array, category: string, question: boolean): void => {
@@ -383,7 +405,7 @@ export function createScopeIndex(): ScopeIndex {
 
     add(doc) {
       if (slotOf.has(doc.id)) throw new Error(`row ${doc.id} is already indexed`);
-      addSlot(doc.id, Int32Array.from(indexTerms(doc.content), termId), Int32Array.from(labelTerms(doc.content), termId), doc.category, asksQuestion(doc.content));
+      addSlot(doc.id, termIds(indexTerms(doc.content)), termIds(labelTerms(doc.content)), doc.category, asksQuestion(doc.content));
     },
 
     remove(id) {

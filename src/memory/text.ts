@@ -83,6 +83,46 @@ const POSSESSIVE = /(?<=\p{L})['’ʼ]s?(?![\p{L}\p{N}])/gu;
  * possessive `'s` is dropped (`Caroline's` → `caroline`), on the write and the query side alike.
  */
 export function tokenize(text: string): string[] {
+  return ASCII.test(text) ? tokenizeAscii(text) : tokenizeGeneral(text);
+}
+
+const ASCII = /^[\x00-\x7f]*$/;
+
+/** Whether an ASCII code is a letter or a digit (the ASCII part of `WORD`). */
+function isAlnum(c: number): boolean {
+  return (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57);
+}
+
+/**
+ * {@link tokenize} for ASCII-only text (most memories), without regular expressions: runs of letters and digits,
+ * lower-cased, with the possessive `'s` after a letter dropped exactly as `POSSESSIVE` drops it. It is what
+ * makes building a large scope's index fast; a property test checks it equals the general path.
+ */
+function tokenizeAscii(text: string): string[] {
+  const out: string[] = [];
+  let start = -1;
+  for (let i = 0; i <= text.length; i++) {
+    const c = i < text.length ? text.charCodeAt(i) : -1;
+    if (c >= 0 && isAlnum(c)) {
+      if (start < 0) start = i;
+      continue;
+    }
+    if (start >= 0) {
+      out.push(text.slice(start, i).toLowerCase());
+      start = -1;
+    }
+    // `Caroline's` → `caroline`: an apostrophe after a letter, then `s` not followed by a letter or digit.
+    if (c === 39 && i > 0 && i + 1 < text.length) {
+      const before = text.charCodeAt(i - 1);
+      const isLetter = (before >= 97 && before <= 122) || (before >= 65 && before <= 90);
+      if (isLetter && text.charCodeAt(i + 1) === 115 && (i + 2 >= text.length || !isAlnum(text.charCodeAt(i + 2)))) i++;
+    }
+  }
+  return out;
+}
+
+/** The general path of {@link tokenize} (exported for the test that compares it with the ASCII path). */
+export function tokenizeGeneral(text: string): string[] {
   const out: string[] = [];
   for (const match of text.replace(POSSESSIVE, '').matchAll(WORD)) {
     const word = match[0];
@@ -92,8 +132,6 @@ export function tokenize(text: string): string[] {
   }
   return out;
 }
-
-const ASCII = /^[\x00-\x7f]*$/;
 
 /** The raw words of `text` (maximal runs of token characters), unfolded. */
 export function words(text: string): string[] {
@@ -145,15 +183,18 @@ const stemCache = new Map<string, string>();
  * rule looks at the lower-case token only, so the write side and the query side always agree.
  */
 export function indexTerm(token: string): string {
-  if (token.length < 3 || !/^[a-z]+$/u.test(token) || UNSTEMMED.has(token)) return token;
-  let stem = stemCache.get(token);
-  if (stem === undefined) {
-    stem = stemmer(token);
-    if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();
-    stemCache.set(token, stem);
-  }
+  if (token.length < 3) return token;
+  // Cached words first: only stemmed words are cached, so a hit skips the rule checks below.
+  const cached = stemCache.get(token);
+  if (cached !== undefined) return cached;
+  if (!LOWER_ASCII_WORD.test(token) || UNSTEMMED.has(token)) return token;
+  const stem = stemmer(token);
+  if (stemCache.size >= STEM_CACHE_LIMIT) stemCache.clear();
+  stemCache.set(token, stem);
   return stem;
 }
+
+const LOWER_ASCII_WORD = /^[a-z]+$/;
 
 /** The index terms of `text`: {@link tokenize}, then {@link indexTerm} per token. */
 export function indexTerms(text: string): string[] {

@@ -15,6 +15,7 @@ import {
   parseSearchQuery,
   rankBruteForce,
   silentLogger,
+  tokenize,
   type MemoryQueryNode,
   type RankDoc,
   type RankedId,
@@ -26,6 +27,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLexicalCache } from '../../src/memory/lexical-cache';
 import { createScopeIndex } from '../../src/memory/lexical-index';
+import { tokenizeGeneral } from '../../src/memory/text';
 import { engines, fakeClock } from './helpers';
 
 describe.each(engines)('natural questions never come back empty ($name)', ({ make }) => {
@@ -191,6 +193,19 @@ describe('the label field and the neighbour window', () => {
     const index = createScopeIndex();
     for (const d of docs) index.add(d);
     expect(index.rank(query, { limit: 10, neighbours: true })).toEqual(ranked);
+  });
+});
+
+describe('the ASCII tokenizer', () => {
+  it('equals the general tokenizer on any ASCII text (fast-check), possessives included', () => {
+    const ascii = fc.string({ unit: fc.constantFrom(..."aAbs S'’-:?.,0 9Zz\n".split('').filter((c) => c.charCodeAt(0) < 128), 'x', 'y'), maxLength: 40 });
+    fc.assert(
+      fc.property(ascii, (text) => {
+        expect(tokenize(text)).toEqual(tokenizeGeneral(text));
+      }),
+      { numRuns: 2000, seed: 22 },
+    );
+    for (const text of ["Caroline's", "dogs' names", "a's's", "90's", "CAROLINE'S", "don't", "it's.", "'s", "x'", "Maria's\tdog"]) expect(tokenize(text), text).toEqual(tokenizeGeneral(text));
   });
 });
 
