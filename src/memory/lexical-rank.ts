@@ -23,7 +23,7 @@
  * {@link combineNeighbours}). A row may therefore rank through its neighbours alone; boolean queries (`AND`,
  * phrases, prefixes, `category:`) still decide which rows match on their own text and rank by it alone: only
  * a relaxed natural-language query uses neighbours ({@link RankOptions}). Under the same option a row that itself
- * asks a question (holds a `?`) keeps {@link QUESTION_ROW_FACTOR} of its own score: asked a question, a stored
+ * asks a question (a `?` ending a sentence) keeps {@link QUESTION_ROW_FACTOR} of its own score: asked a question, a stored
  * statement is better evidence than a stored question on the same words, whose answer is usually the row after
  * it (and that row still borrows the question's full score as its neighbour).
  *
@@ -46,9 +46,12 @@ export const LABEL_WEIGHT = 2;
 /** Share of its own score a row that asks a question keeps (relaxed natural-language queries only). */
 export const QUESTION_ROW_FACTOR = 0.8;
 
-/** Whether a row asks a question (holds `?` or a full-width `？`). */
+/** A question mark that ends a sentence: not one inside a URL or a query string (`/search?q=`, `?a=1&b`). */
+const QUESTION_MARK = /\?(?![A-Za-z0-9=&%/_-])|？/u;
+
+/** Whether a row asks a question (a `?` that ends a sentence, or a full-width `？`). */
 export function asksQuestion(content: string): boolean {
-  return content.includes('?') || content.includes('？');
+  return QUESTION_MARK.test(content);
 }
 
 /**

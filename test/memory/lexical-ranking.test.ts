@@ -27,6 +27,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { createLexicalCache } from '../../src/memory/lexical-cache';
 import { createScopeIndex } from '../../src/memory/lexical-index';
+import { asksQuestion } from '../../src/memory/lexical-rank';
 import { tokenizeGeneral } from '../../src/memory/text';
 import { engines, fakeClock } from './helpers';
 
@@ -156,6 +157,14 @@ describe('the label field and the neighbour window', () => {
     expect(hits[0]?.id).toBe(said.id);
     expect(hits.map((h) => h.id)).toContain(told.id);
     await storage.close();
+  });
+
+  it('a row asks a question when a question mark ends a sentence, not inside a URL', () => {
+    expect(asksQuestion('did you like it?')).toBe(true);
+    expect(asksQuestion('Sam: really? tell me more (today)')).toBe(true);
+    expect(asksQuestion('你好吗？我很好')).toBe(true);
+    expect(asksQuestion('see https://example.com/search?q=btc&page=2 for the list')).toBe(false);
+    expect(asksQuestion('plain statement.')).toBe(false);
   });
 
   it('asked a question, a stored question keeps QUESTION_ROW_FACTOR of its own score; typed syntax ranks it in full', () => {
