@@ -13,7 +13,7 @@
  *
  * Rows are kept in slots; a removed row leaves a dead slot until the next compaction. Neighbours (for the
  * neighbour share of the score) are the previous and next live rows by id, and the ones beyond them. Each
- * slot keeps its label terms (`labelTerms`) and whether it asks a question, and each term the number of live
+ * slot keeps its label terms (`labelTerms`: the first in a flat array, the rest of a longer label in a map) and whether it asks a question, and each term the number of live
  * rows whose label holds it.
  */
 import type { MemoryQueryNode } from '../storage/memory-types';
@@ -133,7 +133,19 @@ export function createScopeIndex(): ScopeIndex {
   let next = new Int32Array(1024);
   let docTerms: Array<Int32Array | undefined> = [];
   /** Label term ids per slot (usually none or one). */
-  let docLabels: Array<Int32Array | undefined> = [];
+  /** The first label term id per slot (−1: no label); the rest of a multi-term label in `labelRest`. */
+  let label0 = new Int32Array(1024).fill(-1);
+  let labelRest = new Map<number, Int32Array>();
+  const labelsOf = (slot: number): Int32Array => {
+    const first = label0[slot] as number;
+    if (first < 0) return new Int32Array(0);
+    const rest = labelRest.get(slot);
+    if (rest === undefined) return Int32Array.of(first);
+    const all = new Int32Array(rest.length + 1);
+    all[0] = first;
+    all.set(rest, 1);
+    return all;
+  };
   const categories: string[] = [];
   const categoryIds = new Map<string, number>();
   const slotOf = new Map<number, number>();
@@ -172,6 +184,9 @@ export function createScopeIndex(): ScopeIndex {
     cats = g32(cats);
     prev = g32(prev);
     next = g32(next);
+    const l0 = new Int32Array(cap).fill(-1);
+    l0.set(label0);
+    label0 = l0;
     const al = new Uint8Array(cap);
     al.set(alive);
     alive = al;
@@ -231,7 +246,8 @@ export function createScopeIndex(): ScopeIndex {
     alive[slot] = 1;
     asks[slot] = question ? 1 : 0;
     docTerms[slot] = terms;
-    docLabels[slot] = labels.length === 0 ? undefined : labels;
+    label0[slot] = labels.length === 0 ? -1 : (labels[0] as number);
+    if (labels.length > 1) labelRest.set(slot, labels.slice(1));
     for (const t of labels) (postings[t] as Postings).labelDf++;
     slotOf.set(id, slot);
     insertTerms(slot, terms);
@@ -251,7 +267,7 @@ export function createScopeIndex(): ScopeIndex {
     const rows: Array<{ id: number; terms: Int32Array; labels: Int32Array; category: string; question: boolean }> = [];
     for (let s = 0; s < slots; s++) {
       if (alive[s] !== 1) continue;
-      rows.push({ id: ids[s] as number, terms: docTerms[s] as Int32Array, labels: docLabels[s] ?? new Int32Array(0), category: categories[cats[s] as number] as string, question: asks[s] === 1 });
+      rows.push({ id: ids[s] as number, terms: docTerms[s] as Int32Array, labels: labelsOf(s), category: categories[cats[s] as number] as string, question: asks[s] === 1 });
     }
     rows.sort((a, b) => a.id - b.id);
     for (const p of postings) {
@@ -261,7 +277,8 @@ export function createScopeIndex(): ScopeIndex {
     }
     slotOf.clear();
     docTerms = [];
-    docLabels = [];
+    label0.fill(-1);
+    labelRest = new Map();
     slots = 0;
     live = 0;
     dead = 0;
@@ -417,9 +434,10 @@ export function createScopeIndex(): ScopeIndex {
       dead++;
       totalLength -= lengths[slot] as number;
       for (const t of new Set(docTerms[slot] as Int32Array)) (postings[t] as Postings).df--;
-      for (const t of docLabels[slot] ?? []) (postings[t] as Postings).labelDf--;
+      for (const t of labelsOf(slot)) (postings[t] as Postings).labelDf--;
       docTerms[slot] = undefined;
-      docLabels[slot] = undefined;
+      label0[slot] = -1;
+      labelRest.delete(slot);
       linksValid = false;
       if (dead > 1024 && dead > live / 4) compact();
     },
@@ -436,8 +454,9 @@ export function createScopeIndex(): ScopeIndex {
       const inLabel = (i: number, slot: number): boolean => {
         const t = labelTerm[i] as number;
         if (t < 0) return false;
-        const l = docLabels[slot];
-        return l !== undefined && l.includes(t);
+        if (label0[slot] === t) return true;
+        if (labelRest.size === 0) return false;
+        return labelRest.get(slot)?.includes(t) === true;
       };
       if (acc.length < slots) acc = new Float64Array(Math.max(slots, acc.length * 2));
       if (mark.length < slots) mark = new Uint8Array(acc.length);

@@ -271,8 +271,15 @@ describe('the fast path equals the brute-force ranker', () => {
   });
 
   it('on a 20k-row scope where most rows match', () => {
+    // mulberry32 (32-bit integer arithmetic: a float LCG here cycles after a few hundred values).
     let seed = 7;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+    const rnd = () => {
+      seed = (seed + 0x6d2b79f5) >>> 0;
+      let t = seed;
+      t = Math.imul(t ^ (t >>> 15), t | 1);
+      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+    };
     const docs: RankDoc[] = Array.from({ length: 20_500 }, (_, i) => ({
       id: i + 1,
       content: `${i % 4 === 0 ? `${LABELS[i % LABELS.length]}: ` : ''}${Array.from({ length: 3 + Math.floor(rnd() * 10) }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ')}${i % 5 === 0 ? '?' : ''}`,
@@ -280,7 +287,8 @@ describe('the fast path equals the brute-force ranker', () => {
     }));
     const index = createScopeIndex();
     for (const d of docs) index.add(d);
-    for (let i = 0; i < 2000; i++) index.remove(1 + Math.floor(rnd() * docs.length));
+    // Enough removals that the index compacts (dead slots > 1,024 and > a quarter of the live ones).
+    for (let i = 0; i < 6000; i++) index.remove(1 + Math.floor(rnd() * docs.length));
     const live = docs.filter((d) => index.has(d.id));
     for (const q of ['cat', 'cat salmon allergy', 'the OR a', '"weekly charts"', 'cha*', 'btc eth OR funding', 'what is the cat allergic to?', 'category:lesson salmon', 'what did Maria say about the salmon dinner?']) {
       for (const { node, neighbours } of nodesOf(q)) {
