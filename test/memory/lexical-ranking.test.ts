@@ -29,6 +29,7 @@ import { createLexicalCache } from '../../src/memory/lexical-cache';
 import { createScopeIndex } from '../../src/memory/lexical-index';
 import { asksQuestion } from '../../src/memory/lexical-rank';
 import { tokenizeGeneral } from '../../src/memory/text';
+import { mulberry32 } from '../support/prng';
 import { engines, fakeClock } from './helpers';
 
 describe.each(engines)('natural questions never come back empty ($name)', ({ make }) => {
@@ -271,15 +272,7 @@ describe('the fast path equals the brute-force ranker', () => {
   });
 
   it('on a 20k-row scope where most rows match', () => {
-    // mulberry32 (32-bit integer arithmetic: a float LCG here cycles after a few hundred values).
-    let seed = 7;
-    const rnd = () => {
-      seed = (seed + 0x6d2b79f5) >>> 0;
-      let t = seed;
-      t = Math.imul(t ^ (t >>> 15), t | 1);
-      t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-      return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-    };
+    const rnd = mulberry32(7);
     const docs: RankDoc[] = Array.from({ length: 20_500 }, (_, i) => ({
       id: i + 1,
       content: `${i % 4 === 0 ? `${LABELS[i % LABELS.length]}: ` : ''}${Array.from({ length: 3 + Math.floor(rnd() * 10) }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ')}${i % 5 === 0 ? '?' : ''}`,

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveInSandbox, SandboxEscapeError, MinaraError } from '@minara/agent';
+import { mulberry32 } from '../support/prng';
 
 let base: string;
 let root: string;
@@ -68,8 +69,7 @@ describe('resolveInSandbox', () => {
 
   it('fuzz: random mixes of hostile segments never resolve outside the root', () => {
     const pieces = ['..', '.', 'docs', 'escape', 'chain2', 'docs-link', 'x', '', '%2e%2e', '\u002e\u002e', 'secret-link', 'dangling', '\0', '/', '\\', 'docs/deep/loop', '~', 'ａ'];
-    let seed = 42;
-    const rnd = () => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const rnd = mulberry32(42);
     for (let i = 0; i < 3000; i++) {
       const n = 1 + Math.floor(rnd() * 6);
       const p = Array.from({ length: n }, () => pieces[Math.floor(rnd() * pieces.length)]).join(rnd() < 0.8 ? '/' : '');
