@@ -507,6 +507,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       workspace,
       userId,
       memoryStores: () => stores.values(),
+      // Its stores keep the default 30-day retention; tenants not served since the start are purged on the same terms.
+      unservedRetentionDays: 30,
       now,
       logger,
       ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),

@@ -1,5 +1,7 @@
 import { type DeliveryQuery, type DeliveryRecord, HEARTBEAT_OK, listDeliveries } from './deliveries';
+import { MinaraError } from '../errors/minara-error';
 import type { MemoryStore } from '../memory/types';
+import type { MemoryScope } from '../storage/memory-types';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { GenerateResult } from '../runtime/types';
 import type { Storage } from '../storage/types';
@@ -39,6 +41,14 @@ export interface AgentBackgroundOptions {
   readonly purgeEveryMs?: number | undefined;
   /** The memory stores whose soft-deleted rows the purge job removes (the tenants this process serves). */
   readonly memoryStores?: (() => Iterable<MemoryStore>) | undefined;
+  /**
+   * Also purge the tenants no store of `memoryStores` serves: the purge job asks the storage for every scope with
+   * rows soft-deleted more than this many days ago (`MemoryStorage.expiredSoftDeletedScopes`) and purges them, so a
+   * tenant who has not come back since the process started is purged on time too. Set it to the retention those
+   * tenants' stores use (`createApp` sets 30, its stores' retention). Served tenants keep their own store's
+   * retention. @default off (served tenants only)
+   */
+  readonly unservedRetentionDays?: number | undefined;
   /** Run the workspace's dreaming pass on the runner (when the workspace has dreaming enabled). @default true */
   readonly dreaming?: boolean | undefined;
   /** Where autonomous turns' answers go besides the session transcript (a chat app, a webhook, a UI). */
@@ -90,6 +100,9 @@ function withinHours(at: Date, hours: { start: string; end: string }): boolean {
   return s <= e ? t >= s && t < e : t >= s || t < e;
 }
 
+/** A memory scope as one comparable string. */
+const scopeKey = (scope: MemoryScope): string => JSON.stringify([scope.userId, scope.agentId ?? null]);
+
 /**
  * The agent's background work on one {@link BackgroundRunner}:
  *
@@ -97,7 +110,7 @@ function withinHours(at: Date, hours: { start: string; end: string }): boolean {
  * | --- | --- | --- |
  * | `heartbeat` | every `heartbeatEveryMs` (30 min) | an autonomous turn (`source: 'heartbeat'`) over the untimed entries of HEARTBEAT.md's `## Schedule`; none → no model call; a reply of only `HEARTBEAT_OK` is not delivered |
  * | `schedule:<hash>` | the entry's interval or cron | a `cron` turn with the entry's instruction, delivered |
- * | `memory:purge` | every 30 min | soft-deleted memories past their retention, for every served tenant |
+ * | `memory:purge` | every 30 min | soft-deleted memories past their retention, for every served tenant (and every other tenant of the storage with `unservedRetentionDays`) |
  * | `workspace:dream` | the workspace's dreaming interval | the dreaming pass (when the workspace enables it) |
  *
  * Edits to HEARTBEAT.md take effect at the next tick (no restart); an entry that does not parse is logged once
@@ -105,6 +118,10 @@ function withinHours(at: Date, hours: { start: string; end: string }): boolean {
  */
 export function createAgentBackground(options: AgentBackgroundOptions): AgentBackground {
   const { runtime, storage, workspace, userId = 'default', heartbeatEveryMs = 30 * 60_000, purgeEveryMs = 30 * 60_000, deliver, now = () => new Date(), logger = silentLogger } = options;
+  const unservedRetentionDays = options.unservedRetentionDays;
+  if (unservedRetentionDays !== undefined && (typeof unservedRetentionDays !== 'number' || !Number.isFinite(unservedRetentionDays) || unservedRetentionDays < 0)) {
+    throw new MinaraError('CONFIG_INVALID', `createAgentBackground: unservedRetentionDays must be a non-negative number of days, got ${String(unservedRetentionDays)}`);
+  }
   if (options.activeHours) {
     minutes(options.activeHours.start);
     minutes(options.activeHours.end);
@@ -223,7 +240,19 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
       every: purgeEveryMs,
       run: async () => {
         let purged = 0;
-        for (const store of stores()) purged += await store.purgeExpiredSoftDeleted();
+        const served = new Set<string>();
+        for (const store of stores()) {
+          purged += await store.purgeExpiredSoftDeleted();
+          served.add(scopeKey(store.scope));
+        }
+        const memory = storage.memory;
+        if (unservedRetentionDays !== undefined && memory.expiredSoftDeletedScopes !== undefined) {
+          // Tenants not served here: the storage names them (one indexed read), each purged with the given retention.
+          const cutoff = new Date(now().getTime() - unservedRetentionDays * 86_400_000).toISOString();
+          for (const scope of await memory.expiredSoftDeletedScopes(cutoff)) {
+            if (!served.has(scopeKey(scope))) purged += await memory.purgeSoftDeleted(scope, cutoff);
+          }
+        }
         return `purged ${purged}`;
       },
     });

@@ -268,6 +268,11 @@ export interface MemoryStorage {
   hardDelete(scope: MemoryScope, id: number): Promise<boolean>;
   /** Physically delete soft-deleted rows with `deleted_at < cutoff`; returns how many. */
   purgeSoftDeleted(scope: MemoryScope, cutoff: string): Promise<number>;
+  /**
+   * Every scope of the file or database that holds soft-deleted rows with `deleted_at < cutoff`, so a purge job can
+   * reach tenants this process does not serve. Optional for engines written elsewhere; the built-in ones have it.
+   */
+  expiredSoftDeletedScopes?(cutoff: string): Promise<MemoryScope[]>;
   /** Mark a row retired (fact layer). Never applies to rows with `source = 'user_manual'`. */
   retire(scope: MemoryScope, id: number, options: { supersededBy?: number | undefined; now: string }): Promise<boolean>;
   /** Settle a pending fact as active. */

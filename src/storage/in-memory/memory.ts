@@ -224,6 +224,16 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
       removeRows(ids);
       return ids.length;
     },
+    async expiredSoftDeletedScopes(cutoff) {
+      const found = new Map<string, MemoryScope>();
+      for (const { record: r } of rows.values()) {
+        if (r.deletedAt === undefined || r.deletedAt >= cutoff) continue;
+        const scope: MemoryScope = r.agentId === undefined ? { userId: r.userId } : { userId: r.userId, agentId: r.agentId };
+        found.set(scopeId(scope), scope);
+      }
+      return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
+    },
+
     async retire(scope, id, options) {
       const row = owned(scope, id, true);
       if (row === undefined || row.record.status === 'retired' || row.record.source === 'user_manual') return false;

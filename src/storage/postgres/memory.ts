@@ -270,6 +270,11 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
       });
     },
 
+    async expiredSoftDeletedScopes(cutoff) {
+      const rows = await h.op('memory.expiredSoftDeletedScopes').all(`SELECT DISTINCT user_id, agent_id FROM ${M} WHERE deleted_at IS NOT NULL AND deleted_at < $1 ORDER BY user_id, agent_id`, [cutoff]);
+      return rows.map((r) => (r.agent_id === null || r.agent_id === undefined ? { userId: String(r.user_id) } : { userId: String(r.user_id), agentId: String(r.agent_id) }));
+    },
+
     async retire(scope, id, options) {
       const n = await h.op('memory.retire').run(
         `UPDATE ${M} SET status = 'retired', retired_at = $3, superseded_by = $4 WHERE id = $5 AND ${SCOPE} AND status <> 'retired' AND (source IS NULL OR source <> 'user_manual')`,

@@ -271,6 +271,13 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
       });
     },
 
+    async expiredSoftDeletedScopes(cutoff) {
+      const rows = handle.read('memory.expiredSoftDeletedScopes', () =>
+        prepare('SELECT DISTINCT user_id, agent_id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY user_id, agent_id').all(cutoff),
+      ) as Array<{ user_id: string; agent_id: string | null }>;
+      return rows.map((r) => (r.agent_id === null ? { userId: r.user_id } : { userId: r.user_id, agentId: r.agent_id }));
+    },
+
     async retire(scope, id, options) {
       const info = handle.write('memory.retire', () =>
         prepare(
