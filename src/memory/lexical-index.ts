@@ -448,8 +448,12 @@ export function createScopeIndex(): ScopeIndex {
       const lists = q.leaves.map(leafPostings);
       const avg = totalLength / live || 1;
       const idfs = lists.map((l) => idf(live, l.length));
-      // The label field: a term leaf's term id (−1 for other leaves or unknown terms) and its label IDF.
-      const labelTerm = q.leaves.map((leaf) => (leaf.kind === 'term' ? (vocab.get(leaf.term) ?? -1) : -1));
+      // The label field: a term leaf's term id (−1 for other leaves, unknown terms and terms no live label holds,
+      // so most postings skip the label lookup) and its label IDF.
+      const labelTerm = q.leaves.map((leaf) => {
+        const t = leaf.kind === 'term' ? (vocab.get(leaf.term) ?? -1) : -1;
+        return t >= 0 && (postings[t] as Postings).labelDf > 0 ? t : -1;
+      });
       const labelIdfs = labelTerm.map((t) => (t < 0 ? 0 : idf(live, (postings[t] as Postings).labelDf)));
       const inLabel = (i: number, slot: number): boolean => {
         const t = labelTerm[i] as number;

@@ -29,7 +29,7 @@ import { createLexicalCache } from '../../src/memory/lexical-cache';
 import { createScopeIndex } from '../../src/memory/lexical-index';
 import { asksQuestion } from '../../src/memory/lexical-rank';
 import { tokenizeGeneral } from '../../src/memory/text';
-import { mulberry32 } from '../support/prng';
+import { mulberry32 } from '../../src/util/prng';
 import { engines, fakeClock } from './helpers';
 
 describe.each(engines)('natural questions never come back empty ($name)', ({ make }) => {

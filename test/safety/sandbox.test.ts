@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { resolveInSandbox, SandboxEscapeError, MinaraError } from '@minara/agent';
-import { mulberry32 } from '../support/prng';
+import { mulberry32 } from '../../src/util/prng';
 
 let base: string;
 let root: string;
