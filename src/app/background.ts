@@ -1,0 +1,78 @@
+import { type AgentBackground, createAgentBackground, type Delivery } from '../background/agent';
+import { createWebhookDelivery } from '../background/delivery';
+import { ConfigError } from '../errors/subclasses';
+import type { FinancePack } from '../finance/create-finance-pack';
+import type { AgentRuntime } from '../runtime/runtime';
+import type { Storage } from '../storage/types';
+import type { Workspace } from '../workspace/workspace';
+import type { DisposerStack } from './disposers';
+import { parseDuration, parseHours } from './env-parse';
+import { learningJobs } from './learning-jobs';
+import type { AppMemory } from './memory';
+import type { AppModels } from './models';
+import type { AppSettings } from './settings';
+
+/** The background runner and the autonomous-turn budget. */
+export interface AppBackground {
+  /** Built, not started: the host starts it (`minara serve`, the REPL) with `background.start()`. */
+  readonly background: AgentBackground;
+  /** Why an autonomous turn may not start now (the daily budget is spent); undefined without a budget. */
+  readonly admit: (() => Promise<string | undefined>) | undefined;
+}
+
+/**
+ * The background jobs part: the runner (heartbeat within its active hours, the user's schedule, the purge,
+ * dreaming, the learning jobs), the delivery of autonomous answers (the host's `deliver` hook, and a signed
+ * webhook when `MINARA_DELIVERY_WEBHOOK_URL` is set) and the daily budget of autonomous turns. The runner is
+ * stopped on release.
+ */
+export function assembleBackground(
+  settings: AppSettings,
+  parts: { readonly storage: Storage; readonly runtime: AgentRuntime; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels; readonly finance: FinancePack | undefined },
+  disposers: DisposerStack,
+): AppBackground {
+  const { options, env, logger, bus, now, userId } = settings;
+  const { storage, runtime, workspace, memory, finance } = parts;
+  const webhookUrl = env.MINARA_DELIVERY_WEBHOOK_URL;
+  if (webhookUrl && !env.MINARA_DELIVERY_WEBHOOK_SECRET) throw new ConfigError('MINARA_DELIVERY_WEBHOOK_SECRET: required with MINARA_DELIVERY_WEBHOOK_URL (the HMAC key the receiver verifies, at least 16 characters)', ['MINARA_DELIVERY_WEBHOOK_SECRET']);
+  const toWebhook = webhookUrl ? createWebhookDelivery({ url: webhookUrl, secret: env.MINARA_DELIVERY_WEBHOOK_SECRET!, storage, now, logger }) : undefined;
+  const hostDeliver = options.background?.deliver;
+  const deliver = toWebhook || hostDeliver
+    ? async (d: Delivery) => {
+        await hostDeliver?.(d);
+        await toWebhook?.(d);
+      }
+    : undefined;
+  const budgetEnv = env.MINARA_DAILY_BUDGET_USD;
+  const dailyBudgetUsd = options.dailyBudgetUsd ?? (budgetEnv !== undefined && budgetEnv.trim() !== '' ? Number(budgetEnv) : undefined);
+  if (dailyBudgetUsd !== undefined && !(Number.isFinite(dailyBudgetUsd) && dailyBudgetUsd >= 0)) {
+    throw new ConfigError(`dailyBudgetUsd (MINARA_DAILY_BUDGET_USD): expected a non-negative number of USD, got ${JSON.stringify(budgetEnv ?? dailyBudgetUsd)}`, ['dailyBudgetUsd']);
+  }
+  const admit = dailyBudgetUsd === undefined
+    ? undefined
+    : async () => {
+        const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: ['heartbeat', 'cron', 'webhook', 'workflow'] })).costUsd;
+        return spent >= dailyBudgetUsd ? `daily budget spent: $${spent.toFixed(4)} of $${dailyBudgetUsd.toFixed(2)} on autonomous turns today (UTC)` : undefined;
+      };
+  const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
+  const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
+  const background = createAgentBackground({
+    runtime,
+    storage,
+    workspace,
+    userId,
+    memoryStores: memory.memoryStores,
+    // Its stores keep the default 30-day retention; tenants not served since the start are purged on the same terms.
+    unservedRetentionDays: 30,
+    now,
+    logger,
+    ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
+    ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
+    ...options.background,
+    jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],
+    ...(deliver ? { deliver } : {}),
+    ...(admit ? { admit } : {}),
+  });
+  disposers.push(() => background.stop());
+  return { background, admit };
+}

@@ -1,0 +1,70 @@
+import { MinaraError } from '../errors/minara-error';
+import { createLearningStore } from '../learning/store';
+import type { LearningStore, LearningStoreOptions } from '../learning/types';
+import { createFactConsolidator } from '../memory/consolidator';
+import { createMemoryStore } from '../memory/store';
+import type { MemoryStore } from '../memory/types';
+import type { Storage } from '../storage/types';
+import type { DisposerStack } from './disposers';
+import type { AppModels } from './models';
+import type { AppSettings } from './settings';
+
+/** Memory and learning, one store per tenant, each made on first use. */
+export interface AppMemory {
+  /** The memory store of a tenant (cached per user id). */
+  readonly memoryFor: (userId: string) => MemoryStore;
+  /** The memory stores made so far (the purge job walks them). */
+  readonly memoryStores: () => Iterable<MemoryStore>;
+  /** The learning store of a tenant (cached per user and agent); undefined when `learning: false`. */
+  readonly learningFor: (userId: string, agentId?: string) => LearningStore | undefined;
+  /** The learning options; undefined when `learning: false`. */
+  readonly learningOptions: Partial<LearningStoreOptions> | undefined;
+}
+
+/**
+ * The memory and learning part. Memory: one store per tenant; `MEMORY_CONSOLIDATION_ENABLED=1` turns on the LLM
+ * fact consolidator (utility model, else the main one; `MEMORY_CONSOLIDATION_GUIDANCE` steers it), only when a
+ * model is configured. Learning: one store per tenant (user, agent) for decision capture after turns and the
+ * learned prompt block. Both kinds of store are closed on release (learning first).
+ */
+export function assembleMemoryAndLearning(settings: AppSettings, storage: Storage, models: AppModels, disposers: DisposerStack): AppMemory {
+  const { options, env, logger, bus, now } = settings;
+  const { model, modelStatus, embedder } = models;
+  const consolidationOn = /^(1|true|yes|on)$/i.test(env.MEMORY_CONSOLIDATION_ENABLED ?? '');
+  const consolidator = consolidationOn && modelStatus.configured
+    ? createFactConsolidator({ model: options.utilityModel ?? model, enabled: true, logger, ...(env.MEMORY_CONSOLIDATION_GUIDANCE ? { guidance: env.MEMORY_CONSOLIDATION_GUIDANCE } : {}) })
+    : undefined;
+  if (consolidationOn && !consolidator) logger.warn('MEMORY_CONSOLIDATION_ENABLED is set but no model is configured: the LLM fact consolidator stays off');
+  const stores = new Map<string, MemoryStore>();
+  const memoryFor = (uid: string): MemoryStore => {
+    if (typeof uid !== 'string' || uid.trim() === '') throw new MinaraError('INVALID_ARGUMENT', 'memoryFor: userId must be a non-empty string.');
+    let store = stores.get(uid);
+    if (!store) {
+      store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, ...(embedder ? { embedder } : {}), ...(consolidator ? { consolidator } : {}) });
+      stores.set(uid, store);
+    }
+    return store;
+  };
+  disposers.push(async () => {
+    for (const store of stores.values()) await store.close();
+  });
+
+  const learningStores = new Map<string, LearningStore>();
+  const learningOptions = options.learning === false ? undefined : (options.learning ?? {});
+  // The role reflector's model (on demand: `learning.reflect()`): the utility model, else the main one, when configured.
+  const reflectionModel = models.backgroundModel;
+  const learningFor = (uid: string, agentId?: string): LearningStore | undefined => {
+    if (!learningOptions) return undefined;
+    const key = `${uid}\u0000${agentId ?? ''}`;
+    let store = learningStores.get(key);
+    if (!store) {
+      store = createLearningStore({ ...learningOptions, storage, audit: storage.audit, ...(reflectionModel ? { model: reflectionModel } : {}), scope: agentId ? { userId: uid, agentId } : { userId: uid }, memory: memoryFor(uid), bus, logger, now });
+      learningStores.set(key, store);
+    }
+    return store;
+  };
+  disposers.push(() => {
+    for (const l of learningStores.values()) l.close();
+  });
+  return { memoryFor, memoryStores: () => stores.values(), learningFor, learningOptions };
+}

@@ -1,0 +1,92 @@
+import path from 'node:path';
+import { minaraProvidersFromEnv } from '../finance/adapters/factory';
+import { createFinancePack, type FinancePack } from '../finance/create-finance-pack';
+import type { McpTools } from '../mcp/client';
+import { loadMcpConfigFile, type McpConfig, parseMcpConfig } from '../mcp/config';
+import { mcpToolName } from '../mcp/names';
+import type { ScenarioClassifier } from '../runtime/types';
+import type { Storage } from '../storage/types';
+import type { DisposerStack } from './disposers';
+import { readHardConstraints } from './hard-constraints';
+import type { AppMemory } from './memory';
+import type { AppSettings } from './settings';
+import type { AppPack, CreateAppOptions } from './types';
+
+/** The domain packs and MCP servers. */
+export interface AppPacks {
+  /** The finance pack, unless disabled. */
+  readonly finance: FinancePack | undefined;
+  /** Every pack in order: finance first (its hooks run first), then the host's. */
+  readonly packs: readonly AppPack[];
+  /** The MCP connections when any server is configured. */
+  readonly mcp: McpTools | undefined;
+}
+
+/**
+ * The finance and MCP packs part: the finance pack (paper trading on the simulated feed unless env says
+ * otherwise; the operator's `hard_constraint.*` entries tighten its limits), the host's packs, and the MCP
+ * servers' tools, connected only when configured (so the optional SDK is never needed otherwise). MCP
+ * connections are closed on release.
+ */
+export async function assemblePacks(settings: AppSettings, storage: Storage, memory: AppMemory, disposers: DisposerStack): Promise<AppPacks> {
+  const { options, env, config, logger, now, userId } = settings;
+  let finance: FinancePack | undefined;
+  if (options.finance !== false) {
+    const minara = minaraProvidersFromEnv(env);
+    finance = createFinancePack({
+      storage,
+      now,
+      logger,
+      ...(minara.market ? { market: minara.market } : {}),
+      ...(minara.provider && env.MINARA_TRADING === 'live' ? { provider: minara.provider } : {}),
+      preferences: () => readHardConstraints(memory.memoryFor(userId)),
+      ...options.finance,
+    });
+  }
+  const packs: AppPack[] = [
+    ...(finance ? [finance] : []),
+    ...(options.packs ?? []).map((p) => (typeof p === 'function' ? p({ storage, env, dataDir: config.dataDir }) : p)),
+  ];
+
+  let mcp: McpTools | undefined;
+  const mcpConfig = await resolveMcpConfig(options.mcp, env, config.workspaceDir);
+  if (mcpConfig && Object.keys(mcpConfig.mcpServers).length > 0) {
+    const { createMcpTools } = await import('../mcp/client');
+    mcp = await createMcpTools({
+      config: mcpConfig,
+      logger,
+      onFinding: (f) =>
+        storage.audit.append({
+          at: now().toISOString(), toolName: mcpToolName(f.server, f.tool), tier: 0, source: f.source, sessionId: f.sessionId, toolCallId: f.toolCallId,
+          decision: 'allowed', code: f.kind === 'secret' ? 'INPUT_SECRET' : 'INPUT_PROMPT_INJECTION', reason: `mcp result: ${f.pattern}`,
+          durationMs: 0, argsJson: JSON.stringify({ target: 'tool', server: f.server, tool: f.tool, pattern: f.pattern }),
+        }),
+    });
+    const connected = mcp;
+    disposers.push(() => connected.close());
+  }
+  return { finance, packs, mcp };
+}
+
+/** The MCP config createApp uses: the option, else MINARA_MCP_CONFIG, else `<workspace>/mcp.json` when present. */
+async function resolveMcpConfig(option: CreateAppOptions['mcp'], env: Readonly<Record<string, string | undefined>>, workspaceDir: string): Promise<McpConfig | undefined> {
+  if (option === false) return undefined;
+  if (typeof option === 'object') return parseMcpConfig(option, env);
+  const file = option ?? env.MINARA_MCP_CONFIG ?? path.join(workspaceDir, 'mcp.json');
+  return loadMcpConfigFile(file, env);
+}
+
+/** One classifier over several packs': the highest score wins; ties go to the earlier pack. Still at most one. */
+export function composeScenarios(classifiers: readonly ScenarioClassifier[]): ScenarioClassifier {
+  if (classifiers.length === 1) return classifiers[0]!;
+  return {
+    classify(message, context) {
+      let best: ReturnType<ScenarioClassifier['classify']>;
+      for (const c of classifiers) {
+        const m = c.classify(message, context);
+        if (m && (best === undefined || (m.score ?? 0) > (best.score ?? 0))) best = m;
+      }
+      return best;
+    },
+  };
+}

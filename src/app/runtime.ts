@@ -1,0 +1,100 @@
+import type { MaterializedArtifact } from '../artifacts/materializer';
+import { createMessageTranslator } from '../files/message-translator';
+import { createTurnLearning } from '../learning/turn-learning';
+import { DEFAULT_MODEL_PRICES, priceFor, usageCostUsd } from '../llm/pricing';
+import { createDelegateTool } from '../runtime/delegate';
+import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
+import type { TurnStartInfo, TurnSummary } from '../runtime/types';
+import type { SkillRegistry } from '../skills/registry';
+import type { Storage } from '../storage/types';
+import type { ToolRegistry } from '../tools/types';
+import type { AppArtifacts } from './artifacts';
+import type { AppMemory } from './memory';
+import type { AppModels } from './models';
+import { composeScenarios, type AppPacks } from './packs';
+import type { AppSettings } from './settings';
+import type { AppWorkspace } from './workspace';
+
+/** The parts the runtime is assembled from. */
+export interface RuntimeParts {
+  readonly storage: Storage;
+  readonly models: AppModels;
+  readonly memory: AppMemory;
+  readonly packs: AppPacks;
+  readonly artifacts: AppArtifacts;
+  readonly tools: ToolRegistry;
+  readonly skills: SkillRegistry;
+  readonly workspace: AppWorkspace;
+  /** Notices for the operator's next own turn (the background runner's; read at turn time). */
+  readonly operatorNotices: () => readonly string[];
+}
+
+/**
+ * The runtime part: the agent runtime over the other parts, with the app's turn-end hooks (every turn's
+ * tokens and cost to the usage ledger, then the artifact materializer, then the host's), its turn-start hooks
+ * (lazy MCP servers connect and changed tool lists join the registry, then the host's) and its notices. Then
+ * the delegate tool, which runs child turns on this runtime.
+ */
+export function assembleRuntime(settings: AppSettings, parts: RuntimeParts): AgentRuntime {
+  const { options, config, logger, bus, now, userId } = settings;
+  const { storage, models, memory, packs, tools, skills, workspace } = parts;
+  const { model } = models;
+  const { files } = parts.artifacts;
+  const liveMaterializer = parts.artifacts.materializer;
+  const liveMcp = packs.mcp;
+  const prices = { ...DEFAULT_MODEL_PRICES, ...options.prices };
+  const runtime = createAgentRuntime({
+    maxSteps: config.maxSteps,
+    ...options.runtime,
+    model,
+    tools,
+    storage,
+    skills,
+    memory: (scope) => memory.memoryFor(scope.userId),
+    ...(workspace.workspace ? { workspace: (scope: { userId: string }) => workspace.workspaceFor(scope.userId) } : {}),
+    ...(packs.packs.some((p) => p.scenarios) ? { scenarios: composeScenarios(packs.packs.flatMap((p) => (p.scenarios ? [p.scenarios] : []))) } : {}),
+    ...(options.utilityModel ? { utilityModel: options.utilityModel } : {}),
+    defaultUserId: userId,
+    ...(files ? { messageTranslator: createMessageTranslator({ files, logger, ...(options.files && options.files.spreadsheetRows !== undefined ? { spreadsheetRows: options.files.spreadsheetRows } : {}) }) } : {}),
+    ...(memory.learningOptions ? { learning: createTurnLearning({ learningFor: (s) => memory.learningFor(s.userId, s.agentId) }) } : {}),
+    // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
+    onTurnEnd: [
+      async (summary: TurnSummary) => {
+        // A sub-agent's tokens are in its parent turn's usage (and entry): recording them twice would double the cost.
+        if (summary.source === 'subagent') return;
+        const modelId = summary.modelId ?? (typeof model === 'string' ? model : model.modelId);
+        const price = priceFor(modelId, prices);
+        await storage.usage.record({
+          turnId: summary.turnId, sessionId: summary.sessionId, userId: summary.userId, source: summary.source, modelId, at: now().toISOString(),
+          ...summary.usage, costUsd: price ? usageCostUsd(summary.usage, price) : 0,
+        });
+      },
+      // The materializer: browsable files for the artifact URIs in the final message.
+      ...(liveMaterializer
+        ? [async (summary: TurnSummary) => {
+            const written: MaterializedArtifact[] = await liveMaterializer.materialize({ userId: summary.userId, sessionId: summary.sessionId }, summary.text);
+            if (written.length > 0) logger.debug('artifacts materialized', { turnId: summary.turnId, ids: written.map((w) => w.id) });
+          }]
+        : []),
+      ...(options.runtime?.onTurnEnd ?? []),
+    ],
+    // The turn boundary: lazy MCP servers connect and servers' changed tool lists join the registry here.
+    onTurnStart: [
+      ...(liveMcp ? [async () => tools.register(await liveMcp.applyToolListChanges())] : []),
+      ...(options.runtime?.onTurnStart ?? []),
+    ],
+    // A HEARTBEAT.md schedule line the runner ignores is told to the operator in their next own turn, once.
+    notices: async (turn: TurnStartInfo) => {
+      const own = turn.source === 'user' && turn.userId === userId ? parts.operatorNotices() : [];
+      const host = (await options.runtime?.notices?.(turn)) ?? [];
+      return [...own, ...host];
+    },
+    surface: options.surface ?? 'sdk',
+    bus,
+    logger,
+    now,
+  });
+  // Sub-agents: the delegate tool runs child turns on this runtime (tool set `agents`; autonomous turns need it allowed).
+  if (!tools.has('delegate')) tools.register(createDelegateTool({ runtime, tools }));
+  return runtime;
+}
