@@ -1,8 +1,11 @@
 // Fails on import cycles between source files and on imports that run against the layering of
-// ARCHITECTURE.md ("Which way imports run"). Type-only imports are not runtime edges and are ignored.
+// docs/architecture.md ("Which way imports run"). Type-only imports are not runtime edges and are ignored.
+// It also REPORTS functions longer than LONG_FUNCTION_LINES lines (a list to read, not a failure): an
+// orchestrator that grows past it should move its steps into sibling files (docs/architecture.md).
 // Run: npm run check:cycles
 import { readdirSync, readFileSync, statSync, existsSync } from 'node:fs';
 import path from 'node:path';
+import ts from 'typescript';
 
 const root = path.resolve(new URL('..', import.meta.url).pathname);
 const srcDir = path.join(root, 'src');
@@ -132,6 +135,37 @@ for (const dir of ['cli', 'examples']) {
       if (spec.startsWith('.') && resolveLocal(f, spec)?.startsWith(srcDir)) problems.push(`public API only: ${path.relative(root, f)} imports ${spec}; use @minara/agent`);
     }
   }
+}
+
+// Long functions: every function-like node with a body (declarations, methods, arrows, function
+// expressions), measured from its first to its last line; a nested function is listed on its own.
+const LONG_FUNCTION_LINES = 120;
+function functionName(node, sf) {
+  if (node.name) return node.name.getText(sf);
+  const p = node.parent;
+  if (p && (ts.isVariableDeclaration(p) || ts.isPropertyAssignment(p) || ts.isPropertyDeclaration(p)) && p.name) return p.name.getText(sf);
+  if (p && ts.isCallExpression(p)) return `(callback of ${p.expression.getText(sf).slice(0, 40)})`;
+  return '(anonymous)';
+}
+function longFunctions(file) {
+  const sf = ts.createSourceFile(file, readFileSync(file, 'utf8'), ts.ScriptTarget.Latest, true, ts.ScriptKind.TS);
+  const out = [];
+  const visit = (node) => {
+    if (ts.isFunctionLike(node) && node.body) {
+      const first = sf.getLineAndCharacterOfPosition(node.getStart(sf)).line;
+      const last = sf.getLineAndCharacterOfPosition(node.getEnd()).line;
+      const lines = last - first + 1;
+      if (lines > LONG_FUNCTION_LINES) out.push({ at: `${path.relative(root, file)}:${first + 1}`, name: functionName(node, sf), lines });
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(sf);
+  return out;
+}
+const long = files.flatMap(longFunctions).sort((a, b) => b.lines - a.lines);
+if (long.length > 0) {
+  console.log(`Functions longer than ${LONG_FUNCTION_LINES} lines (${long.length}; a list to read, not a failure):`);
+  for (const f of long) console.log(`  ${String(f.lines).padStart(4)}  ${f.name}  ${f.at}`);
 }
 
 if (problems.length > 0) {
