@@ -80,6 +80,15 @@ export function createGateway(options: GatewayOptions): Gateway {
   if (authenticate !== undefined && authToken !== undefined) {
     throw new MinaraError('CONFIG_INVALID', 'createGateway: give "authenticate" (per-user) or "authToken" (one shared token), not both.');
   }
+  // With per-user identities, one workspace object would carry each user's heartbeat and journal (session and
+  // approval ids) into every other user's prompt: the runtime must give each user their own view.
+  const runtimeOptions = options.runtime.options as { readonly workspace?: unknown; readonly sharedWorkspace?: boolean } | undefined;
+  if ((authenticate !== undefined || trustUserHeader) && typeof runtimeOptions?.workspace === 'object' && runtimeOptions.workspace !== null && runtimeOptions.sharedWorkspace !== true) {
+    throw new MinaraError(
+      'CONFIG_INVALID',
+      'createGateway: per-user identities ("authenticate" or "trustUserHeader") over a runtime whose "workspace" is one Workspace object would put one user\'s sessions and approvals in another\'s prompt. Give createAgentRuntime "workspace: (scope) => …" (createTenantWorkspace per user), or "sharedWorkspace: true" (each user then gets a tenant view over it). See docs/gateway.md.',
+    );
+  }
   if (mcpToken !== undefined) {
     if (authToken === undefined) throw new MinaraError('CONFIG_INVALID', 'createGateway: "mcpToken" needs "authToken" (the person\'s token); with per-user "authenticate", mint the MCP host a credential without the approvals:decide scope instead.');
     if (typeof mcpToken !== 'string' || mcpToken.length < 16 || /\s/.test(mcpToken) || mcpToken === authToken) {
