@@ -1,0 +1,65 @@
+import { executedCalls } from '../../tools/context';
+import { ZERO_USAGE } from '../events';
+import { toTurnExecution } from '../executions';
+import type { PostTurnRecord } from '../types';
+import { errorText } from './block-codes';
+import type { TurnState } from './state';
+import type { Emit, TurnDeps } from './types';
+
+/**
+ * Stage 10, post-turn learning and events: the post_turn record goes on the event stream (just before
+ * `turn-end`), then `turn:ended` on the app bus, the workspace's turn-end hook, decision capture and the
+ * `onTurnEnd` hooks. Failures of the hooks are logged, never thrown.
+ */
+export async function finishTurn(deps: TurnDeps, turn: TurnState, turnCount: number, emit: Emit): Promise<void> {
+  const { options } = deps;
+  const { ctx, input, turnId, source, text, stopReason, pendingApprovals } = turn;
+  const summary = buildPostTurnRecord(deps, turn, turnCount);
+  emit({ type: 'post-turn', record: summary });
+  emit({
+    type: 'turn-end', turnId, sessionId: ctx.sessionId, text, stopReason, steps: turn.stepCount, usage: turn.usage, ...(turn.delegatedUsage !== ZERO_USAGE ? { delegatedUsage: turn.delegatedUsage } : {}),
+    toolsUsed: [...ctx.usedTools], pendingApprovals, ...(turn.answeredBy ? { modelId: turn.answeredBy } : {}),
+  });
+  options.bus?.emit('turn:ended', { sessionId: ctx.sessionId, turnId, source, text, toolsUsed: [...ctx.usedTools] });
+  const workspace = deps.workspaceFor(turn.scope);
+  if (workspace) {
+    try {
+      await workspace.onTurnEnd({
+        sessionId: ctx.sessionId, surface: input.surface ?? options.surface ?? 'sdk', turnCount, source, replyText: text,
+        ...(input.message !== undefined ? { userText: input.message } : {}),
+        openLoops: pendingApprovals.map((p) => `confirm ${p.toolName} (approval ${p.approvalId})`),
+      });
+    } catch (error) {
+      deps.logger.error('workspace turn-end hook failed', { error: errorText(error) });
+    }
+  }
+  if (options.learning) {
+    try {
+      await options.learning.captureTurn(summary);
+    } catch (error) {
+      deps.logger.error('learning: decision capture failed', { sessionId: ctx.sessionId, turnId, error: errorText(error) });
+    }
+  }
+  for (const hook of options.onTurnEnd ?? []) {
+    try {
+      await hook(summary);
+    } catch (error) {
+      deps.logger.error('turn-end hook failed', { error: errorText(error) });
+    }
+  }
+}
+
+/** The post_turn record of a finished turn: what was said and done, by whom, under which skills. */
+function buildPostTurnRecord(deps: TurnDeps, turn: TurnState, turnCount: number): PostTurnRecord {
+  const { options } = deps;
+  const { ctx, input, turnId, source, learned, delegatedUsage, answeredBy } = turn;
+  const activeSkills = turn.skillSession?.activeIds() ?? turn.session.activeSkills;
+  const roleFor = (toolName: string): string =>
+    ctx.agentId ?? activeSkills.find((id) => options.skills?.get(id)?.toolNames.includes(toolName)) ?? 'agent';
+  return {
+    sessionId: ctx.sessionId, turnId, traceId: ctx.traceId, source, userId: turn.scope.userId, userText: input.message, text: turn.text, stopReason: turn.stopReason,
+    steps: turn.stepCount, usage: turn.usage, ...(delegatedUsage !== ZERO_USAGE ? { delegatedUsage } : {}), toolCalls: turn.toolCalls, pendingApprovals: turn.pendingApprovals, turnCount, ...(answeredBy ? { modelId: answeredBy } : {}),
+    ...(ctx.agentId ? { agentId: ctx.agentId } : {}), activeSkills, methodologyIds: learned?.methodologyIds ?? [], preferenceIds: learned?.preferenceIds ?? [],
+    executions: executedCalls(ctx).map((c) => toTurnExecution(c, roleFor(c.toolName))),
+  };
+}

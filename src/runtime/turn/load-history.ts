@@ -1,0 +1,35 @@
+import { restoreJournaledCalls } from '../call-journal';
+import { loadMessages, repairOrphanedToolCalls, toNewMessages } from '../conversation';
+import type { TurnState } from './state';
+import type { TurnDeps } from './types';
+
+/** What {@link loadHistory} learned about the conversation. */
+export interface LoadedHistory {
+  /**
+   * Whether the model is asked at all: an approvals-only run on a session with no conversation has nothing to
+   * ask the model; the decisions are applied and recorded, and the turn ends without a model call.
+   */
+  readonly askModel: boolean;
+  /** Orphaned tool calls were repaired: the stored history must be rewritten. */
+  readonly dirty: boolean;
+}
+
+/**
+ * Stage 3, load and repair history: load the conversation, restore calls a process that died mid-turn ran
+ * and journaled (before anything else reads history), and repair orphaned tool calls. Sets `turn.history`.
+ */
+export async function loadHistory(deps: TurnDeps, turn: TurnState): Promise<LoadedHistory> {
+  const { options, now } = deps;
+  const { ctx, turnId, input } = turn;
+  let history = await loadMessages(options.storage, ctx.sessionId);
+  const restored = await restoreJournaledCalls(options.storage, ctx.sessionId, history, now());
+  if (restored.messages.length > 0) {
+    await options.storage.conversations.appendMessages(ctx.sessionId, toNewMessages(restored.messages, turnId, now()));
+    history = [...history, ...restored.messages];
+    deps.logger.warn('restored tool calls a turn ran before its process died', { sessionId: ctx.sessionId, toolCallIds: restored.restored });
+  }
+  const askModel = history.length > 0 || input.message !== undefined;
+  const repaired = repairOrphanedToolCalls(history);
+  turn.history = repaired.messages;
+  return { askModel, dirty: repaired.repaired.length > 0 };
+}

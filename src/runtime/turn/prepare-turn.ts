@@ -1,0 +1,121 @@
+import { renderSignalBlock } from '../../skills/signals';
+import type { SkillSession } from '../../skills/session';
+import type { ToolCallContext } from '../../tools/types';
+import type { ApprovalRecord } from '../../storage/types';
+import { buildIdentityText } from '../identity';
+import { buildSystemPromptBlocks } from '../prompt-blocks';
+import { loadSessionState, saveSessionState, type SessionState } from '../session-state';
+import type { RunInput, TurnLearningContext, TurnScope } from '../types';
+import { errorText } from './block-codes';
+import { renderRouting, routeSkills } from './route-skills';
+import { scanTurnInput } from './scan-input';
+import type { TurnState } from './state';
+import type { Emit, TurnDeps, TurnPrompt } from './types';
+
+/** What {@link prepareTurn} produces. */
+export interface PreparedTurn {
+  readonly prompt: TurnPrompt;
+  readonly state: SessionState;
+  readonly skillSession: SkillSession | undefined;
+  readonly scope: TurnScope;
+  readonly learning: TurnLearningContext | undefined;
+}
+
+/**
+ * Stage 2, prepare and route: the session row and state (with the frozen memory snapshot), skills routed, the
+ * workspace, notices and learned context read, the system prompt blocks built, the input scanned. Keeps what
+ * it produced on the turn's state and returns the prompt.
+ */
+export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Emit): Promise<TurnPrompt> {
+  const prepared = await prepareTurn(deps, turn.input, turn.ctx, emit);
+  turn.session = prepared.state;
+  turn.skillSession = prepared.skillSession;
+  turn.scope = prepared.scope;
+  turn.learned = prepared.learning;
+  return prepared.prompt;
+}
+
+/** Prepare session, skills, memory snapshot and prompt blocks for a turn (no model call). */
+export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, emit: Emit): Promise<PreparedTurn> {
+  const { options } = deps;
+  const scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, agentId: ctx.agentId, sessionId: ctx.sessionId };
+  const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope);
+  const { skillSession, routed, scenarioPlaybook } = routeSkills(deps, input, ctx, state, emit);
+  const { ws, hostNotices, learning, livePending } = await loadTurnContext(deps, input, ctx, scope, state);
+
+  const blocks = buildSystemPromptBlocks({
+    identity: buildIdentityText(ws?.identity, options.identity),
+    skillCatalog: options.skills?.buildCatalog(),
+    memorySnapshot: state.memorySnapshot,
+    workspace: ws?.dynamic,
+    bootstrap: ws?.bootstrap,
+    notices: [...(ws?.notices.map((n) => n.message) ?? []), ...hostNotices],
+    learning: learning?.block,
+    scenario: scenarioPlaybook,
+    activeSkills: skillSession?.promptBlock(),
+    routing: renderRouting(routed),
+    signal: input.signal ? renderSignalBlock(input.signal) : undefined,
+    pendingApprovals:
+      livePending.length > 0
+        ? `## Waiting for the user's confirmation\n${livePending.map((a) => `- ${a.toolName} (approval ${a.id}): ${a.reason}`).join('\n')}\nDo not call these again; the user answers them.`
+        : undefined,
+  });
+
+  // The frozen snapshot is scanned when it is loaded (it cannot change within the session).
+  await scanTurnInput(deps, ctx, { message: input.message, memory: snapshotLoaded ? state.memorySnapshot : undefined, workspace: ws?.dynamic }, emit);
+
+  const allowed = ctx.allowedToolSets;
+  const toolNames = skillSession
+    ? skillSession.visibleToolNames({ allowedToolSets: allowed })
+    : options.tools.list(allowed ? { toolSets: allowed } : {}).map((t) => t.name).sort();
+  return { prompt: { blocks, toolNames }, state, skillSession, scope, learning };
+}
+
+/** The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. */
+async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
+  const { options, now } = deps;
+  const memory = deps.memoryFor(scope);
+  if (!(await options.storage.conversations.getSession(ctx.sessionId))) {
+    await options.storage.conversations.ensureSession({ id: ctx.sessionId, userId: scope.userId, now: now().toISOString(), metadata: { surface: input.surface ?? options.surface ?? 'sdk' } });
+  }
+  // The memory snapshot is frozen for the whole session: loaded once, persisted, never rebuilt mid-session.
+  let state: SessionState = (await loadSessionState(options.storage, ctx.sessionId)) ?? { activeSkills: [], turnCount: 0 };
+  let snapshotLoaded = false;
+  if (state.memorySnapshot === undefined && memory) {
+    const snapshot = await memory.loadSnapshot();
+    state = { ...state, memorySnapshot: snapshot.text };
+    await saveSessionState(options.storage, ctx.sessionId, state);
+    snapshotLoaded = true;
+  }
+  return { state, snapshotLoaded };
+}
+
+/** The workspace's prompt blocks, the host's notices, the learned context and the approvals still pending. */
+async function loadTurnContext(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope, state: SessionState) {
+  const { options, now } = deps;
+  const source = ctx.source;
+  const workspace = deps.workspaceFor(scope);
+  const ws = workspace ? await workspace.loadPromptBlocks({ source, sessionId: ctx.sessionId }) : undefined;
+  let hostNotices: readonly string[] = [];
+  if (options.notices) {
+    try {
+      hostNotices = await options.notices({ turnId: ctx.turnId ?? '', sessionId: ctx.sessionId, source, userId: scope.userId });
+    } catch (error) {
+      deps.logger.warn('notices provider failed', { sessionId: ctx.sessionId, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  // The learning loop: preference graduation before the model is called, then its block for the dynamic tail.
+  let learning: TurnLearningContext | undefined;
+  if (options.learning) {
+    try {
+      // A run with only approval decisions is judged in the context of the turn that proposed the calls.
+      const message = input.message ?? state.learningMessage;
+      learning = await options.learning.prepareTurn({ scope, source, ...(message !== undefined ? { message } : {}) });
+    } catch (error) {
+      deps.logger.warn('learning: prepareTurn failed; the turn goes on without learned context', { sessionId: ctx.sessionId, error: errorText(error) });
+    }
+  }
+  const pending = await options.storage.approvals.list({ status: 'pending', sessionId: ctx.sessionId, limit: 20 });
+  const livePending: ApprovalRecord[] = pending.filter((a) => Date.parse(a.expiresAt) > now().getTime());
+  return { ws, hostNotices, learning, livePending };
+}

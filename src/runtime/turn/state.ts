@@ -1,0 +1,53 @@
+import type { ModelMessage } from 'ai';
+import type { CallSource } from '../../safety/permission-tier';
+import type { SkillSession } from '../../skills/session';
+import type { DispatchOutcome, ToolCallContext } from '../../tools/types';
+import type { createCallJournal } from '../call-journal';
+import type { PendingApproval, TurnStopReason, TurnUsage } from '../events';
+import type { SessionState } from '../session-state';
+import type { RunInput, TurnLearningContext, TurnScope, TurnToolCall } from '../types';
+
+/**
+ * The one mutable object a turn carries from stage to stage (src/runtime/turn.ts lists the stages). Fields
+ * marked readonly are fixed when the turn opens; the others are what the stages produce as the turn runs.
+ */
+export interface TurnState {
+  readonly turnId: string;
+  readonly input: RunInput;
+  readonly source: CallSource;
+  /** The call context every dispatch of this turn runs in. */
+  readonly ctx: ToolCallContext;
+  /** The runtime's limits, lowered by the run's own (a run may only lower them). */
+  readonly maxSteps: number;
+  readonly turnTokenBudget: number;
+  /** Each call that returns is journaled at once, so a step cut short (abort, crash) does not forget it. */
+  readonly journal: ReturnType<typeof createCallJournal>;
+  /** The reply text streamed so far. */
+  text: string;
+  stopReason: TurnStopReason;
+  /** Tokens of this turn, including delegated sub-agent turns. */
+  usage: TurnUsage;
+  /** Delegated sub-agent turns: their events are nested in this stream, and their tokens count as this turn's. */
+  delegatedUsage: TurnUsage;
+  stepCount: number;
+  /** The model that answered (a fallback model reports the one that served the step). */
+  answeredBy: string | undefined;
+  readonly pendingApprovals: PendingApproval[];
+  readonly toolCalls: TurnToolCall[];
+  /** Dispatch outcomes of this turn's model tool calls, by tool call id. */
+  readonly outcomes: Map<string, DispatchOutcome>;
+  /** The persisted session state (active skills, frozen memory snapshot, turn count). */
+  session: SessionState;
+  skillSession: SkillSession | undefined;
+  scope: TurnScope;
+  learned: TurnLearningContext | undefined;
+  /** The conversation as the model will see it (loaded, repaired, decided, compacted). */
+  history: ModelMessage[];
+  /** Messages the model produced in finished steps; persisted even when a later step fails. */
+  responseMessages: ModelMessage[];
+}
+
+/** Record one dispatched call on the turn's list (the post-turn record's `toolCalls`). */
+export function recordCall(list: TurnToolCall[], toolCallId: string, toolName: string, input: unknown, outcome: DispatchOutcome): void {
+  list.push({ toolCallId, toolName, input, decision: outcome.decision, ok: outcome.envelope.ok, code: outcome.envelope.ok ? undefined : String(outcome.envelope.code) });
+}

@@ -1,0 +1,41 @@
+import type { AuditDecision } from '../../storage/types';
+import { err, errFromThrow, isToolEnvelope, ok, type ToolEnvelope } from '../envelope';
+import type { DispatchOutcome } from '../types';
+import { writeAudit } from './audit';
+import { finishCall } from './finish';
+import { runWithTimeout } from './run-with-timeout';
+import type { DispatchCall, DispatchEnv } from './types';
+
+/**
+ * Step 7, execute with timeout: the preview or the handler runs inside the call's context (a nested dispatch
+ * inherits it and can only narrow it), under its timeout and the caller's signal. A fund-moving execution is
+ * audited before the side effect (an `executing` row; a call whose row cannot be written does not run).
+ * Then step 8, the finish: audit, after-hooks, journal.
+ */
+export async function executeCall(env: DispatchEnv, call: DispatchCall): Promise<DispatchOutcome> {
+  const { name, ctx, toolCallId, tier, mode, input, opts } = call;
+  const tool = call.tool!;
+  const run = mode === 'preview' ? tool.preview! : tool.execute;
+  if (mode === 'execute' && tool.isFundMoving) {
+    // Audit before the side effect: a process killed mid-transfer leaves an `executing` row; a call whose
+    // row cannot be written does not run.
+    try {
+      await writeAudit(env, { toolName: name, tier, ctx, toolCallId, decision: 'executing', durationMs: performance.now() - call.started, input, mode, approvalId: opts.approvalId }, true);
+    } catch (error) {
+      return finishCall(env, call, err(`The audit log could not be written, so this fund-moving call did not run: ${error instanceof Error ? error.message : String(error)}`, { code: 'TOOL_BLOCKED', retryable: true }), 'blocked', { approvalId: opts.approvalId });
+    }
+  }
+  let envelope: ToolEnvelope;
+  let outcome: AuditDecision = call.allowedDecision;
+  try {
+    // The handler runs inside its call's context: a nested dispatch inherits it and can only narrow it.
+    const result = await env.carrier.run(ctx, () => runWithTimeout(run, input, { call: ctx, toolCallId, tier, approvalId: opts.approvalId, orderFacts: call.orderFacts }, tool.timeoutMs, opts.signal, name));
+    envelope = isToolEnvelope(result) ? result : ok(result === undefined ? null : result);
+    if (!envelope.ok) outcome = 'error';
+  } catch (error) {
+    envelope = errFromThrow(error);
+    outcome = 'error';
+  }
+  ctx.usedTools.add(name);
+  return finishCall(env, call, envelope, outcome, { approvalId: opts.approvalId });
+}

@@ -1,0 +1,56 @@
+import type { MinaraErrorCode } from '../../errors/codes';
+import { hashToolInput } from '../../safety/approvals';
+import type { ApprovalRecord, AuditDecision } from '../../storage/types';
+import { noteExecutedCall } from '../context';
+import { err, type ToolEnvelope } from '../envelope';
+import type { DispatchOutcome } from '../types';
+import { writeAudit } from './audit';
+import { runAfterHooks } from './after-hooks';
+import type { DispatchCall, DispatchEnv } from './types';
+
+/**
+ * The last steps of every dispatch, whatever ended it: the audit row, the after-hooks, the journal of
+ * executed fund-moving calls (decision capture reads the turn's from its context), the `tool:dispatched`
+ * bus event, and the outcome.
+ */
+export async function finishCall(
+  env: DispatchEnv,
+  call: DispatchCall,
+  envelope: ToolEnvelope,
+  decision: AuditDecision,
+  extra: { approval?: ApprovalRecord | undefined; approvalId?: string | undefined; auditTier?: number } = {},
+): Promise<DispatchOutcome> {
+  const { name, ctx, toolCallId, tool, tier, mode, input, orderFacts } = call;
+  const durationMs = performance.now() - call.started;
+  const code = envelope.ok ? undefined : envelope.code;
+  await writeAudit(env, {
+    toolName: name, tier: extra.auditTier ?? tier, ctx, toolCallId, decision, code, reason: envelope.ok ? undefined : envelope.error,
+    durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id,
+  });
+  if (tool && env.hooks.length > 0) await runAfterHooks(env, call, envelope, decision, durationMs);
+  // Decision capture reads the turn's executed fund-moving calls from its context.
+  if (tool?.isFundMoving && mode === 'execute' && envelope.ok && orderFacts) {
+    noteExecutedCall(ctx, { toolCallId, toolName: name, input, orderFacts, data: envelope.data, at: env.now().toISOString() });
+  }
+  if (env.bus) env.bus.emit('tool:dispatched', { toolName: name, decision, sessionId: ctx.sessionId, traceId: ctx.traceId, durationMs });
+  return { envelope, json: JSON.stringify(envelope), decision, tier, toolCallId, mode, durationMs, approval: extra.approval, ...(orderFacts ? { orderFacts } : {}) };
+}
+
+/**
+ * End a call as blocked. The same call (tool and input) blocked again in one turn is cut off with
+ * `REPEATED_BLOCKED_CALL`, which tells the model not to retry.
+ */
+export function blockCall(env: DispatchEnv, call: DispatchCall, code: MinaraErrorCode, reason: string, retryable = false): Promise<DispatchOutcome> {
+  const key = `${call.name}\u0000${hashToolInput(call.input)}`;
+  const count = (call.ctx.blockedCalls.get(key) ?? 0) + 1;
+  call.ctx.blockedCalls.set(key, count);
+  if (count >= env.maxRepeatedBlocked) {
+    return finishCall(
+      env,
+      call,
+      err(`This exact call was already blocked ${count - 1} time(s) in this turn (${reason}). Do not retry it; tell the user what is needed instead.`, { code: 'REPEATED_BLOCKED_CALL', retryable: false }),
+      'blocked',
+    );
+  }
+  return finishCall(env, call, err(reason, { code, retryable }), 'blocked');
+}
