@@ -54,6 +54,9 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     ...(env.authToken ? { authToken: env.authToken } : {}),
     ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),
     trustUserHeader: env.trustUserHeader,
+    ...(env.mcpToken ? { mcpToken: env.mcpToken } : {}),
+    allowedHosts: env.allowedHosts,
+    allowedOrigins: env.allowedOrigins,
     logger: app.logger,
     modelStatus: app.modelStatus,
     background: app.background,
@@ -61,7 +64,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     admitAutonomousTurn: () => app.admitAutonomousTurn(),
     ...extra,
   });
-  const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ' (bearer token required)' : '';
+  const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ` (bearer token required${env.mcpToken ? '; MCP hosts use GATEWAY_MCP_TOKEN' : ''})` : '';
   return { gateway, env, auth };
 }
 

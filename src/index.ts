@@ -69,6 +69,8 @@ export type {
   DispatchOptions,
   DispatchOutcome,
   EmergencyStopApi,
+  EmergencyStopScope,
+  EmergencyStopStatus,
   GrantsApi,
   OrderFactsContext,
   OrderSide,

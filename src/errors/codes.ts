@@ -76,6 +76,8 @@ export const ERROR_CODES = {
   HTTP_BAD_REQUEST: 'The HTTP request body or parameters are invalid.',
   HTTP_UNAUTHORIZED: 'The bearer token is missing or wrong.',
   HTTP_PAYLOAD_TOO_LARGE: 'The HTTP request body exceeds the limit.',
+  HTTP_HOST_NOT_ALLOWED: 'The request names a Host the gateway does not answer to (DNS rebinding defence); add public names with allowedHosts.',
+  HTTP_CROSS_SITE: 'A state-changing request from another site (a foreign Origin, Sec-Fetch-Site, or a POST a cross-site form could send) was refused.',
   HTTP_FORBIDDEN: 'The request is understood but not allowed on that record (e.g. editing a memory the agent wrote).',
   HTTP_METHOD_NOT_ALLOWED: 'The route exists but does not accept that HTTP method.',
   HTTP_UNSUPPORTED_MEDIA_TYPE: 'The request body is not application/json.',

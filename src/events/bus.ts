@@ -14,7 +14,8 @@ export interface MinaraBusEvents {
   };
   'approval:requested': { readonly approvalId: string; readonly toolName: string; readonly sessionId?: string | undefined };
   'approval:decided': { readonly approvalId: string; readonly approved: boolean };
-  'emergency-stop:changed': { readonly engaged: boolean; readonly reason?: string | undefined };
+  /** A stop was engaged or released: a user's (`userId`) or the global one (no `userId`). */
+  'emergency-stop:changed': { readonly engaged: boolean; readonly reason?: string | undefined; readonly userId?: string | undefined };
   'memory:written': { readonly id: number; readonly userId: string; readonly agentId?: string | undefined; readonly category: string };
   'memory:deleted': { readonly id: number; readonly userId: string; readonly hard: boolean };
   'fact:recorded': { readonly id: number; readonly userId: string; readonly agentId?: string | undefined };

@@ -57,15 +57,18 @@ export function createTransferTools(deps: FinanceDeps): ToolEntry[] {
 /**
  * `emergency_stop` (tool set `system`): `engage` and `status` are READ_ONLY and run for anyone, even while
  * the stop is engaged; `release` is MANUAL_ONLY (computed by `tierFor`): it needs an explicit approval on
- * every call and is refused from autonomous sources. The tool is flagged `emergencyStopControl`, so the
- * engaged stop does not block its own release; the tier still does. The handler also refuses a release
- * without a consumed approval, so it fails closed even without the pack's hooks.
+ * every call and is refused from autonomous sources. The tool acts on the stop of the user the call acts for
+ * (so one tenant or an MCP host never halts everyone); a call with no user (the host's own, single-user) acts on
+ * the global stop. Releasing the global stop is the operator's (`minara stop --global --release`, the SDK): the
+ * tool never releases it for a user. The tool is flagged `emergencyStopControl`, so the engaged stop does not
+ * block its own release; the tier still does. The handler also refuses a release without a consumed approval,
+ * so it fails closed even without the pack's hooks.
  */
 export function createEmergencyStopTool(deps: FinanceDeps): ToolEntry {
   return defineTool({
     name: 'emergency_stop',
     toolSet: 'system',
-    description: 'Engage the emergency stop (halts all trading), check it, or request its release',
+    description: "Engage the user's emergency stop (halts all of their trading at once), check it, or request its release",
     inputSchema: emergencyStopInput,
     permissionTier: PermissionTier.READ_ONLY,
     tierFor: (i) => (i.action === 'release' ? PermissionTier.MANUAL_ONLY : PermissionTier.READ_ONLY),
@@ -73,10 +76,12 @@ export function createEmergencyStopTool(deps: FinanceDeps): ToolEntry {
     timeoutMs: 10_000,
     execute: async (i, ctx) => {
       const stop = deps.emergencyStop();
-      if (i.action === 'status') return stop.status();
+      const userId = ctx.call.userId;
+      const scope = userId !== undefined ? { userId } : undefined;
+      if (i.action === 'status') return stop.status(scope);
       if (i.action === 'engage') {
-        await stop.engage(i.reason ?? `engaged by the emergency_stop tool (${ctx.call.source} source)`);
-        return { ...(await stop.status()), action: 'engaged' };
+        await stop.engage(i.reason ?? `engaged by the emergency_stop tool (${ctx.call.source} source)`, scope);
+        return { ...(await stop.status(scope)), action: 'engaged' };
       }
       if (isAutonomousSource(ctx.call.source)) {
         return err(`Releasing the emergency stop is MANUAL_ONLY and cannot run from a ${ctx.call.source} source.`, { code: 'MANUAL_ONLY_AUTONOMOUS' });
@@ -84,8 +89,12 @@ export function createEmergencyStopTool(deps: FinanceDeps): ToolEntry {
       if (ctx.approvalId === undefined) {
         return err('Releasing the emergency stop needs an explicit approval.', { code: 'APPROVAL_REQUIRED' });
       }
-      await stop.release();
-      return { ...(await stop.status()), action: 'released', approvalId: ctx.approvalId };
+      await stop.release(scope);
+      const after = await stop.status(scope);
+      if (after.engaged && after.scope === 'global') {
+        return err('Your stop is released, but the operator\'s global stop is still engaged; only the operator releases it (minara stop --global --release).', { code: 'EMERGENCY_STOP', retryable: false });
+      }
+      return { ...after, action: 'released', approvalId: ctx.approvalId };
     },
   });
 }

@@ -1,4 +1,5 @@
 import type { ApprovalRecord, ApprovalStatus } from '../storage/types';
+import { DECIDE_SCOPE } from './auth';
 import { field, readJsonObject } from './body';
 import { assertSessionVisible } from './chat-routes';
 import { badRequest, HttpError, json, notFound } from './http-error';
@@ -49,14 +50,24 @@ export function listApprovals(deps: GatewayDeps): RouteHandler {
 }
 
 /**
- * `POST /v1/approvals/:id { approved, reason? }`: decide a pending approval and resume its session's turn
+ * `POST /v1/approvals/:id { approved, reason? }` (needs the decide capability, see `RouteContext.canDecide`):
+ * decide a pending approval and resume its session's turn
  * server-side (the call is re-validated and run, or denied, and the model answers). An approval of an MCP
  * host's call (source `mcp`) or one with no session is only decided: the host calls the tool again. The resumed turn is
  * registered like a chat turn, so `GET /v1/chat/:sessionId/stream` can follow it.
  */
 export function decideApproval(deps: GatewayDeps): RouteHandler {
-  return async ({ request, params, userId }: RouteContext) => {
+  return async ({ request, params, userId, canDecide }: RouteContext) => {
     const id = decodeParam('id', params['id'] ?? '');
+    // Requesting and deciding are different capabilities: an MCP host or a script that asked for this approval
+    // cannot give it. Checked before the approval is even looked up, so the answer says nothing about it.
+    if (!canDecide) {
+      throw new HttpError(
+        403,
+        'HTTP_FORBIDDEN',
+        `Deciding approvals needs a person's credential (the ${DECIDE_SCOPE} scope, the gateway token, or the web app served by this gateway); this one may request approvals but not decide them.`,
+      );
+    }
     const body = await readJsonObject(request, deps.maxBodyBytes);
     field.only(body, ['approved', 'reason']);
     const approved = field.boolean(body, 'approved');

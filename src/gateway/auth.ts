@@ -25,12 +25,24 @@ export function parseBearer(authorization: string | null): string | undefined {
   return m?.[1];
 }
 
+/**
+ * The scope a credential needs to decide approvals (`POST /v1/approvals/:id`). Requesting an approval (calling a
+ * tool that needs one) needs no scope; deciding it does, so a credential handed to an MCP host or any automated
+ * caller (which lacks it) can never approve its own call. Give it only to credentials a person holds.
+ */
+export const DECIDE_SCOPE = 'approvals:decide';
+
 /** Who a request is, as an authenticator says. */
 export interface GatewayIdentity {
   /** The tenant: memory, sessions, approvals and files are scoped to it. */
   readonly userId: string;
   /** Roles; `operator` may write the shared workspace files. @default [] */
   readonly roles?: readonly string[] | undefined;
+  /**
+   * What the credential may do beyond requesting: {@link DECIDE_SCOPE} lets it decide approvals. A person's
+   * credential carries it; one handed to an MCP host or a script does not. @default [] (request only)
+   */
+  readonly scopes?: readonly string[] | undefined;
 }
 
 /** Decide who a request is, or `null` to answer 401. Throwing also answers 401 (the message is not sent). */
@@ -44,13 +56,22 @@ export interface JwtAuthenticatorOptions {
   readonly jwksUrl?: string | URL | undefined;
   /** Required `iss`. */
   readonly issuer?: string | undefined;
-  /** Required `aud`. */
-  readonly audience?: string | undefined;
+  /**
+   * Required `aud` (one value or any of several). A token minted for another service of the same issuer must not
+   * open this gateway, so this is required: `createJwtAuthenticator` refuses to start without it unless you opt
+   * out explicitly with `false` (`GATEWAY_JWT_ANY_AUDIENCE=1`).
+   */
+  readonly audience?: string | readonly string[] | false | undefined;
   /** Claim holding the user id. @default 'sub' */
   readonly userClaim?: string | undefined;
   /** Claim holding the roles (an array of strings, or one space-separated string). @default 'roles' */
   readonly rolesClaim?: string | undefined;
-  /** Allowed clock skew in seconds. @default 30 */
+  /**
+   * Claim holding the scopes (OAuth `scope`: one space-separated string, or an array). `scp` is read when it is
+   * absent. {@link DECIDE_SCOPE} lets the token decide approvals. @default 'scope'
+   */
+  readonly scopeClaim?: string | undefined;
+  /** Allowed clock skew in seconds, 0–60 (an expired token passes for this long). @default 5 */
   readonly clockToleranceSeconds?: number | undefined;
 }
 
@@ -68,7 +89,7 @@ const USER_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
  * ```
  */
 export function createJwtAuthenticator(options: JwtAuthenticatorOptions): GatewayAuthenticate {
-  const { secret, jwksUrl, issuer, audience, userClaim = 'sub', rolesClaim = 'roles', clockToleranceSeconds = 30 } = options;
+  const { secret, jwksUrl, issuer, audience, userClaim = 'sub', rolesClaim = 'roles', scopeClaim = 'scope', clockToleranceSeconds = 5 } = options;
   if ((secret === undefined) === (jwksUrl === undefined)) {
     throw new MinaraError('CONFIG_INVALID', 'createJwtAuthenticator: give exactly one of "secret" (HS256) and "jwksUrl".');
   }
@@ -88,12 +109,24 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Gatewa
     }
     key = createRemoteJWKSet(url);
   }
+  if (audience === undefined) {
+    throw new MinaraError(
+      'CONFIG_INVALID',
+      'createJwtAuthenticator: "audience" is required (the aud your identity provider puts in tokens for this gateway, e.g. "minara"; GATEWAY_JWT_AUDIENCE), so a token minted for another service cannot open it. To accept any audience, pass audience: false (GATEWAY_JWT_ANY_AUDIENCE=1).',
+    );
+  }
+  if (audience !== false && (typeof audience === 'string' ? audience.trim() === '' : !Array.isArray(audience) || audience.length === 0 || audience.some((a) => typeof a !== 'string' || a.trim() === ''))) {
+    throw new MinaraError('CONFIG_INVALID', 'createJwtAuthenticator: "audience" must be a non-empty string, a non-empty list of them, or false.');
+  }
+  if (typeof clockToleranceSeconds !== 'number' || !Number.isInteger(clockToleranceSeconds) || clockToleranceSeconds < 0 || clockToleranceSeconds > 60) {
+    throw new MinaraError('CONFIG_INVALID', `createJwtAuthenticator: "clockToleranceSeconds" must be an integer from 0 to 60 (an expired token passes for that long), got ${String(clockToleranceSeconds)}.`);
+  }
   return async (request) => {
     const token = parseBearer(request.headers.get('authorization'));
     if (token === undefined) return null;
     const verifyOptions = {
       ...(issuer ? { issuer } : {}),
-      ...(audience ? { audience } : {}),
+      ...(audience !== false ? { audience: typeof audience === 'string' ? audience : [...audience] } : {}),
       ...(algorithms ? { algorithms } : {}),
       clockTolerance: clockToleranceSeconds,
     };
@@ -101,7 +134,12 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Gatewa
     const userId = payload[userClaim];
     if (typeof userId !== 'string' || !USER_ID.test(userId)) return null;
     const raw = payload[rolesClaim];
-    const roles = Array.isArray(raw) ? raw.filter((r): r is string => typeof r === 'string') : typeof raw === 'string' ? raw.split(/\s+/).filter(Boolean) : [];
-    return { userId, roles };
+    return { userId, roles: stringList(raw), scopes: stringList(payload[scopeClaim] ?? (scopeClaim === 'scope' ? payload['scp'] : undefined)) };
   };
+}
+
+/** A claim that is an array of strings or one space-separated string, as a list. */
+function stringList(raw: unknown): string[] {
+  if (Array.isArray(raw)) return raw.filter((r): r is string => typeof r === 'string');
+  return typeof raw === 'string' ? raw.split(/\s+/).filter(Boolean) : [];
 }

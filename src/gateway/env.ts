@@ -1,5 +1,6 @@
 import { MinaraError } from '../errors/minara-error';
 import type { JwtAuthenticatorOptions } from './auth';
+import { checkAllowedHosts, checkAllowedOrigins } from './perimeter';
 
 /** Gateway settings read from the environment. */
 export interface GatewayEnv {
@@ -16,13 +17,22 @@ export interface GatewayEnv {
   readonly jwt?: JwtAuthenticatorOptions | undefined;
   /** `GATEWAY_TRUST_USER_HEADER=1`: a trusted proxy names the user in `x-minara-user`. */
   readonly trustUserHeader: boolean;
+  /** `GATEWAY_MCP_TOKEN`: the bearer token to hand an MCP host (reaches `/mcp` only, never decides approvals). */
+  readonly mcpToken?: string | undefined;
+  /** `GATEWAY_ALLOWED_HOSTS` (comma-separated): public names the gateway answers to besides loopback and IP addresses. */
+  readonly allowedHosts: readonly string[];
+  /** `GATEWAY_ALLOWED_ORIGINS` (comma-separated): other origins (your own front end) that may send state-changing requests. */
+  readonly allowedOrigins: readonly string[];
 }
+
+const list = (raw: string | undefined): string[] => (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
 
 /**
  * Read `GATEWAY_PORT` (default 8080), `GATEWAY_HOST` (default 127.0.0.1), `GATEWAY_AUTH_TOKEN`, the per-user
  * JWT settings (`GATEWAY_JWT_SECRET` or `GATEWAY_JWKS_URL`, `GATEWAY_JWT_ISSUER`, `GATEWAY_JWT_AUDIENCE`) and
- * `GATEWAY_TRUST_USER_HEADER`.
- * A malformed port is a `CONFIG_INVALID` naming the variable.
+ * `GATEWAY_TRUST_USER_HEADER`, `GATEWAY_MCP_TOKEN`, `GATEWAY_ALLOWED_HOSTS` and `GATEWAY_ALLOWED_ORIGINS`.
+ * A malformed value is a `CONFIG_INVALID` naming the variable; a JWT setup needs `GATEWAY_JWT_AUDIENCE` (or the
+ * explicit opt-out `GATEWAY_JWT_ANY_AUDIENCE=1`).
  */
 export function gatewayEnv(env: Readonly<Record<string, string | undefined>> = process.env): GatewayEnv {
   const rawPort = env['GATEWAY_PORT']?.trim();
@@ -41,9 +51,23 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>> = p
   if ((secret || jwksUrl) && token) throw new MinaraError('CONFIG_INVALID', 'GATEWAY_AUTH_TOKEN and GATEWAY_JWT_SECRET/GATEWAY_JWKS_URL: choose one shared token or per-user tokens, not both.');
   const issuer = env['GATEWAY_JWT_ISSUER']?.trim();
   const audience = env['GATEWAY_JWT_AUDIENCE']?.trim();
+  const anyAudience = env['GATEWAY_JWT_ANY_AUDIENCE']?.trim();
+  if ((secret || jwksUrl) && !audience && anyAudience !== '1' && anyAudience !== 'true') {
+    throw new MinaraError(
+      'CONFIG_INVALID',
+      'GATEWAY_JWT_AUDIENCE: required with GATEWAY_JWT_SECRET or GATEWAY_JWKS_URL (the aud your identity provider puts in tokens for this gateway), so a token minted for another service cannot open it; set GATEWAY_JWT_ANY_AUDIENCE=1 to accept any audience.',
+    );
+  }
   const jwt: JwtAuthenticatorOptions | undefined = secret || jwksUrl
-    ? { ...(secret ? { secret } : { jwksUrl }), ...(issuer ? { issuer } : {}), ...(audience ? { audience } : {}) }
+    ? { ...(secret ? { secret } : { jwksUrl }), ...(issuer ? { issuer } : {}), audience: audience ? audience : false }
     : undefined;
   const trust = env['GATEWAY_TRUST_USER_HEADER']?.trim();
-  return { port, host, ...(token ? { authToken: token } : {}), ...(jwt ? { jwt } : {}), trustUserHeader: trust === '1' || trust === 'true' };
+  const mcpToken = env['GATEWAY_MCP_TOKEN']?.trim();
+  if (mcpToken && !token) throw new MinaraError('CONFIG_INVALID', 'GATEWAY_MCP_TOKEN: needs GATEWAY_AUTH_TOKEN too (the person\'s token); with per-user JWTs, mint the MCP host a token without the approvals:decide scope instead.');
+  return {
+    port, host, ...(token ? { authToken: token } : {}), ...(jwt ? { jwt } : {}), trustUserHeader: trust === '1' || trust === 'true',
+    ...(mcpToken ? { mcpToken } : {}),
+    allowedHosts: checkAllowedHosts(list(env['GATEWAY_ALLOWED_HOSTS']), 'GATEWAY_ALLOWED_HOSTS'),
+    allowedOrigins: checkAllowedOrigins(list(env['GATEWAY_ALLOWED_ORIGINS']), 'GATEWAY_ALLOWED_ORIGINS'),
+  };
 }

@@ -3,13 +3,15 @@ import { generateId as defaultGenerateId } from '../util/ids';
 import { createConsoleLogger } from '../util/logger';
 import { createActiveStreams } from './active-streams';
 import { decideApproval, listApprovals } from './approvals-routes';
-import { createBearerCheck, type GatewayIdentity } from './auth';
+import { randomBytes } from 'node:crypto';
+import { createBearerCheck, DECIDE_SCOPE, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
+import { checkAllowedHosts, checkAllowedOrigins, createPerimeter } from './perimeter';
 import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
 import { checkWebhooks, webhookSignal } from './webhook-routes';
@@ -47,7 +49,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     defaultUserId = 'default',
     userHeader = 'x-minara-user',
     rolesHeader = 'x-minara-roles',
+    scopesHeader = 'x-minara-scopes',
     trustUserHeader = false,
+    mcpToken,
     authenticate,
     logger = createConsoleLogger({ level: 'warn' }),
     now = () => new Date(),
@@ -59,7 +63,13 @@ export function createGateway(options: GatewayOptions): Gateway {
   if (web !== undefined && (typeof web !== 'object' || web === null || typeof web.dir !== 'string' || web.dir === '')) {
     throw new MinaraError('CONFIG_INVALID', 'createGateway: "web" must be { dir: "<a directory with index.html>" }.');
   }
-  const staticFiles = web ? createStaticFiles(web.dir) : undefined;
+  // Without any authentication, deciding an approval needs this per-start secret, which the served page receives.
+  const singleUser = authToken === undefined && authenticate === undefined && !trustUserHeader;
+  const localKey = singleUser ? randomBytes(32).toString('base64url') : undefined;
+  const checkLocalKey = localKey === undefined ? undefined : createBearerCheck(localKey);
+  const staticFiles = web
+    ? createStaticFiles(web.dir, localKey === undefined ? {} : { headHtml: `<meta name="minara-local-key" content="${localKey}">` })
+    : undefined;
   if (typeof basePath !== 'string' || (basePath !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath))) {
     throw new MinaraError('CONFIG_INVALID', `createGateway: "basePath" must be "" or a path like "/api" (segments of letters, digits, ".", "_", "~", "-"; no trailing slash), got ${JSON.stringify(basePath)}.`);
   }
@@ -70,6 +80,25 @@ export function createGateway(options: GatewayOptions): Gateway {
   if (authenticate !== undefined && authToken !== undefined) {
     throw new MinaraError('CONFIG_INVALID', 'createGateway: give "authenticate" (per-user) or "authToken" (one shared token), not both.');
   }
+  // With per-user identities, one workspace object would carry each user's heartbeat and journal (session and
+  // approval ids) into every other user's prompt: the runtime must give each user their own view.
+  const runtimeOptions = options.runtime.options as { readonly workspace?: unknown; readonly sharedWorkspace?: boolean } | undefined;
+  if ((authenticate !== undefined || trustUserHeader) && typeof runtimeOptions?.workspace === 'object' && runtimeOptions.workspace !== null && runtimeOptions.sharedWorkspace !== true) {
+    throw new MinaraError(
+      'CONFIG_INVALID',
+      'createGateway: per-user identities ("authenticate" or "trustUserHeader") over a runtime whose "workspace" is one Workspace object would put one user\'s sessions and approvals in another\'s prompt. Give createAgentRuntime "workspace: (scope) => …" (createTenantWorkspace per user), or "sharedWorkspace: true" (each user then gets a tenant view over it). See docs/gateway.md.',
+    );
+  }
+  if (mcpToken !== undefined) {
+    if (authToken === undefined) throw new MinaraError('CONFIG_INVALID', 'createGateway: "mcpToken" needs "authToken" (the person\'s token); with per-user "authenticate", mint the MCP host a credential without the approvals:decide scope instead.');
+    if (typeof mcpToken !== 'string' || mcpToken.length < 16 || /\s/.test(mcpToken) || mcpToken === authToken) {
+      throw new MinaraError('CONFIG_INVALID', 'createGateway: "mcpToken" must be a string of at least 16 characters without whitespace, different from "authToken".');
+    }
+  }
+  const perimeter = createPerimeter({
+    allowedHosts: checkAllowedHosts(options.allowedHosts ?? [], 'createGateway: "allowedHosts"'),
+    allowedOrigins: checkAllowedOrigins(options.allowedOrigins ?? [], 'createGateway: "allowedOrigins"'),
+  });
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1024) throw new MinaraError('CONFIG_INVALID', 'createGateway: "maxBodyBytes" must be an integer of at least 1024.');
   if (!USER_ID.test(defaultUserId)) throw new MinaraError('CONFIG_INVALID', 'createGateway: "defaultUserId" must be 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".');
 
@@ -78,19 +107,28 @@ export function createGateway(options: GatewayOptions): Gateway {
   const viewLinks = options.artifacts ? createViewLinks(now) : undefined;
   const deps: GatewayDeps = { options, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing, viewLinks };
   const checkToken = authToken === undefined ? undefined : createBearerCheck(authToken);
+  const checkMcpToken = mcpToken === undefined ? undefined : createBearerCheck(mcpToken);
 
   const authenticated = new WeakMap<Request, GatewayIdentity>();
-  /** Who the request is: the authenticator's identity, the trusted proxy's headers, or the single user. */
-  async function identify(request: Request): Promise<{ userId: string; operator: boolean }> {
+  const mcpCallers = new WeakSet<Request>();
+  /**
+   * Who the request is and what it may do: the authenticator's identity (decides with the `approvals:decide`
+   * scope), the trusted proxy's headers (its scopes header), the MCP token (request only), the shared token (a
+   * person's), or the single user (decides with the per-start local key).
+   */
+  async function identify(request: Request): Promise<{ userId: string; operator: boolean; canDecide: boolean }> {
     const who = authenticated.get(request);
-    if (who) return { userId: who.userId, operator: (who.roles ?? []).includes('operator') };
+    if (who) return { userId: who.userId, operator: (who.roles ?? []).includes('operator'), canDecide: (who.scopes ?? []).includes(DECIDE_SCOPE) };
     if (trustUserHeader) {
       const header = request.headers.get(userHeader);
       if (header !== null && !USER_ID.test(header)) throw badRequest(`${userHeader}: expected 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".`);
       const roles = (request.headers.get(rolesHeader) ?? '').split(',').map((r) => r.trim());
-      return { userId: header ?? defaultUserId, operator: roles.includes('operator') };
+      const scopes = (request.headers.get(scopesHeader) ?? '').split(/[\s,]+/);
+      return { userId: header ?? defaultUserId, operator: roles.includes('operator'), canDecide: scopes.includes(DECIDE_SCOPE) };
     }
-    return { userId: defaultUserId, operator: true };
+    if (mcpCallers.has(request)) return { userId: defaultUserId, operator: false, canDecide: false };
+    if (checkLocalKey) return { userId: defaultUserId, operator: true, canDecide: checkLocalKey(`Bearer ${request.headers.get('x-minara-local-key') ?? ''}`) };
+    return { userId: defaultUserId, operator: true, canDecide: true };
   }
 
   const router = createRouter();
@@ -134,8 +172,9 @@ export function createGateway(options: GatewayOptions): Gateway {
     ]);
     return json(200, { day, today, autonomous, ...(session ? { session } : {}) });
   });
-  router.add('GET', '/v1/info', () =>
+  router.add('GET', '/v1/info', ({ userId, canDecide }) =>
     json(200, {
+      identity: { userId, canDecide },
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
       features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
     }),
@@ -160,9 +199,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/approvals', listApprovals(deps));
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
   const mcp = options.mcp;
+  let mcpRoute: RouteHandler | undefined;
   if (mcp !== undefined) {
     if (typeof mcp.handleHttp !== 'function') throw new MinaraError('CONFIG_INVALID', 'createGateway: "mcp" must come from createMcpToolServer() (@minara/agent/mcp).');
     const serveMcp: RouteHandler = ({ request, userId }) => mcp.handleHttp(request, { userId });
+    mcpRoute = serveMcp;
     for (const method of ['POST', 'GET', 'DELETE']) router.add(method, '/mcp', serveMcp);
   }
 
@@ -182,10 +223,12 @@ export function createGateway(options: GatewayOptions): Gateway {
       pathname = pathname.slice(basePath.length) || '/';
     }
     const isHealth = pathname === '/healthz' && (request.method === 'GET' || request.method === 'HEAD');
-    // Webhooks authenticate with their own HMAC (a sender cannot hold the gateway token).
     const webhookMatch = /^\/v1\/signals\/webhook\/([^/]+)$/.exec(pathname);
+    // The perimeter first, for every route: a foreign Host (DNS rebinding) reaches nothing.
+    perimeter.checkHost(request, url);
+    // Webhooks authenticate with their own HMAC (a sender cannot hold the gateway token).
     if (webhookMatch && request.method === 'POST') {
-      const identity = { userId: defaultUserId, operator: false };
+      const identity = { userId: defaultUserId, operator: false, canDecide: false };
       return webhookRoute({ request, url, params: { name: webhookMatch[1] ?? '' }, ...identity });
     }
     // A signed artifact view link stands in for the token (an iframe cannot send one); it names its user.
@@ -194,7 +237,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       const id = decodeParam('id', viewMatch[1] ?? '');
       const signedFor = viewLinks.verify(id, url);
       if (!signedFor) throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'sig: the view link is invalid or expired; ask GET /v1/artifacts/:id for a fresh viewUrl.');
-      return viewArtifact(deps)({ request, url, params: { id }, userId: signedFor, operator: false });
+      return viewArtifact(deps)({ request, url, params: { id }, userId: signedFor, operator: false, canDecide: false });
     }
     // The web app's files are public (the page asks for a token); API routes are not served from here.
     if (staticFiles && !isHealth && !pathname.startsWith('/v1/') && pathname !== '/mcp') {
@@ -204,7 +247,10 @@ export function createGateway(options: GatewayOptions): Gateway {
     }
     // Authentication comes before routing, so an unauthenticated caller cannot map the routes.
     if (checkToken && !isHealth && !checkToken(request.headers.get('authorization'))) {
-      throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with the gateway token.');
+      // The MCP hosts' token opens /mcp and nothing else: a host can ask for consent, never read or give it.
+      if (!checkMcpToken?.(request.headers.get('authorization'))) throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with the gateway token.');
+      if (pathname !== '/mcp' || mcpRoute === undefined) throw new HttpError(403, 'HTTP_FORBIDDEN', 'This token is for MCP hosts: it reaches /mcp only (a person uses the gateway token).');
+      mcpCallers.add(request);
     }
     if (authenticate && !isHealth) {
       let who: GatewayIdentity | null;
@@ -218,8 +264,15 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (!who || typeof who.userId !== 'string' || !USER_ID.test(who.userId)) {
         throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: expected "Bearer <token>" with a valid, unexpired token for this gateway.');
       }
+      // The ids the host uses for itself (its default user owns session-less approvals) are never a token's.
+      if (who.userId === defaultUserId) {
+        logger.warn('gateway: a token claimed the host\'s own user id', { userId: who.userId });
+        throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'Authorization: this token names a user id reserved for the host.');
+      }
       authenticated.set(request, who);
     }
+    // No route runs a write from another site: a foreign Origin or Sec-Fetch-Site, or a POST a cross-site form could send.
+    perimeter.checkWrite(request, url);
     const match = router.match(request.method, pathname);
     if (match.kind === 'not-found') throw new HttpError(404, 'NOT_FOUND', `No route ${request.method} ${url.pathname}.`);
     if (match.kind === 'method-not-allowed') {
@@ -244,6 +297,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     activeStreams: () => streams.size(),
     authRequired: checkToken !== undefined || authenticate !== undefined,
+    localKey,
     async close() {
       closing = true;
       await streams.drain();

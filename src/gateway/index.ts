@@ -22,4 +22,4 @@ export { DEFAULT_MAX_BODY_BYTES } from './body';
 export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from '../runtime/ui-stream';
 export { EDITABLE_MEMORY_SOURCE } from './memory-routes';
 export { HttpError } from './http-error';
-export { createJwtAuthenticator, type GatewayAuthenticate, type GatewayIdentity, type JwtAuthenticatorOptions } from './auth';
+export { createJwtAuthenticator, DECIDE_SCOPE, type GatewayAuthenticate, type GatewayIdentity, type JwtAuthenticatorOptions } from './auth';

@@ -12,6 +12,11 @@ export interface RouteContext {
   readonly userId: string;
   /** May write the shared workspace files: role `operator`, or the single user when there are no per-user identities. */
   readonly operator: boolean;
+  /**
+   * May decide approvals: a credential carrying `approvals:decide` (a person's token or JWT scope, the trusted
+   * proxy's scopes header, or the per-start local key of the served web app). Automated callers only request.
+   */
+  readonly canDecide: boolean;
 }
 
 export type RouteHandler = (ctx: RouteContext) => Promise<Response> | Response;

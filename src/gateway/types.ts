@@ -58,6 +58,31 @@ export interface GatewayOptions {
   readonly userHeader?: string | undefined;
   /** Header with comma-separated roles when `trustUserHeader` is on. @default 'x-minara-roles' */
   readonly rolesHeader?: string | undefined;
+  /**
+   * Header with space- or comma-separated scopes when `trustUserHeader` is on; the proxy sets `approvals:decide`
+   * (`DECIDE_SCOPE`) for a person and never for an automated caller. @default 'x-minara-scopes'
+   */
+  readonly scopesHeader?: string | undefined;
+  /**
+   * A second bearer token, for MCP hosts (`GATEWAY_MCP_TOKEN`): it reaches `/mcp` only, as the default user, and
+   * can never decide an approval, so the host can ask for a person's consent but never give it. Needs `authToken`
+   * (the person's token). With per-user JWTs, mint the host a token without the decide scope instead.
+   * @default none
+   */
+  readonly mcpToken?: string | undefined;
+  /**
+   * Host names the gateway answers to besides loopback names (`localhost`, `*.localhost`) and IP addresses,
+   * e.g. `['agent.example.com']` or `['.example.com']` (a name and its subdomains). Any other `Host` is refused
+   * with 403 on every route, so a page that re-resolves its own name to this server (DNS rebinding) reaches
+   * nothing. `GATEWAY_ALLOWED_HOSTS`. @default [] (loopback and IP addresses only)
+   */
+  readonly allowedHosts?: readonly string[] | undefined;
+  /**
+   * Origins other than the gateway's own that may send state-changing requests (your own front end on another
+   * origin, e.g. `https://app.example.com`). Every other foreign `Origin` is refused. `GATEWAY_ALLOWED_ORIGINS`.
+   * @default [] (same origin only)
+   */
+  readonly allowedOrigins?: readonly string[] | undefined;
   /** @default a console logger at `warn` */
   readonly logger?: Logger | undefined;
   /** Clock. @default () => new Date() */
@@ -131,6 +156,13 @@ export interface Gateway {
   activeStreams(): number;
   /** Whether requests must authenticate (a shared bearer token or `authenticate`). */
   readonly authRequired: boolean;
+  /**
+   * Without any authentication (the loopback default), the per-start secret that lets a caller decide approvals:
+   * sent as `x-minara-local-key`. The served web app receives it in its page (`<meta name="minara-local-key">`);
+   * a host with its own front end hands it over the same way. An MCP host or a script on the machine does not
+   * have it, so it can request approvals but never decide them. `undefined` when authentication is configured.
+   */
+  readonly localKey: string | undefined;
   /** Refuse new chat turns (503) and wait for the running ones to finish and persist. */
   close(): Promise<void>;
 }

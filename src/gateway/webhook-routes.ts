@@ -29,7 +29,8 @@ export function checkWebhooks(webhooks: Readonly<Record<string, GatewayWebhook>>
  * `POST /v1/signals/webhook/:name`: a signed signal from another system (an alert, a price feed, a CI job) that
  * starts an autonomous turn (`source: 'webhook'`). Authenticated by the webhook's HMAC, not the gateway token
  * (senders cannot hold one): a bad or missing signature is 401, a timestamp outside ±5 minutes is 401 (replay),
- * a repeated `idempotency-key` is answered `200 { duplicate: true }` and starts nothing. Accepted: `202
+ * a delivery seen before (the same signed timestamp and body, whatever its unsigned headers) or a repeated
+ * `idempotency-key` is answered `200 { duplicate: true }` and starts nothing. Accepted: `202
  * { accepted: true, sessionId }`; the turn runs server-side (follow it with `GET /v1/chat/:id/stream`).
  *
  * Body: `{ "message": "…", "signal"?: { signal_id?, asset?, severity?, preload_skills?, suggested_stages? } }`.
@@ -71,9 +72,25 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
 
     const refused = await deps.options.admitAutonomousTurn?.();
     if (refused !== undefined) throw new HttpError(429, 'HTTP_TOO_MANY_REQUESTS', `Not now: ${refused}.`);
-    // The key is claimed atomically in storage (one run per key across gateway instances).
+    // The signed delivery itself is claimed first, by the hash of what the signature covers (timestamp and body):
+    // a captured request re-sent with another idempotency key (which nothing signs) is the same delivery.
     const at = deps.now();
     const storage = deps.options.storage;
+    const delivery = await storage.jobs.claimRun({
+      jobId: `webhook-delivery:${name}`,
+      slot: `sig:${createHash('sha256').update(`${tsHeader}.${raw}`).digest('hex')}`,
+      owner: `gateway:${process.pid}`,
+      now: at.toISOString(),
+      leaseUntil: new Date(at.getTime() + WEBHOOK_TURN_LEASE_MS).toISOString(),
+    });
+    if (!delivery) {
+      deps.logger.warn('gateway: a webhook delivery was replayed', { webhook: name });
+      return json(200, { accepted: false, duplicate: true });
+    }
+    // Ended at once: the delivery is taken for good (its timestamp leaves the replay window within minutes anyway).
+    await storage.jobs.finishRun(delivery.id, delivery.owner, { endedAt: at.toISOString(), outcome: 'ok', detail: `key ${key}` });
+    // Then the sender's key, atomically in storage (one run per key across gateway instances): a retry of the same
+    // event, signed again with a new timestamp, is a duplicate too.
     const claimed = await storage.jobs.claimRun({
       jobId: `webhook:${name}`,
       slot: `key:${key}`,

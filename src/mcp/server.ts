@@ -85,7 +85,13 @@ export interface McpToolServer {
 }
 
 const DEFAULT_HINT = (a: ApprovalRecord) =>
-  `A person approves it with \`minara approvals approve ${a.id}\` (or POST /v1/approvals/${a.id} {"approved":true} on the gateway); then call this tool again with the same arguments.`;
+  `Ask the person to approve it (\`minara approvals approve ${a.id}\`, or the Approvals page of the web app); then call this tool again with the same arguments. You cannot approve it yourself.`;
+
+/**
+ * Tools that are the model's means of reaching other tools (`tool_invoke`, `activate_skills`, `delegate`): an MCP
+ * host sees every served tool directly, so these are never served (they could reach tools the host is not listed).
+ */
+const META_TOOLS: ReadonlySet<string> = new Set(['tool_invoke', 'activate_skills', 'delegate']);
 
 /** A served tool's JSON Schema, from its zod input schema (as the model would send it). */
 function jsonSchemaOf(entry: ToolEntry): McpServedTool['inputSchema'] | undefined {
@@ -123,7 +129,10 @@ function resultOf(envelope: ToolEnvelope, extra?: string): CallToolResult {
  * host can call the agent's tools. Every call runs through the registry's one dispatch path with source
  * `mcp`: validation, the tier gate, hooks, approvals, the emergency stop and audit all apply.
  *
- * - MANUAL_ONLY tools are not listed and cannot be called; tools of other MCP servers (`mcp:*` sets) are not re-served.
+ * - MANUAL_ONLY tools are not listed and cannot be called, and nothing a call runs may rise above ALWAYS_CONFIRM; tools
+ *   of other MCP servers (`mcp:*` sets) and the meta-tools (`tool_invoke`, `activate_skills`, `delegate`) are not served.
+ * - A host requests approvals but never decides them: hand it a credential without the decide capability (the
+ *   gateway's `mcpToken`, or a JWT without `approvals:decide`).
  * - A call that needs approval returns an MCP tool error naming the approval id and how to approve it. When the
  *   host calls again with the same arguments in the same session, the approved request is consumed and the
  *   call runs; while it is still pending the same id is returned (no duplicate requests).
@@ -154,7 +163,7 @@ export function createMcpToolServer(options: CreateMcpToolServerOptions): McpToo
   function served(): Array<{ entry: ToolEntry; tool: McpServedTool }> {
     const out: Array<{ entry: ToolEntry; tool: McpServedTool }> = [];
     for (const entry of tools.list(toolSets ? { toolSets } : undefined)) {
-      if (entry.permissionTier === PermissionTier.MANUAL_ONLY || entry.toolSet.startsWith('mcp:')) continue;
+      if (entry.permissionTier === PermissionTier.MANUAL_ONLY || entry.toolSet.startsWith('mcp:') || META_TOOLS.has(entry.name)) continue;
       let schema = schemas.get(entry);
       if (schema === undefined) {
         schema = jsonSchemaOf(entry) ?? null;
@@ -182,6 +191,12 @@ export function createMcpToolServer(options: CreateMcpToolServerOptions): McpToo
     return out;
   }
 
+  /** The tool sets calls from a host may reach: the served ones (or every set), never another MCP server's. */
+  function servedToolSets(): string[] {
+    const names = toolSets ? [...new Set(tools.list({ toolSets }).map((t) => t.toolSet))] : tools.toolSets().map((t) => t.name);
+    return names.filter((n) => !n.startsWith('mcp:'));
+  }
+
   /** An approved, unexpired, unused request of this session for exactly this call; else a pending one. */
   async function priorApproval(sessionId: string, entry: ToolEntry, args: unknown): Promise<{ approved?: ApprovalRecord | undefined; pending?: ApprovalRecord | undefined }> {
     const validated = validateToolInput(entry.inputSchema, args);
@@ -202,12 +217,17 @@ export function createMcpToolServer(options: CreateMcpToolServerOptions): McpToo
       const p = prior.pending;
       return resultOf({ ok: false, error: `Still waiting for approval ${p.id} (${p.reason}); it expires at ${p.expiresAt}.`, code: 'APPROVAL_REQUIRED', retryable: false }, approvalHint(p));
     }
+    // What the host may reach is bounded in the call's context, which every nested dispatch narrows but never
+    // widens: the served tool sets only (never another MCP server's) and nothing above ALWAYS_CONFIRM, so no path
+    // (a handler that dispatches, a tier raised by `tierFor` such as the stop's release) puts a MANUAL_ONLY request
+    // into the person's queue.
     const context = createToolCallContext({
       sessionId: session.sessionId,
       source: 'mcp',
       userId: session.userId,
       ...(agentId ? { agentId } : {}),
-      ...(toolSets ? { allowedToolSets: toolSets } : {}),
+      allowedToolSets: servedToolSets(),
+      riskCeiling: PermissionTier.ALWAYS_CONFIRM,
     });
     const outcome = await tools.dispatchDetailed(entry.name, args ?? {}, {
       context,

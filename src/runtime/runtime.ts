@@ -1,5 +1,6 @@
 import { MinaraError } from '../errors/minara-error';
 import type { MemoryStore } from '../memory/types';
+import { createTenantWorkspace } from '../workspace/tenant';
 import type { Workspace } from '../workspace/workspace';
 import { createSkillMetaTools } from '../skills/meta-tools';
 import type { SkillSession } from '../skills/session';
@@ -77,8 +78,22 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   }
   const memoryFor = (scope: TurnScope): MemoryStore | undefined =>
     typeof options.memory === 'function' ? options.memory(scope) : options.memory;
-  const workspaceFor = (scope: TurnScope): Workspace | undefined =>
-    typeof options.workspace === 'function' ? options.workspace(scope) : options.workspace;
+  const defaultUserId = options.defaultUserId ?? 'default';
+  const logger = options.logger ?? createConsoleLogger({ level: 'warn' });
+  // One Workspace object serves its default user as is; any other user (only with `sharedWorkspace: true`, see
+  // `validate`) gets a tenant view over it: the operator's identity files, the user's own heartbeat and journal.
+  const tenantViews = new Map<string, Workspace>();
+  const workspaceFor = (scope: TurnScope): Workspace | undefined => {
+    if (typeof options.workspace === 'function') return options.workspace(scope);
+    const shared = options.workspace;
+    if (shared === undefined || scope.userId === defaultUserId) return shared;
+    let view = tenantViews.get(scope.userId);
+    if (!view) {
+      view = createTenantWorkspace({ operator: shared, userId: scope.userId, heartbeat: shared.settings.heartbeat, dailyLog: shared.settings.dailyLog, logger, ...(options.now ? { now: options.now } : {}) });
+      tenantViews.set(scope.userId, view);
+    }
+    return view;
+  };
   const deps: TurnDeps = {
     options,
     workspaceFor,
@@ -88,10 +103,10 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
     maxSteps,
     turnTokenBudget,
     cronAllowedToolSets: options.cronAllowedToolSets ?? ['read', 'memory', 'web'],
-    defaultUserId: options.defaultUserId ?? 'default',
+    defaultUserId,
     memoryFor,
     liveSkillSessions,
-    logger: options.logger ?? createConsoleLogger({ level: 'warn' }),
+    logger,
   };
   // One turn at a time per session in this process; different sessions run concurrently.
   const sessionTails = new Map<string, Promise<void>>();
@@ -107,6 +122,12 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
       if (!Array.isArray(input.attachments) || input.attachments.some((k) => typeof k !== 'string' || k === '')) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" must be an array of file keys.');
       if (input.attachments.length > 0 && input.message === undefined) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need a "message" (it may be "").');
       if (input.attachments.length > 0 && !options.messageTranslator) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need the runtime\'s "messageTranslator" (createMessageTranslator).');
+    }
+    if (input.userId !== undefined && input.userId !== defaultUserId && typeof options.workspace === 'object' && options.sharedWorkspace !== true) {
+      throw new MinaraError(
+        'CONFIG_INVALID',
+        `run: this runtime's "workspace" is one Workspace for its default user "${defaultUserId}", and this turn is for "${input.userId}": its heartbeat and journal (session and approval ids) would reach every user's prompt. Give "workspace" as a function of the turn's scope (createTenantWorkspace per user), or set "sharedWorkspace: true" to give each other user a tenant view over it.`,
+      );
     }
     if (input.message === undefined && (input.approvals?.length ?? 0) === 0) {
       throw new MinaraError('INVALID_ARGUMENT', 'run: give a "message", "approvals", or both.');

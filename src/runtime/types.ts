@@ -164,6 +164,14 @@ export interface AgentRuntimeOptions {
    * reach another tenant's prompt.
    */
   readonly workspace?: Workspace | ((scope: TurnScope) => Workspace | undefined) | undefined;
+  /**
+   * One `workspace` object belongs to the default user: a turn for any other user is refused (`CONFIG_INVALID`)
+   * unless this is true, and then each other user gets a tenant view over it (`createTenantWorkspace`: the
+   * operator's identity files, the user's own USER.md, MEMORY.md, heartbeat and journal), so no user's sessions,
+   * approvals or journal reach another user's prompt. A gateway with per-user identities refuses a runtime with one
+   * workspace object unless this is true. @default false
+   */
+  readonly sharedWorkspace?: boolean | undefined;
   /** L0.5 scenario classifier (playbook + preloads). */
   readonly scenarios?: ScenarioClassifier | undefined;
   /** A cheaper model for LLM autocompaction. @default no LLM compaction (hard trim instead) */

@@ -1,38 +1,63 @@
 import type { MinaraBus } from '../events/bus';
 import { MinaraError } from '../errors/minara-error';
 import type { Storage } from '../storage/types';
-import type { EmergencyStopApi } from '../tools/types';
+import type { EmergencyStopApi, EmergencyStopScope, EmergencyStopStatus } from '../tools/types';
 
-const KEY = 'emergency_stop';
+/** The storage key of the global stop (the operator's); a user's stop is `emergency_stop:user:<userId>`. */
+const GLOBAL_KEY = 'emergency_stop';
+const userKey = (userId: string) => `${GLOBAL_KEY}:user:${userId}`;
+
+function checkScope(scope: EmergencyStopScope | undefined, where: string): string | undefined {
+  if (scope === undefined || scope.userId === undefined) return undefined;
+  if (typeof scope.userId !== 'string' || scope.userId.trim() === '') throw new MinaraError('INVALID_ARGUMENT', `emergencyStop.${where}: "userId" must be a non-empty string when given.`);
+  return scope.userId;
+}
 
 /**
- * The emergency stop, kept in storage so it holds in every process sharing the database.
- * While engaged, the tier gate blocks every tool above READ_ONLY.
+ * The emergency stop, kept in storage so it holds in every process sharing the database. Two scopes:
+ *
+ * - **a user's stop** (`{ userId }`): halts that user's agent only. It is what the `emergency_stop` tool engages
+ *   for the user of the turn, so one tenant (or an MCP host acting for one) can never halt everyone else.
+ * - **the global stop** (no scope): halts every user; an operator action (the SDK, `minara stop --global`).
+ *
+ * While either applies to a call, the tier gate blocks every tool above READ_ONLY.
  */
 export function createEmergencyStop(options: { storage: Storage; now: () => Date; bus?: MinaraBus | undefined }): EmergencyStopApi {
   const { storage, now, bus } = options;
+
+  async function read(key: string, scope: EmergencyStopStatus['scope'], userId: string | undefined): Promise<EmergencyStopStatus> {
+    const raw = await storage.meta.get(key);
+    if (raw === undefined) return { engaged: false };
+    const at = { scope, ...(userId !== undefined ? { userId } : {}) };
+    try {
+      const parsed = JSON.parse(raw) as { reason?: string; since?: string };
+      return { engaged: true, reason: parsed.reason, since: parsed.since, ...at };
+    } catch {
+      // A corrupt flag fails closed: still engaged.
+      return { engaged: true, reason: 'emergency stop flag is unreadable', ...at };
+    }
+  }
+
   return {
-    async engage(reason) {
+    async engage(reason, scope) {
       if (typeof reason !== 'string' || reason.trim() === '') {
         throw new MinaraError('INVALID_ARGUMENT', 'emergencyStop.engage: "reason" must be a non-empty string.');
       }
-      await storage.meta.set(KEY, JSON.stringify({ engaged: true, reason, since: now().toISOString() }));
-      bus?.emit('emergency-stop:changed', { engaged: true, reason });
+      const userId = checkScope(scope, 'engage');
+      await storage.meta.set(userId === undefined ? GLOBAL_KEY : userKey(userId), JSON.stringify({ engaged: true, reason, since: now().toISOString() }));
+      bus?.emit('emergency-stop:changed', { engaged: true, reason, ...(userId !== undefined ? { userId } : {}) });
     },
-    async release() {
-      await storage.meta.delete(KEY);
-      bus?.emit('emergency-stop:changed', { engaged: false });
+    async release(scope) {
+      const userId = checkScope(scope, 'release');
+      await storage.meta.delete(userId === undefined ? GLOBAL_KEY : userKey(userId));
+      bus?.emit('emergency-stop:changed', { engaged: false, ...(userId !== undefined ? { userId } : {}) });
     },
-    async status() {
-      const raw = await storage.meta.get(KEY);
-      if (raw === undefined) return { engaged: false };
-      try {
-        const parsed = JSON.parse(raw) as { reason?: string; since?: string };
-        return { engaged: true, reason: parsed.reason, since: parsed.since };
-      } catch {
-        // A corrupt flag fails closed: still engaged.
-        return { engaged: true, reason: 'emergency stop flag is unreadable' };
-      }
+    async status(scope) {
+      const userId = checkScope(scope, 'status');
+      // The global stop first: it applies to everyone and outranks a user's own.
+      const global = await read(GLOBAL_KEY, 'global', undefined);
+      if (global.engaged || userId === undefined) return global;
+      return read(userKey(userId), 'user', userId);
     },
   };
 }

@@ -40,8 +40,8 @@ export interface GateInput {
  * - ALWAYS_CONFIRM asks every call; autonomous sources need a stored grant.
  * - MANUAL_ONLY needs an explicit approval; autonomous sources are refused.
  * - A fund-moving call in a turn that already ran analysis needs a fresh approval (no grant counts).
- * - While the emergency stop is engaged, nothing above READ_ONLY runs (except the tool flagged
- *   `emergencyStopControl`, which still needs its tier's approval).
+ * - While the emergency stop is engaged (the global one, or the stop of the call's user), nothing above READ_ONLY
+ *   runs (except the tool flagged `emergencyStopControl`, which still needs its tier's approval).
  */
 export async function evaluateTierGate(input: GateInput, deps: { grants: GrantService; emergencyStop: EmergencyStopApi }): Promise<GateDecision> {
   const { tool, context, tier, mode } = input;
@@ -58,10 +58,12 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
   if (mode === 'preview') return { kind: 'allow', via: 'preview' };
 
   if (tier > PermissionTier.READ_ONLY || input.hookApprovalReasons.length > 0) {
-    const stop = await deps.emergencyStop.status();
+    // The stop that applies to this call: the global one, or the stop of the user the call acts for.
+    const stop = await deps.emergencyStop.status(context.userId !== undefined ? { userId: context.userId } : undefined);
     // The tool that releases the stop is the one exception; it still meets its own tier below.
     if (stop.engaged && tier > PermissionTier.READ_ONLY && !tool.emergencyStopControl) {
-      return { kind: 'block', code: 'EMERGENCY_STOP', reason: `Emergency stop is engaged${stop.reason ? ` (${stop.reason})` : ''}; only read-only tools run.` };
+      const which = stop.scope === 'user' ? `Your emergency stop is engaged` : 'The emergency stop is engaged for everyone';
+      return { kind: 'block', code: 'EMERGENCY_STOP', reason: `${which}${stop.reason ? ` (${stop.reason})` : ''}; only read-only tools run.` };
     }
   }
 

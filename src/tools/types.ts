@@ -266,10 +266,33 @@ export interface GrantsApi {
 }
 
 /** Engage or release the emergency stop; while engaged only READ_ONLY tools run (in every process). */
+/** Which stop: a user's (`{ userId }`), or the global one (no scope, or no `userId`). */
+export interface EmergencyStopScope {
+  readonly userId?: string | undefined;
+}
+
+/** Whether a stop applies, and which one. */
+export interface EmergencyStopStatus {
+  readonly engaged: boolean;
+  readonly reason?: string | undefined;
+  /** ISO time it was engaged. */
+  readonly since?: string | undefined;
+  /** `global` (the operator's, halts everyone) or `user` (halts one user's agent); absent when not engaged. */
+  readonly scope?: 'global' | 'user' | undefined;
+  /** The user of a `user` stop. */
+  readonly userId?: string | undefined;
+}
+
+/**
+ * The emergency stop, per user or global (see `createEmergencyStop`). `status({ userId })` answers for that user's
+ * calls: the global stop when engaged, else the user's own; `status()` answers for the global stop only.
+ */
 export interface EmergencyStopApi {
-  engage(reason: string): Promise<void>;
-  release(): Promise<void>;
-  status(): Promise<{ engaged: boolean; reason?: string | undefined; since?: string | undefined }>;
+  /** Engage the global stop (no scope: an operator action) or one user's. */
+  engage(reason: string, scope?: EmergencyStopScope): Promise<void>;
+  /** Release the global stop (no scope) or one user's; the other scope is untouched. */
+  release(scope?: EmergencyStopScope): Promise<void>;
+  status(scope?: EmergencyStopScope): Promise<EmergencyStopStatus>;
 }
 
 /** The tool registry: the single path that runs a tool. */

@@ -99,13 +99,13 @@ describe('per-user JWT (JWKS on 127.0.0.1)', () => {
 
   it('verifies tokens against the key set and scopes the request to its subject', async () => {
     const port = (jwks.address() as { port: number }).port;
-    h = await startGateway([], { gateway: { authenticate: createJwtAuthenticator({ jwksUrl: `http://127.0.0.1:${port}/jwks.json`, issuer: 'https://id.test' }) } });
+    h = await startGateway([], { gateway: { authenticate: createJwtAuthenticator({ jwksUrl: `http://127.0.0.1:${port}/jwks.json`, issuer: 'https://id.test', audience: 'minara' }) } });
     await seedAlice();
-    const token = await new SignJWT({ sub: 'carol' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://id.test').setExpirationTime('5m').sign(privateKey);
+    const token = await new SignJWT({ sub: 'carol' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://id.test').setAudience('minara').setExpirationTime('5m').sign(privateKey);
     const ok = await get('/v1/memory', { authorization: `Bearer ${token}` });
     expect(ok.status).toBe(200);
     expect(JSON.stringify(ok.body)).not.toContain('4455');
-    const wrongIssuer = await new SignJWT({ sub: 'carol' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://evil.test').setExpirationTime('5m').sign(privateKey);
+    const wrongIssuer = await new SignJWT({ sub: 'carol' }).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setIssuer('https://evil.test').setAudience('minara').setExpirationTime('5m').sign(privateKey);
     expect((await get('/v1/memory', { authorization: `Bearer ${wrongIssuer}` })).status).toBe(401);
   });
 });

@@ -73,10 +73,11 @@ describe('auth', () => {
     }
     expect(['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1'].every(isLoopbackHost)).toBe(true);
     expect(['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '127.0.0.256', 'localhost.evil.com'].some(isLoopbackHost)).toBe(false);
-    expect(gatewayEnv({})).toEqual({ port: 8080, host: '127.0.0.1', trustUserHeader: false });
-    expect(gatewayEnv({ GATEWAY_PORT: '9090', GATEWAY_AUTH_TOKEN: TOKEN })).toEqual({ port: 9090, host: '127.0.0.1', authToken: TOKEN, trustUserHeader: false });
+    const none = { allowedHosts: [], allowedOrigins: [] };
+    expect(gatewayEnv({})).toEqual({ port: 8080, host: '127.0.0.1', trustUserHeader: false, ...none });
+    expect(gatewayEnv({ GATEWAY_PORT: '9090', GATEWAY_AUTH_TOKEN: TOKEN })).toEqual({ port: 9090, host: '127.0.0.1', authToken: TOKEN, trustUserHeader: false, ...none });
     expect(gatewayEnv({ GATEWAY_JWKS_URL: 'https://id.example.com/jwks', GATEWAY_JWT_AUDIENCE: 'minara', GATEWAY_TRUST_USER_HEADER: '1' })).toEqual({
-      port: 8080, host: '127.0.0.1', jwt: { jwksUrl: 'https://id.example.com/jwks', audience: 'minara' }, trustUserHeader: true,
+      port: 8080, host: '127.0.0.1', jwt: { jwksUrl: 'https://id.example.com/jwks', audience: 'minara' }, trustUserHeader: true, ...none,
     });
     expect(() => gatewayEnv({ GATEWAY_JWT_SECRET: 'x'.repeat(40), GATEWAY_AUTH_TOKEN: TOKEN })).toThrow(/choose one/);
     expect(() => gatewayEnv({ GATEWAY_PORT: 'http' })).toThrow(/GATEWAY_PORT/);
@@ -88,7 +89,8 @@ describe('bad input: the right 4xx with a JSON error, nothing stored', () => {
     h = await startGateway([], { gateway: { maxBodyBytes: 4096 } });
     const cases: Array<[string, RequestInit & { path: string }, number, string, RegExp?]> = [
       ['invalid JSON', { path: '/v1/chat', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"id": "c1", messages: [' }, 400, 'HTTP_BAD_REQUEST', /invalid JSON/],
-      ['not JSON', { path: '/v1/memory', method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }, 415, 'HTTP_UNSUPPORTED_MEDIA_TYPE'],
+      ['not JSON', { path: '/v1/memory', method: 'POST', headers: { 'content-type': 'text/plain', 'x-minara-request': '1' }, body: '{}' }, 415, 'HTTP_UNSUPPORTED_MEDIA_TYPE'],
+      ['a POST a cross-site form could send', { path: '/v1/memory', method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{}' }, 403, 'HTTP_CROSS_SITE'],
       ['array body', { path: '/v1/memory', method: 'POST', headers: { 'content-type': 'application/json' }, body: '[]' }, 400, 'HTTP_BAD_REQUEST', /JSON object/],
       ['empty body', { path: '/v1/memory', method: 'POST', headers: { 'content-type': 'application/json' }, body: '' }, 400, 'HTTP_BAD_REQUEST', /empty/],
       ['bad chat id', { path: '/v1/chat', method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(chatBody('..', 'hi')) }, 400, 'HTTP_BAD_REQUEST', /^id:/],

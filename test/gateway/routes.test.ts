@@ -10,7 +10,7 @@ afterEach(async () => {
 });
 
 const send = (method: string, url: string, body?: unknown, headers: Record<string, string> = {}) =>
-  fetch(url, { method, headers: { 'x-minara-roles': 'operator', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
+  fetch(url, { method, headers: { 'x-minara-roles': 'operator', 'x-minara-scopes': 'approvals:decide', ...(body !== undefined ? { 'content-type': 'application/json' } : {}), ...headers }, ...(body !== undefined ? { body: JSON.stringify(body) } : {}) });
 
 type Json = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
 

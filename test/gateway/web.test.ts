@@ -54,7 +54,7 @@ describe('gateway web app serving', () => {
 
   it('GET /v1/info reports the model status (no secrets) and the features', async () => {
     const info = await (await fetch(`${h.url}/v1/info`, { headers: auth })).json();
-    expect(info).toEqual({ model: { configured: false, reason: 'MINARA_MODEL is not set.' }, features: { memory: true, learning: false, deliveries: false, workspace: true, artifacts: false, files: false, approvals: true, mcp: false, web: true } });
+    expect(info).toEqual({ identity: { userId: 'default', canDecide: true }, model: { configured: false, reason: 'MINARA_MODEL is not set.' }, features: { memory: true, learning: false, deliveries: false, workspace: true, artifacts: false, files: false, approvals: true, mcp: false, web: true } });
   });
 
   it('GET /v1/memory?q= searches the tenant memories; a bad q is a 400 naming it', async () => {
@@ -70,11 +70,11 @@ describe('gateway web app serving', () => {
   it('under a basePath: /api redirects to /api/ and the app is served below it; web needs a dir', async () => {
     const runtime = createAgentRuntime({ model: h.model, tools: h.tools, storage: h.storage });
     const mounted = createGateway({ runtime, storage: h.storage, tools: h.tools, basePath: '/api', web: { dir: web } });
-    const redirect = await mounted.fetch(new Request('http://x/api'));
+    const redirect = await mounted.fetch(new Request('http://localhost/api'));
     expect(redirect.status).toBe(308);
     expect(redirect.headers.get('location')).toBe('/api/');
-    expect((await mounted.fetch(new Request('http://x/api/'))).headers.get('content-type')).toContain('text/html');
-    expect((await mounted.fetch(new Request('http://x/index.html'))).status).toBe(404);
+    expect((await mounted.fetch(new Request('http://localhost/api/'))).headers.get('content-type')).toContain('text/html');
+    expect((await mounted.fetch(new Request('http://localhost/index.html'))).status).toBe(404);
     expect(() => createGateway({ runtime, storage: h.storage, tools: h.tools, web: { dir: '' } })).toThrow(/"web"/);
   });
 });

@@ -12,7 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { z } from 'zod';
 import { createAgentRuntime, createToolCallContext, createToolRegistry, defineTool, MinaraError, PermissionTier, silentLogger, type ToolRegistry } from '@minara/agent';
-import { createGateway, serveGateway, type ServedGateway } from '@minara/agent/gateway';
+import { createGateway, DECIDE_SCOPE, serveGateway, type ServedGateway } from '@minara/agent/gateway';
 import { createMcpToolServer, type McpToolServer } from '@minara/agent/mcp';
 import { createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
@@ -232,12 +232,13 @@ describe('MCP over Streamable HTTP at the gateway /mcp route', () => {
     const { tools, storage, runs } = fixture();
     const runtime = createAgentRuntime({ model: createScriptedModel([]), tools, storage, logger: silentLogger });
     server = createMcpToolServer({ tools });
-    const tokens: Record<string, string> = { 'token-alice': 'alice', 'token-bob': 'bob' };
+    // The MCP host holds alice's host token (request only); alice herself holds a token with the decide scope.
+    const tokens: Record<string, { userId: string; scopes?: string[] }> = { 'token-alice': { userId: 'alice' }, 'token-bob': { userId: 'bob' }, 'token-alice-person': { userId: 'alice', scopes: [DECIDE_SCOPE] } };
     const gateway = createGateway({
       runtime, storage, tools, logger: silentLogger, mcp: server,
       authenticate: (request) => {
         const t = /^Bearer (\S+)$/.exec(request.headers.get('authorization') ?? '')?.[1];
-        return t && tokens[t] ? { userId: tokens[t] } : null;
+        return t && tokens[t] ? tokens[t] : null;
       },
     });
     served = await serveGateway({ gateway, port: 0 });
@@ -257,7 +258,11 @@ describe('MCP over Streamable HTTP at the gateway /mcp route', () => {
     const list = async (token: string) => (await (await fetch(`${served!.url}/v1/approvals`, { headers: { authorization: `Bearer ${token}` } })).json()) as { approvals: Array<{ id: string; source: string }> };
     expect((await list('token-bob')).approvals).toEqual([]);
     expect((await list('token-alice')).approvals.map((a) => [a.id, a.source])).toEqual([[id, 'mcp']]);
-    const decided = await fetch(`${served.url}/v1/approvals/${id}`, { method: 'POST', headers: { authorization: 'Bearer token-alice', 'content-type': 'application/json' }, body: JSON.stringify({ approved: true }) });
+    // The host cannot approve its own call with the token it holds; alice can.
+    const byHost = await fetch(`${served.url}/v1/approvals/${id}`, { method: 'POST', headers: { authorization: 'Bearer token-alice', 'content-type': 'application/json' }, body: JSON.stringify({ approved: true }) });
+    expect(byHost.status).toBe(403);
+    expect(text(await alice.client.callTool({ name: 'save_note', arguments: { text: 'via http' } }))).toContain('Still waiting');
+    const decided = await fetch(`${served.url}/v1/approvals/${id}`, { method: 'POST', headers: { authorization: 'Bearer token-alice-person', 'content-type': 'application/json' }, body: JSON.stringify({ approved: true }) });
     expect(decided.status).toBe(200);
     expect(((await decided.json()) as { turn: unknown }).turn).toBeNull();
     expect(text(await alice.client.callTool({ name: 'save_note', arguments: { text: 'via http' } }))).toContain('via http');

@@ -49,7 +49,7 @@ async function expectLine(lines: AsyncIterator<string>, prefix: string): Promise
 
 type Json = Record<string, any>;
 const post = (url: string, body: unknown) =>
-  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-minara-user': 'u1' }, body: JSON.stringify(body) });
+  fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-minara-user': 'u1', 'x-minara-scopes': 'approvals:decide' }, body: JSON.stringify(body) });
 const chat = (id: string, text: string) => ({ id, trigger: 'submit-message', messages: [{ id: `u-${id}`, role: 'user', parts: [{ type: 'text', text }] }] });
 
 describe.runIf(available)('a fleet on one PostgreSQL database (real processes)', () => {

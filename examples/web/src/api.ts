@@ -16,9 +16,19 @@ export function apiUrl(path: string): string {
   return new URL(path.replace(/^\//, ''), document.baseURI).toString();
 }
 
+/**
+ * The per-start key a gateway without authentication puts in this page (`<meta name="minara-local-key">`): it is
+ * what lets this page, and not an MCP host or a script on the machine, decide approvals.
+ */
+function localKey(): string | undefined {
+  return document.querySelector<HTMLMetaElement>('meta[name="minara-local-key"]')?.content || undefined;
+}
+
 export function authHeaders(): Record<string, string> {
   const token = getToken();
-  return token ? { authorization: `Bearer ${token}` } : {};
+  if (token) return { authorization: `Bearer ${token}` };
+  const key = localKey();
+  return key ? { 'x-minara-local-key': key } : {};
 }
 
 /** An error answer of the gateway: `{ error: { code, message } }` plus the rest of the body. */
@@ -38,7 +48,8 @@ export class ApiError extends Error {
 export async function api<T>(path: string, init: { method?: string; body?: unknown } = {}): Promise<T> {
   const response = await fetch(apiUrl(path), {
     method: init.method ?? 'GET',
-    headers: { ...authHeaders(), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+    // x-minara-request: a header a cross-site form cannot send, so the gateway knows a body-less POST is ours.
+    headers: { ...authHeaders(), 'x-minara-request': '1', ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
     ...(init.body !== undefined ? { body: JSON.stringify(init.body) } : {}),
   });
   const body = (await response.json().catch(() => ({}))) as Record<string, unknown>;
