@@ -30,25 +30,25 @@ export type { AppPack, CreateAppOptions, MinaraApp } from './types';
  * ```
  */
 export async function createApp(options: CreateAppOptions = {}): Promise<MinaraApp> {
-  // Each part is assembled by its own function in src/app/, in this order; a part that holds something
-  // registers its release on one stack, and close() (or a failure part-way) releases them last part first.
-  const settings = resolveAppSettings(options); //                               env, config, logger, bus, clock
+  // Each part is assembled by its own function in src/app/, in this order. A part that holds something pushes
+  // its release on one stack; close() (or a failure part-way) releases them last part first.
+  const settings = resolveAppSettings(options); // env, config, logger, bus, clock
   const { config, envLoad, bus, logger, userId } = settings;
   const disposers = createDisposerStack();
-  const storage = await openAppStorage(settings, disposers); //                   storage.ts
+  const storage = await openAppStorage(settings, disposers);
   try {
-    const models = await resolveAppModels(settings); //                           models.ts: model, status, embedder
-    const memory = assembleMemoryAndLearning(settings, storage, models, disposers); // memory.ts: per-tenant memory and learning
-    const packs = await assemblePacks(settings, storage, memory, disposers); //   packs.ts: finance, host packs, MCP servers
-    const artifacts = assembleArtifactsAndFiles(settings, storage, disposers); //  artifacts.ts: artifacts, materializer, uploads
-    const tools = assembleSecurity(settings, storage, { memory, packs, artifacts }); // security.ts: approval key, registry, grants, stop
-    const skills = assembleSkills(settings, tools, packs); //                      skills.ts: packs', host's, SKILL.md, external
-    const workspace = await assembleWorkspace(settings, models, disposers); //     workspace.ts: operator's (seeded) and tenants'
-    const runtime = assembleRuntime(settings, { //                                 runtime.ts: the runtime, its hooks, the delegate tool
+    const models = await resolveAppModels(settings); // model, its status, embedder
+    const memory = assembleMemoryAndLearning(settings, storage, models, disposers); // per tenant, made on first use
+    const packs = await assemblePacks(settings, storage, memory, disposers); // finance, the host's packs, MCP servers
+    const artifacts = assembleArtifactsAndFiles(settings, storage, disposers); // artifacts, materializer, uploads
+    const tools = assembleSecurity(settings, storage, { memory, packs, artifacts }); // approval key, registry, grants, stop
+    const skills = assembleSkills(settings, tools, packs); // packs', host's, SKILL.md directories, external
+    const workspace = await assembleWorkspace(settings, models, disposers); // the operator's (seeded) and tenants'
+    const runtime = assembleRuntime(settings, { // the runtime, its turn hooks, the delegate tool
       storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, operatorNotices: () => jobs.background.takeNotices(),
     });
-    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance }, disposers); // background.ts
-    listenForFleetStop(settings, storage, tools, disposers); //                     security.ts: the fleet's emergency stop
+    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance }, disposers);
+    listenForFleetStop(settings, storage, tools, disposers); // the fleet's emergency stop, released first
 
     return {
       config,

@@ -39,18 +39,27 @@ export function executeTurn(deps: TurnDeps, input: RunInput, turnId: string, emi
  * `aborted`); persisting and the post-turn stage run whatever happened before them.
  */
 async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: string, emit: (e: AgentEvent) => void): Promise<void> {
-  const turn = await openTurn(deps, input, turnId, emit); //                  1. own the session (open-turn.ts)
+  // 1. Own the session: its owner, the run's limits, onTurnStart hooks, the call context, turn-start.
+  const turn = await openTurn(deps, input, turnId, emit);
   try {
-    const prompt = await prepareTurnStage(deps, turn, emit); //             2. prepare and route (prepare-turn.ts)
-    const { askModel, dirty } = await loadHistory(deps, turn); //           3. load and repair history (load-history.ts)
-    await applyApprovalDecisions(deps, turn, dirty, emit); //               4. apply approval decisions (apply-approvals.ts)
-    await appendUserMessage(deps, turn); //                                 5. append the user message (append-user-message.ts)
-    const compaction = await compactHistory(deps, turn, emit); //           6. compact (compact-history.ts)
-    if (askModel) await streamModel(deps, turn, prompt, compaction, emit); // 7.+8. assemble the prompt, stream the model and dispatch calls
-    settleStopReason(turn, emit); //                                        (resolve-turn.ts)
+    // 2. Prepare and route: session state and snapshot, skills, workspace, learned context, prompt blocks, input scan.
+    const prompt = await prepareTurnStage(deps, turn, emit);
+    // 3. Load and repair history (journaled calls of a dead process, orphaned calls).
+    const { askModel, dirty } = await loadHistory(deps, turn);
+    // 4. Apply the run's approval decisions.
+    await applyApprovalDecisions(deps, turn, dirty, emit);
+    // 5. Append the user message.
+    await appendUserMessage(deps, turn);
+    // 6. Compact.
+    const compaction = await compactHistory(deps, turn, emit);
+    // 7. and 8. Assemble the prompt, stream the model and dispatch its calls (an approvals-only run on an empty session asks nothing).
+    if (askModel) await streamModel(deps, turn, prompt, compaction, emit);
+    settleStopReason(turn, emit);
   } catch (error) {
     failTurn(deps, turn, error, emit);
   }
-  const turnCount = await persistTurn(deps, turn); //                       9. persist (persist-turn.ts)
-  await finishTurn(deps, turn, turnCount, emit); //                         10. post-turn learning and events (finish-turn.ts)
+  // 9. Persist, whatever happened above.
+  const turnCount = await persistTurn(deps, turn);
+  // 10. Post-turn learning and events.
+  await finishTurn(deps, turn, turnCount, emit);
 }

@@ -14,16 +14,23 @@ import { validateCall } from './validate';
  * `finishCall`: audit row, after-hooks, journal, bus event), otherwise the next step runs.
  */
 export async function dispatchCall(env: DispatchEnv, name: string, args: unknown, opts: DispatchOptions): Promise<DispatchOutcome> {
-  const call = openCall(env, name, args, opts); //           1. context (open-call.ts)
-  const invalid = validateCall(env, call); //                 2. validate: tool, availability, bounds, schema (validate.ts)
+  // 1. Context: the call context (ambient, narrowed), the call id, the clock.
+  const call = openCall(env, name, args, opts);
+  // 2. Validate: the tool, its availability, input bounds and schema; the mode.
+  const invalid = validateCall(env, call);
   if (invalid) return invalid;
-  const unpriced = await priceCall(env, call); //             3. order facts and computed tier (price-call.ts)
+  // 3. Order facts and the computed tier.
+  const unpriced = await priceCall(env, call);
   if (unpriced) return unpriced;
-  const hooked = await runBeforeHooks(env, call); //          4. before-hooks (before-hooks.ts)
+  // 4. Before-hooks: block, require an approval, raise the tier.
+  const hooked = await runBeforeHooks(env, call);
   if (hooked) return hooked;
-  const gated = await gateCall(env, call); //                 5. tier gate and grants (gate.ts)
+  // 5. The tier gate and grants.
+  const gated = await gateCall(env, call);
   if (gated) return gated;
-  const held = await applyApproval(env, call); //             6. approval: request or consume (approval.ts)
+  // 6. Approval: request one, or consume the one presented.
+  const held = await applyApproval(env, call);
   if (held) return held;
-  return executeCall(env, call); //                           7. execute with timeout, 8. audit, after-hooks, journal (execute.ts, finish.ts)
+  // 7. Execute with timeout; then (as every ending) the audit row, after-hooks and journal (finish.ts).
+  return executeCall(env, call);
 }
