@@ -7,6 +7,7 @@ import { createBearerCheck, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
+import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
@@ -159,6 +160,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/files/:key', getFile(deps));
   router.add('GET', '/v1/approvals', listApprovals(deps));
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
+  for (const [method, pattern, handler] of financeRoutes(deps)) router.add(method, pattern, handler);
   const mcp = options.mcp;
   if (mcp !== undefined) {
     if (typeof mcp.handleHttp !== 'function') throw new MinaraError('CONFIG_INVALID', 'createGateway: "mcp" must come from createMcpToolServer() (@minara/agent/mcp).');
