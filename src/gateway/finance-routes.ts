@@ -21,7 +21,7 @@ async function run(deps: GatewayDeps, userId: string, sessionId: string, name: s
 
 let vega: Promise<typeof import('vega')> | undefined;
 
-/** The allocation (and, with history, realised P&L by day) as an SVG drawn by Vega on the server. */
+/** The allocation (and, from the second day of history, realised P&L by day) as an SVG drawn by Vega on the server. */
 async function portfolioChart(holdings: readonly Obj[], byDay: readonly Obj[]): Promise<{ svg: string; description: string } | null> {
   const rows = holdings
     .map((h) => ({ asset: String(h['asset'] ?? '?'), valueUsd: Number(h['valueUsd'] ?? 0) }))
@@ -50,14 +50,15 @@ async function portfolioChart(holdings: readonly Obj[], byDay: readonly Obj[]): 
       color: { condition: { test: 'datum.realizedUsd < 0', value: '#b42318' }, value: '#1c7c3d' },
     },
   };
-  const compiled = await compileChart(days.length > 0 ? { vconcat: [allocation, pnl], spacing: 24 } : allocation);
+  // One day of P&L is a single bar: the page's table says it better; the bars start from the second day.
+  const compiled = await compileChart(days.length > 1 ? { vconcat: [allocation, pnl], spacing: 24 } : allocation);
   vega ??= import('vega');
   const { View, parse } = await vega;
   const view = new View(parse(compiled.vega as Parameters<typeof parse>[0]), { renderer: 'none' });
   try {
     const svg = await view.toSVG();
     const top = [...rows].sort((a, b) => b.valueUsd - a.valueUsd).map((r) => `${r.asset} $${r.valueUsd.toFixed(2)}`);
-    const description = `Bar chart of holdings by value: ${top.join(', ')}${days.length > 0 ? `; realised P&L on ${days.length} day${days.length === 1 ? '' : 's'}` : ''}.`;
+    const description = `Bar chart of holdings by value: ${top.join(', ')}${days.length > 1 ? `; realised P&L on ${days.length} days` : ''}.`;
     return { svg, description };
   } finally {
     view.finalize();
