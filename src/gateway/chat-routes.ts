@@ -77,13 +77,15 @@ export function postChat(deps: GatewayDeps): RouteHandler {
 
 /**
  * `GET /v1/chat/:id`: the stored chat as UI messages (`{ id, messages, active }`), for `useChat({ messages })`
- * after a reload. A chat that does not exist yet, or is another tenant's, answers 404.
+ * after a reload. Chat ids are named by the client, so a valid id with no session yet is a chat with no
+ * messages (200, `messages: []`), as `GET /v1/chat/:id/stream` treats it; another tenant's chat answers 404.
  */
 export function getChat(deps: GatewayDeps): RouteHandler {
   return async ({ params, userId }: RouteContext) => {
     const chatId = assertChatId(decodeParam('id', params['id'] ?? ''), 'id');
     const session = await deps.options.storage.conversations.getSession(chatId);
-    if (!session || (session.userId !== undefined && session.userId !== userId)) throw notFound(`No chat "${chatId}".`);
+    if (session?.userId !== undefined && session.userId !== userId) throw notFound(`No chat "${chatId}".`);
+    if (!session) return json(200, { id: chatId, messages: [], active: false });
     const messages = toUIMessages(await loadMessages(deps.options.storage, chatId), { idPrefix: `${chatId}-` });
     const turn = deps.streams.get(chatId);
     return json(200, { id: chatId, messages, active: turn !== undefined && turn.userId === userId });

@@ -172,7 +172,7 @@ describe('minara (process)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = r.stdout;
-    const order = ["› What's BTC trading at?", '↳ get_price {"symbol":"BTC"}', 'BTC is trading at $', '› Remember that I prefer 0.5% slippage', '↳ memory_write', '› Buy $50 of ETH', '⏸ buy_token needs your approval', 'Approve? [y/N] y', '✓ buy_token → {"executed":true', 'Done: bought', '› /new', '› What slippage do I like?', 'You like 0.5% slippage', 'Demo passed'];
+    const order = ["› What's BTC trading at?", '↳ get_price {"symbol":"BTC"}', 'BTC is trading at $', '› Remember that I prefer 0.5% slippage', '↳ memory_write', '› Buy $50 of ETH', '✓ buy_token → Preview (nothing moved): Buy $50.00 of ETH at ~$', '⏸ Buy $50.00 of ETH at ~$', 'buy_token needs your approval', 'Approve? [y/N] y', '✓ buy_token → Bought ', 'Done: bought', '› /new', '› What slippage do I like?', 'You like 0.5% slippage', 'Demo passed'];
     let at = 0;
     for (const s of order) {
       const i = out.indexOf(s, at);
