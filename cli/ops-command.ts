@@ -92,10 +92,13 @@ export async function runMemoryCommand(cli: CliOptions, positionals: readonly st
   const app = await buildApp(cli, { surface: 'cli', mcp: false });
   try {
     const now = (flags.now ?? (() => new Date()))();
+    // Exports are signed with a key derived from the approval key, which lives outside the database (the same
+    // resolution createApp used: MINARA_APPROVAL_KEY, MINARA_APPROVAL_KEY_FILE, or <dataDir>.approval-key).
+    const approvalKey = agent.resolveApprovalKey({ dataDir: app.config.dataDir }).key;
     if (exporting) {
       const target = flags.out ?? path.join(app.config.dataDir, 'exports', now.toISOString().replace(/[:.]/g, '-'));
       const r = await agent.exportMemory({
-        storage: app.storage, out: target, sign: flags.sign === true, includeConstraints: flags.includeConstraints === true,
+        storage: app.storage, out: target, sign: flags.sign === true, approvalKey, includeConstraints: flags.includeConstraints === true,
         forbiddenRoots: [path.join(app.config.dataDir, 'sandbox'), ...(app.workspace ? [app.workspace.dir] : [])],
       });
       const c = r.counts;
@@ -103,7 +106,7 @@ export async function runMemoryCommand(cli: CliOptions, positionals: readonly st
       return 0;
     }
     const r = await agent.importMemory({
-      storage: app.storage, memory: app.memory, from: dir!, apply: flags.apply === true, approveHardConstraints: flags.approveHardConstraints === true && !nonInteractive,
+      storage: app.storage, memory: app.memory, from: dir!, apply: flags.apply === true, approvalKey, approveHardConstraints: flags.approveHardConstraints === true && !nonInteractive,
     });
     out(flags)(`${agent.formatImportReport(r)}\n`);
     return 0;

@@ -105,6 +105,8 @@ describe('minara (process)', () => {
     expect(where!.startsWith(path.join(dir, 'exports'))).toBe(true);
     const dry = minara(['memory', 'import', where!, '--data-dir', dir]);
     expect(dry.stdout).toMatch(/^Dry run \(nothing written; add --apply\): 0 new, \d+ already present, 0 rejected/);
+    // The CLI signs with the approval key beside the data directory and verifies with it.
+    expect(dry.stdout).toContain('Signed by this instance for this user.');
     const other = tempDir();
     const hc = minara(['memory', 'import', where!, '--apply', '--approve-hard-constraints', '--data-dir', other]);
     expect(hc.code).toBe(0);
