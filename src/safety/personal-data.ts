@@ -1,6 +1,6 @@
+import { createRequire } from 'node:module';
 import { wordlist as bip39English } from '@scure/bip39/wordlists/english.js';
 import { getCountrySpecifications, isValidIBAN } from 'ibantools';
-import { findPhoneNumbersInText } from 'libphonenumber-js/max';
 import { findBase64Secrets, findSpacedSecrets } from './hidden-secrets';
 import { findSecrets, type SecretMatch } from './secret-patterns';
 
@@ -124,10 +124,21 @@ function obfuscatedEmail(m: RegExpExecArray): SecretMatch | undefined {
   return { pattern: 'email', index: m.index, length: s.length };
 }
 
+type PhoneLibrary = typeof import('libphonenumber-js/max');
+let phoneLibrary: PhoneLibrary | undefined;
+/**
+ * `libphonenumber-js` with its full metadata, loaded on the first scan that has digits: importing the package
+ * (or starting the CLI) does not pay for the numbering plans of every country.
+ */
+function phones(): PhoneLibrary {
+  phoneLibrary ??= createRequire(import.meta.url)('libphonenumber-js/max') as PhoneLibrary;
+  return phoneLibrary;
+}
+
 /** Phone numbers `libphonenumber-js` finds and judges valid (US as the region of numbers without `+`). */
 function phoneNumbers(text: string): SecretMatch[] {
   if (!/\d{3}/u.test(text.replace(/[\s().-]/gu, ''))) return [];
-  return findPhoneNumbersInText(text, { defaultCountry: 'US' })
+  return phones().findPhoneNumbersInText(text, { defaultCountry: 'US' })
     .filter((n) => n.number.isValid())
     .map((n) => ({ pattern: 'phone', index: n.startsAt, length: n.endsAt - n.startsAt }));
 }
