@@ -45,17 +45,19 @@ export async function runDoctorCommand(cli: CliOptions, positionals: readonly st
   }
   const [{ buildApp }, agent] = await Promise.all([import('./app'), import('@minara/agent')]);
   const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  // Everything under the data directory and the workspace is the owner's alone (0700 / 0600).
+  const privatePaths = [app.config.dataDir, ...(app.workspace ? [app.workspace.dir] : [])];
   try {
     if (flags.fix) {
       const report = await agent.runDoctorFixes({
-        storage: app.storage, memory: app.memory, ...(app.learning ? { learning: app.learning } : {}), apply: flags.apply === true,
+        storage: app.storage, memory: app.memory, privatePaths, ...(app.learning ? { learning: app.learning } : {}), apply: flags.apply === true,
         ...(flags.only ? { only: flags.only as DoctorFixName[] } : {}), ...(flags.now ? { now: flags.now } : {}),
       });
       out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorFixReport(report)}\n`);
       return 0;
     }
     const report = await agent.runDoctor({
-      storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured,
+      storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured, privatePaths,
       anonymous: flags.anonymous === true, ...(flags.now ? { now: flags.now } : {}),
     });
     out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorReport(report)}\n`);
