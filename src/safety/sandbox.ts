@@ -2,7 +2,7 @@ import { constants, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs
 import { type FileHandle, open, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SandboxEscapeError } from '../errors/subclasses';
-import { PRIVATE_FILE_MODE } from '../util/private-fs';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../util/private-fs';
 
 /** Options for {@link resolveInSandbox}. */
 export interface SandboxOptions {
@@ -52,7 +52,7 @@ export function resolveInSandbox(relativePath: string, options: SandboxOptions):
     if (/[\u0000-\u001f\u007f]/.test(seg)) throw new SandboxEscapeError(relativePath, 'control characters are not allowed');
   }
 
-  if (create) mkdirSync(root, { recursive: true });
+  if (create) mkdirSync(root, { recursive: true, mode: PRIVATE_DIR_MODE });
   let rootReal: string;
   try {
     rootReal = realpathSync(root);
