@@ -54,7 +54,7 @@ function loadHistory(file: string | false): string[] {
 function saveHistoryLine(file: string | false, line: string): void {
   if (!file) return;
   try {
-    mkdirSync(path.dirname(file), { recursive: true });
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     appendFileSync(file, `${line.replace(/\n/g, ' ')}\n`, { mode: 0o600 });
   } catch {
     // History is a convenience; never fail the REPL over it.

@@ -52,6 +52,7 @@ import { createArtifactTools } from '../artifacts/tools';
 import type { ArtifactStore, ArtifactStoreOptions } from '../artifacts/types';
 import { createFileStore } from '../files/file-store';
 import { createMessageTranslator } from '../files/message-translator';
+import { ensurePrivateDirSync } from '../util/private-fs';
 import type { FileStore } from '../files/types';
 
 /** What a domain pack contributes (the finance pack is one). */
@@ -243,6 +244,8 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   const userId = options.userId ?? 'default';
 
   for (const warning of endpointWarnings(env)) logger.warn(warning);
+  // The data directory is the owner's alone (0700), whatever the umask: other local users read nothing in it.
+  ensurePrivateDirSync(config.dataDir);
   const ownsStorage = options.storage === undefined;
   let mcp: McpTools | undefined;
   let materializer: ArtifactMaterializer | undefined;
