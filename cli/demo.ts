@@ -105,7 +105,7 @@ export async function runDemo(io: { write: (s: string) => void }): Promise<numbe
     const results: Array<[string, boolean]> = [
       ['1. get_price answered', decisions('get_price').includes('allowed') && /BTC is trading at \$\d/.test(transcript)],
       ['2. the preference was saved to memory', memories.some((m) => m.content.includes('0.5% slippage'))],
-      ['3. buy_token previewed, asked for approval, then filled once', /✓ buy_token → \{"preview":true/.test(transcript) && /⏸ buy_token needs your approval/.test(transcript) && decisions('buy_token').filter((d) => d === 'approved').length === 1 && /Done: bought/.test(transcript)],
+      ['3. buy_token previewed, asked for approval, then filled once', /✓ buy_token → Preview \(nothing moved\): Buy \$50\.00 of ETH at ~\$/.test(transcript) && /⏸ Buy \$50\.00 of ETH at ~\$[\d,]+, fee \$[\d.]+/.test(transcript) && /buy_token needs your approval/.test(transcript) && decisions('buy_token').filter((d) => d === 'approved').length === 1 && /Done: bought/.test(transcript)],
       ['4. the new session remembered the preference', sessions.length === 2 && checks.rememberedInNewSession && /You like 0\.5% slippage/.test(transcript)],
     ];
     let consumed = true;

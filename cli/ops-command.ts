@@ -45,17 +45,19 @@ export async function runDoctorCommand(cli: CliOptions, positionals: readonly st
   }
   const [{ buildApp }, agent] = await Promise.all([import('./app'), import('@minara/agent')]);
   const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  // Everything under the data directory and the workspace is the owner's alone (0700 / 0600).
+  const privatePaths = [app.config.dataDir, ...(app.workspace ? [app.workspace.dir] : [])];
   try {
     if (flags.fix) {
       const report = await agent.runDoctorFixes({
-        storage: app.storage, memory: app.memory, ...(app.learning ? { learning: app.learning } : {}), apply: flags.apply === true,
+        storage: app.storage, memory: app.memory, privatePaths, ...(app.learning ? { learning: app.learning } : {}), apply: flags.apply === true,
         ...(flags.only ? { only: flags.only as DoctorFixName[] } : {}), ...(flags.now ? { now: flags.now } : {}),
       });
       out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorFixReport(report)}\n`);
       return 0;
     }
     const report = await agent.runDoctor({
-      storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured,
+      storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured, privatePaths,
       anonymous: flags.anonymous === true, ...(flags.now ? { now: flags.now } : {}),
     });
     out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorReport(report)}\n`);
@@ -92,10 +94,13 @@ export async function runMemoryCommand(cli: CliOptions, positionals: readonly st
   const app = await buildApp(cli, { surface: 'cli', mcp: false });
   try {
     const now = (flags.now ?? (() => new Date()))();
+    // Exports are signed with a key derived from the approval key, which lives outside the database (the same
+    // resolution createApp used: MINARA_APPROVAL_KEY, MINARA_APPROVAL_KEY_FILE, or <dataDir>.approval-key).
+    const approvalKey = agent.resolveApprovalKey({ dataDir: app.config.dataDir }).key;
     if (exporting) {
       const target = flags.out ?? path.join(app.config.dataDir, 'exports', now.toISOString().replace(/[:.]/g, '-'));
       const r = await agent.exportMemory({
-        storage: app.storage, out: target, sign: flags.sign === true, includeConstraints: flags.includeConstraints === true,
+        storage: app.storage, out: target, sign: flags.sign === true, approvalKey, includeConstraints: flags.includeConstraints === true,
         forbiddenRoots: [path.join(app.config.dataDir, 'sandbox'), ...(app.workspace ? [app.workspace.dir] : [])],
       });
       const c = r.counts;
@@ -103,7 +108,7 @@ export async function runMemoryCommand(cli: CliOptions, positionals: readonly st
       return 0;
     }
     const r = await agent.importMemory({
-      storage: app.storage, memory: app.memory, from: dir!, apply: flags.apply === true, approveHardConstraints: flags.approveHardConstraints === true && !nonInteractive,
+      storage: app.storage, memory: app.memory, from: dir!, apply: flags.apply === true, approvalKey, approveHardConstraints: flags.approveHardConstraints === true && !nonInteractive,
     });
     out(flags)(`${agent.formatImportReport(r)}\n`);
     return 0;

@@ -1,8 +1,21 @@
 /**
- * How the REPL shows a turn: streamed text inline, one compact line per tool call and result, approvals
- * with their input and reason, errors (the "no model configured" help printed once per turn).
+ * How the REPL shows a turn: streamed text as markdown (styles, not `**`), one readable line per tool call and
+ * result (the finance pack's own words for orders, prices, fills; the JSON on request with `/json`), approvals
+ * that say what will happen, errors (the "no model configured" help printed once per turn).
  */
 import { type AgentEvent, findArtifactUris, type PendingApproval, type ToolEnvelope } from '@minara/agent';
+import { createMarkdownLineRenderer, safeCut, stripControl } from './markdown-terminal';
+
+/** The finance pack's wording (`@minara/agent/finance`), loaded after the prompt is up: start-up does not pay for it. */
+type FinanceWords = Pick<typeof import('@minara/agent/finance'), 'describeOrder' | 'describeToolResult'>;
+let words: FinanceWords | undefined;
+
+/** Load the words for orders and finance results (once). Until then calls and results show as compact JSON. */
+export async function loadFinanceWords(): Promise<void> {
+  words ??= await import('@minara/agent/finance');
+}
+const describeOrder: FinanceWords['describeOrder'] = (o) => words?.describeOrder(o);
+const describeToolResult: FinanceWords['describeToolResult'] = (o) => words?.describeToolResult(o);
 
 /** Longest JSON shown for a tool's input. */
 export const MAX_INPUT_CHARS = 120;
@@ -40,15 +53,35 @@ export function createStyle(enabled: boolean): Style {
   return { dim: wrap(2, 22), bold: wrap(1, 22), red: wrap(31, 39), green: wrap(32, 39), yellow: wrap(33, 39) };
 }
 
-/** One line for a tool call: `  ↳ get_price {"symbol":"BTC"}`. */
-export function formatToolCall(toolName: string, input: unknown): string {
-  return `  ↳ ${toolName} ${compactJson(input ?? {}, MAX_INPUT_CHARS)}`;
+/** How much of a call and its result to show: `json` adds the whole JSON under each line (`/json`). */
+export interface FormatOptions {
+  readonly json?: boolean | undefined;
 }
 
-/** One line for a tool result: `  ✓ get_price → {…}` or `  ✗ buy_token → CODE: message`. */
-export function formatToolResult(toolName: string, output: ToolEnvelope): string {
-  if (output.ok) return `  ✓ ${toolName} → ${compactJson(output.data, MAX_RESULT_CHARS)}`;
-  return `  ✗ ${toolName} → ${truncate(`${output.code}: ${output.error}`, MAX_RESULT_CHARS)}`;
+const fullJson = (value: unknown) => {
+  try {
+    return JSON.stringify(value) ?? String(value);
+  } catch {
+    return String(value);
+  }
+};
+
+/** One line for a tool call: `  ↳ buy_token: Buy $50.00 of ETH` for an order, `  ↳ get_price {"symbol":"BTC"}` otherwise. */
+export function formatToolCall(toolName: string, input: unknown, options: FormatOptions = {}): string {
+  const words = describeOrder({ toolName, input });
+  const line = words ? `  ↳ ${toolName}: ${words}` : `  ↳ ${toolName} ${compactJson(input ?? {}, MAX_INPUT_CHARS)}`;
+  return options.json && words ? `${line}\n    ${fullJson(input ?? {})}` : line;
+}
+
+/**
+ * One line for a tool result: `  ✓ get_price → BTC $97,250` when the finance pack can say it in words, else the
+ * compact JSON; `  ✗ buy_token → CODE: message` for a failure. With `json`, the whole JSON follows on the next line.
+ */
+export function formatToolResult(toolName: string, output: ToolEnvelope, options: FormatOptions & { input?: unknown } = {}): string {
+  if (!output.ok) return `  ✗ ${toolName} → ${truncate(`${output.code}: ${output.error}`, MAX_RESULT_CHARS)}`;
+  const words = describeToolResult({ toolName, data: output.data, input: options.input });
+  if (!words) return `  ✓ ${toolName} → ${options.json ? fullJson(output.data) : compactJson(output.data, MAX_RESULT_CHARS)}`;
+  return `  ✓ ${toolName} → ${words}${options.json ? `\n    ${fullJson(output.data)}` : ''}`;
 }
 
 /** One line for a blocked call: `  ⛔ transfer_token blocked (MANUAL_ONLY_AUTONOMOUS): reason`. */
@@ -56,13 +89,27 @@ export function formatBlocked(toolName: string, code: string, reason: string): s
   return `  ⛔ ${toolName} blocked (${code}): ${truncate(reason, MAX_RESULT_CHARS)}`;
 }
 
-/** The lines shown before asking `Approve? [y/N]`. */
-export function formatApproval(a: Pick<PendingApproval, 'toolName' | 'input' | 'reason' | 'approvalId'>): string {
-  return [
-    `  ⏸ ${a.toolName} needs your approval (${a.approvalId})`,
-    `    input:  ${compactJson(a.input, MAX_INPUT_CHARS)}`,
-    `    reason: ${truncate(a.reason, MAX_RESULT_CHARS)}`,
-  ].join('\n');
+/**
+ * The lines shown before asking `Approve? [y/N]`: what will happen in words and numbers (`describeOrder` over
+ * the input and, when the caller has it, the call's preview), why it asks, and the input JSON only when no
+ * sentence could be made or with `/json`:
+ *
+ * ```
+ *   ⏸ Buy $50.00 of ETH at ~$3,012, fee $0.30, slippage ~0.02% (max 0.5%).
+ *     buy_token needs your approval (apr_…): "buy_token" needs your confirmation the first time in this session.
+ * ```
+ */
+export function formatApproval(
+  a: Pick<PendingApproval, 'toolName' | 'input' | 'reason' | 'approvalId'>,
+  options: FormatOptions & { preview?: unknown; refused?: string | undefined } = {},
+): string {
+  const words = describeOrder({ toolName: a.toolName, input: a.input, ...(options.preview !== undefined ? { preview: options.preview } : {}) });
+  const lines = words
+    ? [`  ⏸ ${words}.`, `    ${a.toolName} needs your approval (${a.approvalId}): ${truncate(a.reason, MAX_RESULT_CHARS)}`]
+    : [`  ⏸ ${a.toolName} needs your approval (${a.approvalId})`, `    reason: ${truncate(a.reason, MAX_RESULT_CHARS)}`];
+  if (options.refused) lines.push(`    ⚠ the safety checks would refuse this now: ${truncate(options.refused, MAX_RESULT_CHARS)}`);
+  if (!words || options.json) lines.push(`    input:  ${options.json ? fullJson(a.input) : compactJson(a.input, MAX_INPUT_CHARS)}`);
+  return lines.join('\n');
 }
 
 /** `tool_invoke({ name, args })` reaches a tool outside the turn's list; show it as that tool. */
@@ -96,15 +143,63 @@ export function createEventRenderer(options: {
   style?: Style | undefined;
   /** Where an artifact's viewer is written (`index.html` in the materializer's folder); artifact URIs in answers are printed with it. */
   artifactPath?: ((id: string) => string) | undefined;
+  /** Show answers' markdown as ANSI styles (true) or as plain text without the markup (false). @default false */
+  color?: boolean | undefined;
+  /** Whether tool calls and results also show their whole JSON (the REPL's `/json` toggle). @default () => false */
+  json?: (() => boolean) | undefined;
+  /** Approval requests are shown by the caller when it asks (with the preview); the renderer prints nothing for them. @default false */
+  approvalsAskedLater?: boolean | undefined;
 }): EventRenderer {
   const { write } = options;
   const style = options.style ?? createStyle(false);
+  const json = options.json ?? (() => false);
+  const markdown = createMarkdownLineRenderer({ color: options.color ?? false });
   let midLine = false;
   let sawModelHelp = false;
   /** `tool_invoke` calls, shown as the tool they reach: toolCallId → inner tool name. */
   const invoked = new Map<string, string>();
+  /** Inputs of this turn's calls, so a result (a preview) can be described with them. */
+  const inputs = new Map<string, unknown>();
+  /** Streamed text of the current line not written yet, and whether part of that line is already on screen. */
+  let partial = '';
+  let lineStarted = false;
+
+  /** Write complete lines of the streamed answer (rendered), and the start of the current one when it is safe to. */
+  const streamText = (delta: string) => {
+    partial += stripControl(delta);
+    let nl: number;
+    while ((nl = partial.indexOf('\n')) >= 0) {
+      const text = partial.slice(0, nl);
+      partial = partial.slice(nl + 1);
+      const rendered = lineStarted ? markdown.inline(text) : markdown.line(text);
+      lineStarted = false;
+      if (rendered !== undefined) write(`${rendered}\n`);
+      midLine = false;
+    }
+    if (partial !== '' && !markdown.inFence) {
+      const cut = safeCut(partial, lineStarted);
+      if (cut > 0) {
+        write(markdown.inline(partial.slice(0, cut)));
+        partial = partial.slice(cut);
+        lineStarted = true;
+        midLine = true;
+      }
+    }
+  };
+  /** The rest of the streamed text, at the end of a text run. */
+  const flushText = () => {
+    if (partial === '') return;
+    const rendered = lineStarted ? markdown.inline(partial) : markdown.line(partial);
+    partial = '';
+    lineStarted = false;
+    if (rendered !== undefined && rendered !== '') {
+      write(rendered);
+      midLine = true;
+    }
+  };
 
   const line = (text: string) => {
+    flushText();
     if (midLine) write('\n');
     midLine = false;
     write(`${text}\n`);
@@ -117,9 +212,12 @@ export function createEventRenderer(options: {
     reset() {
       sawModelHelp = false;
       invoked.clear();
+      inputs.clear();
+      markdown.reset();
     },
     line,
     finish() {
+      flushText();
       if (midLine) write('\n');
       midLine = false;
     },
@@ -127,17 +225,17 @@ export function createEventRenderer(options: {
       switch (event.type) {
         case 'text-delta':
           if (event.delta === '') return;
-          write(event.delta);
-          midLine = !event.delta.endsWith('\n');
+          streamText(event.delta);
           return;
         case 'tool-call': {
           const inner = unwrapInvoke(event.toolName, event.input);
           if (inner) invoked.set(event.toolCallId, inner.name);
-          line(style.dim(inner ? formatToolCall(inner.name, inner.args) : formatToolCall(event.toolName, event.input)));
+          inputs.set(event.toolCallId, inner ? inner.args : event.input);
+          line(style.dim(inner ? formatToolCall(inner.name, inner.args, { json: json() }) : formatToolCall(event.toolName, event.input, { json: json() })));
           return;
         }
         case 'tool-result': {
-          const text = formatToolResult(invoked.get(event.toolCallId) ?? event.toolName, event.output);
+          const text = formatToolResult(invoked.get(event.toolCallId) ?? event.toolName, event.output, { json: json(), input: inputs.get(event.toolCallId) });
           // An APPROVAL_REQUIRED result is followed by the approval-request event, which says it better.
           if (!event.output.ok && event.output.code === 'APPROVAL_REQUIRED') return;
           line(event.output.ok ? style.dim(text) : style.red(text));
@@ -147,7 +245,10 @@ export function createEventRenderer(options: {
           line(style.red(formatBlocked(invoked.get(event.toolCallId) ?? event.toolName, event.code, event.reason)));
           return;
         case 'approval-request':
-          line(style.yellow(formatApproval(event)));
+          // The REPL asks for it after the turn, with the call's preview in numbers (cli/repl.ts); a host
+          // without that step gets the sentence from the arguments here.
+          if (options.approvalsAskedLater) return;
+          line(style.yellow(formatApproval(event, { json: json() })));
           return;
         case 'skill-activated':
           if (event.skillIds.length > 0) line(style.dim(`  ⚙ skills: ${event.skillIds.join(', ')} (${event.via})`));
@@ -168,6 +269,7 @@ export function createEventRenderer(options: {
           line(style.red(`  ! ${event.code}: ${event.message}`));
           return;
         case 'turn-end':
+          flushText();
           if (midLine) line('');
           if (options.artifactPath && event.text) for (const l of formatArtifactPaths(event.text, options.artifactPath)) line(style.dim(l));
           if (event.stopReason === 'max-steps') line(style.dim('  (stopped: step limit reached)'));

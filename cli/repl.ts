@@ -6,7 +6,8 @@ import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
 import type { ApprovalDecision, MinaraApp, PendingApproval } from '@minara/agent';
-import { createEventRenderer, createStyle } from './render';
+import { previewApproval } from './approval-preview';
+import { createEventRenderer, createStyle, formatApproval, loadFinanceWords } from './render';
 import { type ReplContext, runSlashCommand } from './slash-commands';
 import { createSpinner } from './spinner';
 
@@ -53,7 +54,7 @@ function loadHistory(file: string | false): string[] {
 function saveHistoryLine(file: string | false, line: string): void {
   if (!file) return;
   try {
-    mkdirSync(path.dirname(file), { recursive: true });
+    mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
     appendFileSync(file, `${line.replace(/\n/g, ' ')}\n`, { mode: 0o600 });
   } catch {
     // History is a convenience; never fail the REPL over it.
@@ -80,7 +81,12 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   };
   const style = createStyle(color);
   const materializer = app.materializer;
-  const renderer = createEventRenderer({ write, style, ...(materializer ? { artifactPath: (id: string) => path.join(materializer.dirFor(id), 'index.html') } : {}) });
+  // `/json` shows the whole JSON of tool calls, results and approvals; off, each is one readable line.
+  let showJson = false;
+  const renderer = createEventRenderer({
+    write, style, color, json: () => showJson, approvalsAskedLater: true,
+    ...(materializer ? { artifactPath: (id: string) => path.join(materializer.dirFor(id), 'index.html') } : {}),
+  });
   const spinner = createSpinner({ write, enabled: isTTY });
 
   let lastId = '';
@@ -193,6 +199,7 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   const runTurn = async (turn: { sessionId: string; message?: string; approvals?: readonly ApprovalDecision[] }): Promise<void> => {
     let message = turn.message;
     let approvals = turn.approvals;
+    await loadFinanceWords();
     renderer.reset();
     for (let round = 0; round < 20 && !exiting; round++) {
       const controller = new AbortController();
@@ -227,7 +234,8 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
       if (pending.length === 0) return;
       const decisions: ApprovalDecision[] = [];
       for (const p of pending) {
-        if (pending.length > 1) renderer.line(`  ${p.toolName} (${p.approvalId})`);
+        const { preview, refused } = await previewApproval(app, { toolName: p.toolName, input: p.input, sessionId: turn.sessionId });
+        renderer.line(style.yellow(formatApproval(p, { json: showJson, ...(preview !== undefined ? { preview } : {}), refused })));
         const approved = await confirm('Approve? [y/N] ');
         decisions.push({ approvalId: p.approvalId, approved, reason: approved ? 'approved in the REPL' : 'denied in the REPL' });
         if (exiting) return;
@@ -252,6 +260,12 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
     },
     confirm,
     resume: (sid, approvals) => runTurn({ sessionId: sid, approvals }),
+    get json() {
+      return showJson;
+    },
+    set json(on: boolean) {
+      showJson = on;
+    },
     exit,
   };
 

@@ -4,7 +4,8 @@
  */
 import { type ApprovalDecision, createToolCallContext, type MinaraApp, permissionTierName } from '@minara/agent';
 import { learningCommand, preferencesCommand } from './learning-command';
-import { compactJson, formatApproval, formatBlocked, formatToolCall, formatToolResult, truncate } from './render';
+import { previewApproval } from './approval-preview';
+import { compactJson, formatApproval, formatBlocked, formatToolCall, formatToolResult, loadFinanceWords, truncate } from './render';
 
 /** What a slash command can use. The REPL provides it. */
 export interface ReplContext {
@@ -19,6 +20,8 @@ export interface ReplContext {
   confirm(question: string): Promise<boolean>;
   /** Resume a session's turn with approval decisions, rendering it like any turn. */
   resume(sessionId: string, approvals: readonly ApprovalDecision[]): Promise<void>;
+  /** Whether tool calls, results and approvals also show their whole JSON (`/json`). @default false */
+  json?: boolean;
   /** Leave the REPL. */
   exit(): void;
 }
@@ -79,12 +82,15 @@ async function callTool(ctx: ReplContext, args: string): Promise<void> {
     return ctx.print(`No tool named "${name}".${near.length ? ` Did you mean ${near.join(', ')}?` : ' See /tools.'}`);
   }
   const context = createToolCallContext({ sessionId: ctx.sessionId, source: 'user' });
-  ctx.print(formatToolCall(name, input));
+  await loadFinanceWords();
+  ctx.print(formatToolCall(name, input, { json: ctx.json }));
   let outcome = await tools.dispatchDetailed(name, input, { context });
   // A call can need approval more than once (e.g. a tier raised by a hook); ask each time.
   for (let round = 0; outcome.decision === 'approval_required' && outcome.approval && round < 3; round++) {
     const approval = outcome.approval;
-    ctx.print(formatApproval({ toolName: approval.toolName, input: JSON.parse(approval.inputJson) as unknown, reason: approval.reason, approvalId: approval.id }));
+    const approvalInput = JSON.parse(approval.inputJson) as unknown;
+    const { preview, refused } = await previewApproval(ctx.app, { toolName: approval.toolName, input: approvalInput, sessionId: ctx.sessionId });
+    ctx.print(formatApproval({ toolName: approval.toolName, input: approvalInput, reason: approval.reason, approvalId: approval.id }, { json: ctx.json, ...(preview !== undefined ? { preview } : {}), refused }));
     const approved = await ctx.confirm('Approve? [y/N] ');
     await tools.approvals.decide(approval.id, { approved, reason: 'REPL /call' });
     if (!approved) return ctx.print(`  ✗ ${name} → denied`);
@@ -94,7 +100,7 @@ async function callTool(ctx: ReplContext, args: string): Promise<void> {
   if (!env.ok && outcome.decision === 'blocked') {
     return ctx.print(formatBlocked(name, String(env.code), env.error));
   }
-  ctx.print(formatToolResult(name, env));
+  ctx.print(formatToolResult(name, env, { json: ctx.json, input }));
 }
 
 async function approvalsCommand(ctx: ReplContext, args: string): Promise<void> {
@@ -177,6 +183,15 @@ function learningArgs(args: string): { words: string[]; flags: { force?: boolean
 /** All slash commands, in the order /help lists them. */
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: 'help', usage: '/help', description: 'Show this list', run: (ctx) => ctx.print(helpText()) },
+  {
+    name: 'json',
+    usage: '/json',
+    description: 'Also show the whole JSON of tool calls, results and approvals (toggle)',
+    run: (ctx) => {
+      ctx.json = !ctx.json;
+      ctx.print(ctx.json ? 'JSON on: tool calls, results and approvals show their whole JSON.' : 'JSON off: one readable line per tool call and result.');
+    },
+  },
   {
     name: 'new',
     usage: '/new',

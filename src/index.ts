@@ -599,6 +599,7 @@ export {
   type ImportFileResult,
   type ImportMemoryOptions,
   type ImportMemoryResult,
+  type LoosePath,
   MEMORY_EXPORT_SCHEMA_VERSION,
   memoryFileName,
   runDoctor,

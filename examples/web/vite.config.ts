@@ -8,6 +8,12 @@ export default defineConfig({
   root: fileURLToPath(new URL('.', import.meta.url)),
   base: './',
   plugins: [react()],
+  resolve: {
+    // The page uses only the finance pack's wording helpers (describeOrder, describeToolResult, format*): pure
+    // functions in one file with no imports, taken from the source so the build needs no prior `tsup` run and
+    // pulls in nothing of the pack's Node side. (tsconfig.json maps the same specifier to the same file.)
+    alias: { '@minara/agent/finance': fileURLToPath(new URL('../../src/finance/describe.ts', import.meta.url)) },
+  },
   build: {
     outDir: fileURLToPath(new URL('../../dist/web', import.meta.url)),
     emptyOutDir: true,

@@ -2,6 +2,7 @@ import { mkdirSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MinaraError } from '../errors/minara-error';
 import { createConsoleLogger, type Logger } from '../util/logger';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../util/private-fs';
 import { type ChartPngRenderer, launchChartPngRenderer } from './png';
 import type { Artifact, ArtifactCallScope, ArtifactStore } from './types';
 import { ARTIFACT_ID, findArtifactUris } from './uri';
@@ -58,7 +59,7 @@ export interface ArtifactMaterializer {
 
 function writeAtomic(file: string, data: string | Uint8Array): void {
   const tmp = `${file}.${process.pid}.tmp`;
-  writeFileSync(tmp, data);
+  writeFileSync(tmp, data, { mode: PRIVATE_FILE_MODE });
   renameSync(tmp, file);
 }
 
@@ -107,7 +108,7 @@ export function createArtifactMaterializer(options: ArtifactMaterializerOptions)
 
   async function write(artifact: Artifact): Promise<MaterializedArtifact> {
     const folder = dirFor(artifact.id);
-    mkdirSync(folder, { recursive: true });
+    mkdirSync(folder, { recursive: true, mode: PRIVATE_DIR_MODE });
     const isChart = artifact.kind === 'chart' && artifact.status === 'completed';
     const csv = artifact.kind === 'spreadsheet' && artifact.data ? path.join(folder, 'data.csv') : undefined;
     const json = path.join(folder, 'artifact.json');

@@ -4,6 +4,7 @@ import path from 'node:path';
 import { MinaraError } from '../errors/minara-error';
 import type { StoredFileRecord } from '../storage/artifact-types';
 import { createConsoleLogger } from '../util/logger';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../util/private-fs';
 import { sniffContentType } from './sniff';
 import { DEFAULT_MAX_FILE_BYTES, type FileStore, type FileStoreOptions, type StoredFile } from './types';
 
@@ -60,9 +61,9 @@ export function createFileStore(options: FileStoreOptions): FileStore {
       const key = `f-${String(at.getTime()).padStart(13, '0')}-${[...randomBytes(12)].map((b) => (b % 36).toString(36)).join('')}.${sniffed.ext}`;
       const location = `${userDir(input.userId)}/${key}`;
       const file = abs(location);
-      await fsp.mkdir(path.dirname(file), { recursive: true });
+      await fsp.mkdir(path.dirname(file), { recursive: true, mode: PRIVATE_DIR_MODE });
       const tmp = `${file}.${process.pid}.tmp`;
-      await fsp.writeFile(tmp, input.bytes, { flag: 'wx' });
+      await fsp.writeFile(tmp, input.bytes, { flag: 'wx', mode: PRIVATE_FILE_MODE });
       await fsp.rename(tmp, file);
       try {
         const record = await storage.files.put({ userId: input.userId }, {

@@ -55,6 +55,11 @@ export { compareIntent, parseIntent, type ParsedIntent } from './intent';
 export { intentSchema } from './schemas';
 export { SAFETY_AUDIT_TOOL, SAFETY_STAGES, type SafetyStage, type StageDecision } from './safety/index';
 
+// ── describing calls and results in words (web app, REPL) ───────────────────
+export {
+  describeOrder, type DescribeOrderInput, describeToolResult, type DescribeToolResultInput, formatBps, formatPrice, formatSignedUsd, formatUnits, formatUsd,
+} from './describe';
+
 // ── skills and scenarios ─────────────────────────────────────────────────────
 export { createFinanceSkills, FINANCE_SKILL_DEFINITIONS } from './skills';
 export { FINANCE_SCENARIOS, type ScenarioDefinition } from './scenarios';

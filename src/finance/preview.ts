@@ -6,7 +6,8 @@ import { exposureImpact } from './exposure';
 import { type FundMovingToolName, orderFacts } from './order-facts';
 
 /**
- * The preview of a fund-moving call: route, expected output, fees, slippage and the resulting exposure.
+ * The preview of a fund-moving call: route, expected output, fees, expected slippage (`slippageBps`), the
+ * resulting exposure and the limits in force.
  * It quotes and reads the portfolio; it moves nothing.
  */
 export async function buildPreview(deps: FinanceDeps, tool: FundMovingToolName, input: unknown, ctx: ToolExecutionContext): Promise<Record<string, unknown>> {
@@ -16,6 +17,7 @@ export async function buildPreview(deps: FinanceDeps, tool: FundMovingToolName, 
   const quote = facts.quote;
   if (!quote) throw new MinaraError('PROVIDER_ERROR', `No quote for this ${tool} call.`);
   const q = quote as unknown as Record<string, unknown>;
+  const limits = await deps.limits();
   const common = {
     preview: true,
     executed: false,
@@ -25,6 +27,8 @@ export async function buildPreview(deps: FinanceDeps, tool: FundMovingToolName, 
     sizeUsd: usd(facts.sizeUsd),
     feeUsd: usd(Number(q.feeUsd ?? 0)),
     resultingExposure: impact,
+    // The limits this call is judged against (config tightened by the user's preference), for the person approving it.
+    limits: { maxTradeUsd: limits.maxTradeUsd, maxSlippageBps: limits.maxSlippageBps, confirmOnceMaxUsd: limits.confirmOnceMaxUsd, maxDailyLossUsd: limits.maxDailyLossUsd },
     source: quote.source,
     simulated: quote.simulated,
     next: 'Show this preview to the user. To execute, call again with the same arguments and confirm: true.',

@@ -31,6 +31,11 @@ async function visible(deps: GatewayDeps, r: ApprovalRecord, userId: string, own
   return owner === undefined ? userId === deps.defaultUserId : owner === userId;
 }
 
+/** Whether the tenant may see this approval (the same rule as the list and the decision). */
+export function visibleApproval(deps: GatewayDeps, r: ApprovalRecord, userId: string): Promise<boolean> {
+  return visible(deps, r, userId, new Map());
+}
+
 /** `GET /v1/approvals?status=pending&limit=`: the tenant's approvals, newest first. */
 export function listApprovals(deps: GatewayDeps): RouteHandler {
   return async ({ url, userId }: RouteContext) => {

@@ -1,6 +1,7 @@
 import { UI_MESSAGE_STREAM_HEADERS } from 'ai';
 import { MinaraError } from '../errors/minara-error';
 import type { ApprovalDecision } from '../runtime/types';
+import { DECIDE_SCOPE } from './auth';
 import { readJsonObject } from './body';
 import { assertChatId, parseChatRequest } from './chat-request';
 import { loadMessages } from '../runtime/conversation';
@@ -27,11 +28,15 @@ export function streamResponse(body: ReadableStream<Uint8Array>): Response {
  * nothing (the runtime persists the turn) and can resume with `GET /v1/chat/:id/stream`.
  */
 export function postChat(deps: GatewayDeps): RouteHandler {
-  return async ({ request, userId }: RouteContext) => {
+  return async ({ request, userId, canDecide }: RouteContext) => {
     if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
     const body = await readJsonObject(request, deps.maxBodyBytes);
     const parsed = parseChatRequest(body);
     const { chatId } = parsed;
+    // An approval answer in the chat history decides an approval: the same capability as POST /v1/approvals/:id.
+    if (parsed.approvals.length > 0 && !canDecide) {
+      throw new HttpError(403, 'HTTP_FORBIDDEN', `${parsed.approvals[0]!.path}: answering an approval needs a person's credential (the ${DECIDE_SCOPE} scope, the gateway token, or the web app served by this gateway); this one may request approvals but not decide them.`);
+    }
     await assertSessionVisible(deps, chatId, userId);
 
     // Only answers to approvals this chat is still waiting for are passed on; a stale answer (already
@@ -77,13 +82,15 @@ export function postChat(deps: GatewayDeps): RouteHandler {
 
 /**
  * `GET /v1/chat/:id`: the stored chat as UI messages (`{ id, messages, active }`), for `useChat({ messages })`
- * after a reload. A chat that does not exist yet, or is another tenant's, answers 404.
+ * after a reload. Chat ids are named by the client, so a valid id with no session yet is a chat with no
+ * messages (200, `messages: []`), as `GET /v1/chat/:id/stream` treats it; another tenant's chat answers 404.
  */
 export function getChat(deps: GatewayDeps): RouteHandler {
   return async ({ params, userId }: RouteContext) => {
     const chatId = assertChatId(decodeParam('id', params['id'] ?? ''), 'id');
     const session = await deps.options.storage.conversations.getSession(chatId);
-    if (!session || (session.userId !== undefined && session.userId !== userId)) throw notFound(`No chat "${chatId}".`);
+    if (session?.userId !== undefined && session.userId !== userId) throw notFound(`No chat "${chatId}".`);
+    if (!session) return json(200, { id: chatId, messages: [], active: false });
     const messages = toUIMessages(await loadMessages(deps.options.storage, chatId), { idPrefix: `${chatId}-` });
     const turn = deps.streams.get(chatId);
     return json(200, { id: chatId, messages, active: turn !== undefined && turn.userId === userId });

@@ -8,6 +8,7 @@ import { createBearerCheck, DECIDE_SCOPE, type GatewayIdentity } from './auth';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
+import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
 import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
@@ -198,6 +199,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/files/:key', getFile(deps));
   router.add('GET', '/v1/approvals', listApprovals(deps));
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
+  for (const [method, pattern, handler] of financeRoutes(deps)) router.add(method, pattern, handler);
   const mcp = options.mcp;
   let mcpRoute: RouteHandler | undefined;
   if (mcp !== undefined) {

@@ -4,8 +4,9 @@
  *
  * The fixes' safety envelope is enforced here, not promised in a prompt: they never delete a row, never
  * graduate a methodology, never activate a preference, never rewrite a reflection and never touch the
- * audit log except to append one `doctor.fix.<name>` row per action that changed something. Without
- * `apply` they only count what they would do.
+ * audit log except to append one `doctor.fix.<name>` row per action that changed something. The
+ * `permissions` fix only removes group and other bits from paths under `privatePaths`. Without `apply` they
+ * only count what they would do.
  */
 import { MinaraError } from '../errors/minara-error';
 import type { LearningStore } from '../learning/types';
@@ -16,6 +17,7 @@ import { DEFAULT_METHODOLOGY_POLICY, wilsonLowerBound } from '../storage/learnin
 import type { LearningStats, MethodologyPolicy } from '../storage/learning-types';
 import type { EmbeddingState, MemoryEdgeInput, MemoryScope, MemoryStats } from '../storage/memory-types';
 import type { Storage } from '../storage/types';
+import { findLoosePaths, type LoosePath, tightenPaths } from '../util/private-fs';
 import { WORKSPACE_FILE_NAMES } from '../workspace/files';
 import type { Workspace } from '../workspace/workspace';
 
@@ -38,6 +40,12 @@ export interface DoctorOptions {
   readonly anonymous?: boolean | undefined;
   /** Pending role-memory cases closed longer ago than this are reported as overdue. @default 72 h */
   readonly overdueAfterMs?: number | undefined;
+  /**
+   * Directories whose whole tree must be private to the owner (the data directory, the workspace): every
+   * directory 0700, every file 0600. Anything looser is reported (`permissions`). `minara doctor` passes the
+   * data directory and the workspace. @default none (no permissions section)
+   */
+  readonly privatePaths?: readonly string[] | undefined;
   readonly now?: (() => Date) | undefined;
 }
 
@@ -84,16 +92,21 @@ export interface DoctorReport {
     readonly maxTotalChars: number;
   } | undefined;
   readonly model: { readonly configured: boolean; readonly provider?: string | undefined; readonly modelId?: string | undefined; readonly host?: string | undefined; readonly embedder?: boolean | undefined };
+  /**
+   * Paths under `privatePaths` that group or others can read, write or enter (only when `privatePaths` was
+   * given; the list is empty in an anonymous report, the count stays).
+   */
+  readonly permissions?: { readonly tooOpen: DoctorCount; readonly loose: readonly LoosePath[] } | undefined;
   /** Things worth a look, one sentence each. */
   readonly warnings: readonly string[];
 }
 
 /** The fixes, in the order they run. `reflect_pending` (the only one that calls a model) runs only when named. */
-export const DOCTOR_FIXES = ['embeddings', 'edges', 'methodology_demotion', 'reflect_pending'] as const;
+export const DOCTOR_FIXES = ['permissions', 'embeddings', 'edges', 'methodology_demotion', 'reflect_pending'] as const;
 /** A fix's name. */
 export type DoctorFixName = (typeof DOCTOR_FIXES)[number];
 /** The fixes `--fix` runs when none are named. */
-export const DEFAULT_DOCTOR_FIXES: readonly DoctorFixName[] = ['embeddings', 'edges', 'methodology_demotion'];
+export const DEFAULT_DOCTOR_FIXES: readonly DoctorFixName[] = ['permissions', 'embeddings', 'edges', 'methodology_demotion'];
 
 /** Options of {@link runDoctorFixes}. */
 export interface DoctorFixOptions {
@@ -112,6 +125,8 @@ export interface DoctorFixOptions {
   readonly policy?: Partial<MethodologyPolicy> | undefined;
   /** `reflect_pending` reflects cases closed longer ago than this. @default 72 h */
   readonly overdueAfterMs?: number | undefined;
+  /** `permissions` tightens every directory to 0700 and file to 0600 under these (see `DoctorOptions.privatePaths`). */
+  readonly privatePaths?: readonly string[] | undefined;
   readonly now?: (() => Date) | undefined;
 }
 
@@ -214,6 +229,12 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   if (learning.graduationProposed > 0) warnings.push(`${c(learning.graduationProposed)} methodologies are proposed for graduation and wait for the operator ("minara learning").`);
   if (learning.hardConstraints.proposed > 0) warnings.push(`${c(learning.hardConstraints.proposed)} hard constraints are proposed and not in force until approved ("minara preferences").`);
   if (stale > 0) warnings.push(`${c(stale)} pending approvals are past their expiry.`);
+  let permissions: DoctorReport['permissions'];
+  if (options.privatePaths !== undefined) {
+    const loose = findLoosePaths(checkPaths(op, options.privatePaths));
+    permissions = { tooOpen: c(loose.length), loose: anonymous ? [] : loose };
+    if (loose.length > 0) warnings.push(`${c(loose.length)} paths are readable or writable by other local users (directories should be 0700, files 0600); "minara doctor --fix --only permissions --apply" tightens them.`);
+  }
   if (!storage.capabilities.vector && options.embedder) warnings.push(`An embedder is configured but the vector index is unavailable (${storage.capabilities.vectorUnavailableReason ?? 'unknown reason'}); search runs on full text only.`);
 
   let snapshot: DoctorReport['memory']['snapshot'];
@@ -266,8 +287,14 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     audit: { rows: c(auditRows) },
     ...(workspace ? { workspace } : {}),
     model,
+    ...(permissions ? { permissions } : {}),
     warnings,
   };
+}
+
+function checkPaths(op: string, paths: readonly string[]): readonly string[] {
+  if (!Array.isArray(paths) || paths.some((p) => typeof p !== 'string' || p === '')) throw new MinaraError('CONFIG_INVALID', `${op}: privatePaths must be a list of directory paths`);
+  return paths;
 }
 
 /** The host of a base URL, without credentials, path or query. */
@@ -311,6 +338,8 @@ const edgeKey = (e: MemoryEdgeInput) => `${e.entityKind}\u0000${e.entityKey}\u00
 /**
  * Run the maintenance fixes (see the module comment for what they never do). Dry run unless `apply`.
  *
+ * - `permissions`: every directory under `privatePaths` more open than 0700 and every file more open than 0600
+ *   loses its group and other bits (symbolic links are never followed); skipped without `privatePaths`.
  * - `embeddings`: rows whose embedding is `pending` or `failed` are embedded again (needs the memory store's embedder).
  * - `edges`: the deterministic edge extractor is replayed over every row; rows whose stored edges differ get the
  *   extracted ones (their `updatedAt` is kept).
@@ -348,6 +377,14 @@ export async function runDoctorFixes(options: DoctorFixOptions): Promise<DoctorF
   for (const name of DOCTOR_FIXES.filter((n) => only.includes(n))) {
     let result: DoctorFixResult;
     switch (name) {
+      case 'permissions': {
+        if (options.privatePaths === undefined) result = { name, candidates: 0, applied: 0, skipped: 'no privatePaths given (minara doctor passes the data directory and the workspace)' };
+        else {
+          const loose = findLoosePaths(checkPaths(op, options.privatePaths));
+          result = { name, candidates: loose.length, applied: apply ? tightenPaths(loose) : 0 };
+        }
+        break;
+      }
       case 'embeddings': {
         const rows = await storage.memory.listByEmbeddingState(scope, ['pending', 'failed'], 100_000);
         if (!options.memory) result = { name, candidates: rows.length, applied: 0, skipped: 'no memory store given' };
@@ -446,6 +483,10 @@ export function formatDoctorReport(r: DoctorReport): string {
   if (r.workspace) {
     lines.push('', `Workspace${r.workspace.dir ? ` ${r.workspace.dir}` : ''} (caps: ${r.workspace.maxFileChars} per file, ${r.workspace.maxTotalChars} total; total ${r.workspace.totalChars})`);
     for (const f of r.workspace.files) lines.push(`  ${f.name.padEnd(14)} ${f.exists ? `${f.chars} chars${f.overCap ? '  OVER CAP' : ''}` : '(missing)'}`);
+  }
+  if (r.permissions) {
+    const shown = r.permissions.loose.slice(0, 10).map((l) => `  ${l.mode} → ${l.expected}  ${l.path}`);
+    lines.push('', r.permissions.tooOpen === 0 || r.permissions.tooOpen === '0' ? 'Permissions: private (directories 0700, files 0600)' : `Permissions: ${r.permissions.tooOpen} too open`, ...shown, ...(r.permissions.loose.length > 10 ? [`  … and ${r.permissions.loose.length - 10} more`] : []));
   }
   lines.push('', `Model: ${r.model.configured ? `${r.model.provider ?? ''}${r.model.modelId ? `:${r.model.modelId}` : ''}${r.model.host ? ` at ${r.model.host}` : ''}` : 'not configured'}${r.model.embedder !== undefined ? `; embedder ${r.model.embedder ? 'yes' : 'no'}` : ''}`);
   if (r.warnings.length > 0) lines.push('', 'Warnings', ...r.warnings.map((w) => `  ! ${w}`));

@@ -2,13 +2,13 @@
  * The markdown tree of a memory export (docs/memory.md, "Export and import"): file kinds, frontmatter
  * rendering and parsing, paths, and the per-file signature. Shared by `exportMemory` and `importMemory`.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 import { parse, stringify } from 'yaml';
 
 /** The format version every file carries (`schema_version`); an importer refuses any other. */
 export const MEMORY_EXPORT_SCHEMA_VERSION = 1;
 /** The first line of `signature.txt`. */
-export const SIGNATURE_HEADER = 'minara-memory-export-signature v1';
+export const SIGNATURE_HEADER = 'minara-memory-export-signature v2';
 /** Frontmatter fields that record when this copy was made; they change on a round trip and nothing else does. */
 export const VOLATILE_FIELDS = ['exported_at', 'updated_at'] as const;
 
@@ -37,9 +37,35 @@ export function parseMarkdown(text: string): { front: Record<string, unknown>; b
   return { front: front as Record<string, unknown>, body: text.slice(end + 5).replace(/^\n/u, '').replace(/\n$/u, '') };
 }
 
-/** HMAC-SHA256 of a file bound to its path: moving a signed file to another path breaks its signature. */
-export function signFile(key: Uint8Array, relativePath: string, bytes: Uint8Array): string {
-  return createHmac('sha256', key).update(relativePath).update('\0').update(bytes).digest('hex');
+/** HKDF `info` of the export signing key: its own label, so it never signs anything an approval key signs. */
+export const EXPORT_KEY_INFO = 'minara memory export signing v2';
+/** The first element of every signed message (a domain tag; v1 signed `<path>\0<bytes>` with the database key). */
+const SIGNED_TAG = 'minara-memory-export v2';
+
+/**
+ * The key that signs memory exports, derived from the approval key (which lives outside the database) with
+ * HKDF-SHA256 and its own label. Someone who can read the database file cannot compute it.
+ */
+export function deriveExportKey(approvalKey: Uint8Array): Uint8Array {
+  return new Uint8Array(hkdfSync('sha256', approvalKey, new Uint8Array(0), EXPORT_KEY_INFO, 32));
+}
+
+/** What a signature binds besides the file: the instance that exported it and the user (scope) it belongs to. */
+export interface ExportBinding {
+  readonly instanceId: string;
+  readonly userId: string;
+  readonly agentId?: string | undefined;
+}
+
+/**
+ * HMAC-SHA256 of a file bound to the instance, the scope and its path: moving a signed file to another path,
+ * another user or another instance breaks its signature. The message is the JSON array
+ * `["minara-memory-export v2", instanceId, userId, agentId or "", path]`, a NUL byte, then the file bytes
+ * (JSON keeps the fields unambiguous whatever characters an id holds).
+ */
+export function signFile(exportKey: Uint8Array, binding: ExportBinding, relativePath: string, bytes: Uint8Array): string {
+  const head = JSON.stringify([SIGNED_TAG, binding.instanceId, binding.userId, binding.agentId ?? '', relativePath]);
+  return createHmac('sha256', exportKey).update(head).update('\0').update(bytes).digest('hex');
 }
 
 /** Constant-time comparison of two hex signatures. */
@@ -48,20 +74,30 @@ export function sameSignature(a: string, b: string): boolean {
   return timingSafeEqual(Buffer.from(a, 'hex'), Buffer.from(b, 'hex'));
 }
 
-/** `signature.txt`: header, the instance id, then `<hmac>  <path>` per file, sorted by path. */
-export function renderSignatures(instanceId: string, entries: ReadonlyArray<readonly [path: string, hmac: string]>): string {
+/**
+ * `signature.txt`: header, the instance id, the scope (informational: an importer checks the signatures
+ * against its own scope, not against these lines), the algorithm, then `<hmac>  <path>` per file, sorted by path.
+ */
+export function renderSignatures(binding: ExportBinding, entries: ReadonlyArray<readonly [path: string, hmac: string]>): string {
   const lines = [...entries].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([p, h]) => `${h}  ${p}`);
-  return `${SIGNATURE_HEADER}\ninstance_id: ${instanceId}\nalgorithm: HMAC-SHA256 over "<path>\\0<file bytes>" with the instance key\n${lines.join('\n')}\n`;
+  return [
+    SIGNATURE_HEADER,
+    `instance_id: ${binding.instanceId}`,
+    `user_id: ${JSON.stringify(binding.userId)}`,
+    ...(binding.agentId ? [`agent_id: ${JSON.stringify(binding.agentId)}`] : []),
+    `algorithm: HMAC-SHA256 over JSON ["${SIGNED_TAG}", instance_id, user_id, agent_id or "", path] + "\\0" + file bytes, with the key HKDF-SHA256(approval key, info "${EXPORT_KEY_INFO}")`,
+    ...lines,
+  ].join('\n') + '\n';
 }
 
-/** Parse `signature.txt`; undefined when it is not one. */
+/** Parse `signature.txt`; undefined when it is not one of this version (a v1 file, signed with the database key, is not). */
 export function parseSignatures(text: string): { instanceId: string; byPath: Map<string, string> } | undefined {
   const lines = text.split('\n');
   if (lines[0] !== SIGNATURE_HEADER) return undefined;
   const id = /^instance_id: ([0-9a-f]{16})$/u.exec(lines[1] ?? '');
   if (!id) return undefined;
   const byPath = new Map<string, string>();
-  for (const line of lines.slice(3)) {
+  for (const line of lines.slice(2)) {
     const m = /^([0-9a-f]{64}) {2}(\S.*)$/u.exec(line);
     if (m) byPath.set(m[2]!, m[1]!);
   }

@@ -5,3 +5,4 @@ export {
 export { exportMemory, type ExportMemoryOptions, type ExportMemoryResult, memoryFileName } from './memory-export';
 export { formatImportReport, importMemory, type ImportFileResult, type ImportMemoryOptions, type ImportMemoryResult } from './memory-import';
 export { MEMORY_EXPORT_SCHEMA_VERSION, VOLATILE_FIELDS } from './export-format';
+export type { LoosePath } from '../util/private-fs';

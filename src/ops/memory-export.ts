@@ -1,8 +1,8 @@
 /**
  * `exportMemory`: one tenant's learned memory as a markdown tree a person can read, review and edit
  * (docs/memory.md, "Export and import"). Hard constraints stay out unless asked for; with `sign`, every file
- * gets an HMAC-SHA256 with the instance key (which never leaves storage; only the instance id, its
- * fingerprint, is written).
+ * gets an HMAC-SHA256 with a key derived from the approval key (which lives outside the database), bound to
+ * the instance and the scope; only the instance id and the scope are written, never a key.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, readdir, writeFile } from 'node:fs/promises';
@@ -13,7 +13,8 @@ import { compilePage } from '../learning/compiled-pages';
 import type { MethodologyRecord, PreferenceRecord, RoleCaseRecord, TradeRecord } from '../storage/learning-types';
 import type { MemoryRecord, MemoryScope } from '../storage/memory-types';
 import type { Storage } from '../storage/types';
-import { MEMORY_EXPORT_SCHEMA_VERSION, renderMarkdown, renderSignatures, signFile, VOLATILE_FIELDS } from './export-format';
+import { APPROVAL_KEY_BYTES } from '../safety/approval-key';
+import { deriveExportKey, MEMORY_EXPORT_SCHEMA_VERSION, renderMarkdown, renderSignatures, signFile, VOLATILE_FIELDS } from './export-format';
 
 /** Options of {@link exportMemory}. */
 export interface ExportMemoryOptions {
@@ -22,8 +23,17 @@ export interface ExportMemoryOptions {
   readonly scope?: MemoryScope | undefined;
   /** The directory to write; it must not exist or be empty. */
   readonly out: string;
-  /** Sign every file with the instance key (`signature.txt`). @default false */
+  /**
+   * Sign every file (`signature.txt`) with a key derived from `approvalKey`, bound to this instance and `scope`.
+   * @default false
+   */
   readonly sign?: boolean | undefined;
+  /**
+   * The approval key (`resolveApprovalKey({ dataDir }).key`, kept outside the database); required with `sign`.
+   * The export key is derived from it with its own HKDF label, so a person who can read the database file
+   * cannot re-sign a tampered export, and an export signed for one user or instance does not verify for another.
+   */
+  readonly approvalKey?: Uint8Array | undefined;
   /** Include hard-constraint preferences, `hard_constraint.*` profile entries and constraints on asset pages. @default false */
   readonly includeConstraints?: boolean | undefined;
   /**
@@ -75,7 +85,8 @@ export function memoryFileName(category: string, content: string): string {
  *
  * @example
  * ```ts
- * const r = await exportMemory({ storage: app.storage, out: path.join(dataDir, 'exports', stamp), sign: true });
+ * const { key } = resolveApprovalKey({ dataDir });
+ * const r = await exportMemory({ storage: app.storage, out: path.join(dataDir, 'exports', stamp), sign: true, approvalKey: key });
  * // r.files: ['assets/BTC.md', 'index.md', 'memories/preference/1f2e….md', 'methodologies/crypto_major/1.md', …, 'signature.txt']
  * ```
  */
@@ -85,6 +96,9 @@ export async function exportMemory(options: ExportMemoryOptions): Promise<Export
   if (typeof options.out !== 'string' || options.out.trim() === '' || options.out.includes('\0')) throw new MinaraError('CONFIG_INVALID', `${op}: out must be a directory path`);
   const scope = options.scope ?? { userId: 'default' };
   if (typeof scope.userId !== 'string' || scope.userId === '') throw new MinaraError('CONFIG_INVALID', `${op}: scope.userId must be a non-empty string`);
+  if (options.sign === true && !(options.approvalKey instanceof Uint8Array && options.approvalKey.length >= APPROVAL_KEY_BYTES)) {
+    throw new MinaraError('CONFIG_INVALID', `${op}: sign needs approvalKey, the approval key kept outside the database (a Uint8Array of at least ${APPROVAL_KEY_BYTES} bytes: resolveApprovalKey({ dataDir }).key)`);
+  }
   const out = path.resolve(options.out);
   for (const root of options.forbiddenRoots ?? []) {
     if (within(out, root)) throw new MinaraError('CONFIG_INVALID', `${op}: out (${out}) is inside ${path.resolve(root)}, which the agent's file tools can read; export somewhere else`);
@@ -139,8 +153,8 @@ export async function exportMemory(options: ExportMemoryOptions): Promise<Export
     },
     [
       '# Memory export', '',
-      'What this agent learned, as files a person can read and edit. `minara memory import` brings a tree back: a signed tree of this',
-      'instance keeps states and scores (channel A); anything else lands for review (methodologies quarantined, preferences proposed).',
+      'What this agent learned, as files a person can read and edit. `minara memory import` brings a tree back: a tree signed by this',
+      'instance for this user keeps states and scores (channel A); anything else lands for review (methodologies quarantined, preferences proposed).',
       `Fields that record when this copy was made change on every export: ${VOLATILE_FIELDS.join(', ')}.`, '',
       '## Contents', '',
       `- methodologies/<asset_class>/<id>.md: ${counts.methodologies}`,
@@ -154,14 +168,16 @@ export async function exportMemory(options: ExportMemoryOptions): Promise<Export
 
   await mkdir(out, { recursive: true, mode: 0o700 });
   const signatures: Array<[string, string]> = [];
+  const binding = { instanceId: instance.instanceId, userId: scope.userId, ...(scope.agentId ? { agentId: scope.agentId } : {}) };
+  const exportKey = options.sign === true ? deriveExportKey(options.approvalKey!) : undefined;
   for (const rel of [...files.keys()].sort()) {
     const bytes = Buffer.from(files.get(rel)!, 'utf8');
     await mkdir(path.join(out, path.dirname(rel)), { recursive: true, mode: 0o700 });
     await writeFile(path.join(out, rel), bytes, { mode: 0o600, flag: 'wx' });
-    if (options.sign === true) signatures.push([rel, signFile(instance.hmacKey, rel, bytes)]);
+    if (exportKey) signatures.push([rel, signFile(exportKey, binding, rel, bytes)]);
   }
   if (options.sign === true) {
-    await writeFile(path.join(out, 'signature.txt'), renderSignatures(instance.instanceId, signatures), { mode: 0o600, flag: 'wx' });
+    await writeFile(path.join(out, 'signature.txt'), renderSignatures(binding, signatures), { mode: 0o600, flag: 'wx' });
     files.set('signature.txt', '');
   }
   return { dir: out, files: [...files.keys()].sort(), signed: options.sign === true, instanceId: instance.instanceId, counts };

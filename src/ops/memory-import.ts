@@ -1,8 +1,9 @@
 /**
  * `importMemory`: bring a memory export tree back (docs/memory.md, "Export and import").
  *
- * Channel A (signed): `signature.txt` lists the file, its HMAC verifies with this instance's key and the tree's
- * instance id is this instance's: methodologies keep state and scores, preferences their state (a hard
+ * Channel A (signed): `signature.txt` lists the file and its HMAC verifies with the export key (derived from the
+ * approval key, outside the database) bound to this instance and the importing scope, and the tree's instance
+ * id is this instance's: methodologies keep state and scores, preferences their state (a hard
  * constraint still waits for the user), reflected trade cases come back. Channel B (anything else, per file:
  * one tampered file degrades only itself): methodologies land quarantined, preferences proposed, trade
  * cases are not imported, memories are marked `source: import`. Every body passes the prompt-injection and
@@ -20,7 +21,8 @@ import { normalizeLearningText } from '../storage/learning-logic';
 import type { MethodologyOrigin, MethodologyState, PreferenceState, RoleOutcomeClass } from '../storage/learning-types';
 import type { MemoryScope } from '../storage/memory-types';
 import type { Storage } from '../storage/types';
-import { classifyPath, MEMORY_EXPORT_SCHEMA_VERSION, parseMarkdown, parseSignatures, sameSignature, signFile, type TreeEntry } from './export-format';
+import { APPROVAL_KEY_BYTES } from '../safety/approval-key';
+import { classifyPath, deriveExportKey, MEMORY_EXPORT_SCHEMA_VERSION, parseMarkdown, parseSignatures, sameSignature, signFile, type TreeEntry } from './export-format';
 
 /** Options of {@link importMemory}. */
 export interface ImportMemoryOptions {
@@ -31,6 +33,11 @@ export interface ImportMemoryOptions {
   readonly memory: MemoryStore;
   /** The export directory. */
   readonly from: string;
+  /**
+   * The approval key (`resolveApprovalKey({ dataDir }).key`): signatures are checked with the export key derived
+   * from it. Without it no file is signed for this import (everything lands for review).
+   */
+  readonly approvalKey?: Uint8Array | undefined;
   /** Write; without it the import only reports what it would do. @default false */
   readonly apply?: boolean | undefined;
   /**
@@ -49,7 +56,7 @@ export interface ImportFileResult {
   /** Relative path in the tree. */
   readonly path: string;
   readonly kind: string;
-  /** `signed` only when the file's signature verified for this instance. */
+  /** `signed` only when the file's signature verified for this instance and this scope. */
   readonly channel: 'signed' | 'unsigned';
   /** `create` (new row), `exists` (a matching row was kept), `reject` (see `reason`), `skip` (derived or informational). */
   readonly action: 'create' | 'exists' | 'reject' | 'skip';
@@ -61,7 +68,7 @@ export interface ImportFileResult {
 /** What {@link importMemory} did (or would do, without `apply`). */
 export interface ImportMemoryResult {
   readonly applied: boolean;
-  /** Whether the tree carried a signature of this instance (files can still degrade one by one). */
+  /** Whether the tree carried a signature of this instance for this scope (files can still degrade one by one). */
   readonly signedByThisInstance: boolean;
   readonly files: readonly ImportFileResult[];
   readonly counts: Readonly<Record<ImportFileResult['action'], number>>;
@@ -183,7 +190,7 @@ async function walk(root: string, maxFileBytes: number): Promise<FileOnDisk[]> {
  * @example
  * ```ts
  * const dry = await importMemory({ storage, memory, from: './export' });          // report only
- * const done = await importMemory({ storage, memory, from: './export', apply: true });
+ * const done = await importMemory({ storage, memory, from: './export', apply: true, approvalKey: resolveApprovalKey({ dataDir }).key });
  * for (const f of done.files) if (f.action === 'reject') console.log(f.path, f.reason);
  * ```
  */
@@ -192,6 +199,9 @@ export async function importMemory(options: ImportMemoryOptions): Promise<Import
   if (typeof options !== 'object' || options === null || typeof options.storage?.learning?.upsertMethodology !== 'function') throw new MinaraError('CONFIG_INVALID', `${op}: storage is required`);
   if (typeof options.memory?.write !== 'function') throw new MinaraError('CONFIG_INVALID', `${op}: memory (the scope's MemoryStore) is required`);
   if (typeof options.from !== 'string' || options.from.trim() === '') throw new MinaraError('CONFIG_INVALID', `${op}: from must be the export directory`);
+  if (options.approvalKey !== undefined && !(options.approvalKey instanceof Uint8Array && options.approvalKey.length >= APPROVAL_KEY_BYTES)) {
+    throw new MinaraError('CONFIG_INVALID', `${op}: approvalKey must be the approval key, a Uint8Array of at least ${APPROVAL_KEY_BYTES} bytes (resolveApprovalKey({ dataDir }).key)`);
+  }
   const maxFileBytes = options.maxFileBytes ?? 1_048_576;
   if (!Number.isSafeInteger(maxFileBytes) || maxFileBytes < 1024) throw new MinaraError('CONFIG_INVALID', `${op}: maxFileBytes must be an integer of at least 1024, got ${String(options.maxFileBytes)}`);
   const root = path.resolve(options.from);
@@ -208,8 +218,12 @@ export async function importMemory(options: ImportMemoryOptions): Promise<Import
   const files = await walk(root, maxFileBytes);
   const sigFile = files.find((x) => x.entry.kind === 'signature' && x.bytes);
   const sigs = sigFile?.bytes ? parseSignatures(sigFile.bytes.toString('utf8')) : undefined;
+  // Signatures verify against this instance and the scope importing, never against what the tree claims.
+  const exportKey = options.approvalKey === undefined ? undefined : deriveExportKey(options.approvalKey);
+  const binding = { instanceId: instance.instanceId, userId: scope.userId, ...(scope.agentId ? { agentId: scope.agentId } : {}) };
   const verified = (x: FileOnDisk) =>
-    sigs !== undefined && sigs.instanceId === instance.instanceId && x.bytes !== undefined && sigs.byPath.has(x.rel) && sameSignature(sigs.byPath.get(x.rel)!, signFile(instance.hmacKey, x.rel, x.bytes));
+    exportKey !== undefined && sigs !== undefined && sigs.instanceId === instance.instanceId && x.bytes !== undefined && sigs.byPath.has(x.rel)
+    && sameSignature(sigs.byPath.get(x.rel)!, signFile(exportKey, binding, x.rel, x.bytes));
   // The tree is this instance's only when its (verified) index names this instance.
   const indexFile = files.find((x) => x.entry.kind === 'index' && x.bytes);
   let treeIsOurs = false;
@@ -418,7 +432,7 @@ export async function importMemory(options: ImportMemoryOptions): Promise<Import
       scan('frontmatter', strings(front).join('\n'));
       scan('body', body);
       if (kind === 'index') {
-        results.push({ ...base, action: 'skip', reason: treeIsOurs ? 'signed by this instance' : 'not signed by this instance: every file is unsigned' });
+        results.push({ ...base, action: 'skip', reason: treeIsOurs ? 'signed by this instance for this user' : 'not signed by this instance for this user: every file is unsigned' });
         continue;
       }
       result = await importFile(file, front, body, base, channel);
@@ -437,7 +451,7 @@ export async function importMemory(options: ImportMemoryOptions): Promise<Import
 /** The import report as text (what `minara memory import` prints). */
 export function formatImportReport(r: ImportMemoryResult): string {
   const lines = [
-    `${r.applied ? 'Imported' : 'Dry run (nothing written; add --apply)'}: ${r.counts.create} new, ${r.counts.exists} already present, ${r.counts.reject} rejected, ${r.counts.skip} skipped. ${r.signedByThisInstance ? 'Signed by this instance.' : 'Not signed by this instance: methodologies land quarantined, preferences proposed.'}`,
+    `${r.applied ? 'Imported' : 'Dry run (nothing written; add --apply)'}: ${r.counts.create} new, ${r.counts.exists} already present, ${r.counts.reject} rejected, ${r.counts.skip} skipped. ${r.signedByThisInstance ? 'Signed by this instance for this user.' : 'Not signed by this instance for this user: methodologies land quarantined, preferences proposed.'}`,
   ];
   for (const x of r.files) {
     if (x.action === 'skip') continue;

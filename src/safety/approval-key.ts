@@ -99,7 +99,7 @@ export function resolveApprovalKey(options: ResolveApprovalKeyOptions): Resolved
   const key = randomBytes(APPROVAL_KEY_BYTES);
   // Written to a private temp file, then linked into place: two processes starting together agree on one
   // key (link fails for the loser, which reads the winner's), and no one ever reads a half-written file.
-  mkdirSync(path.dirname(file), { recursive: true });
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 });
   const tmp = `${file}.${process.pid}.${randomBytes(6).toString('hex')}.tmp`;
   try {
     const fd = openSync(tmp, constants.O_WRONLY | constants.O_CREAT | constants.O_EXCL | constants.O_NOFOLLOW, 0o600);

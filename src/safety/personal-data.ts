@@ -1,15 +1,21 @@
+import { createRequire } from 'node:module';
 import { wordlist as bip39English } from '@scure/bip39/wordlists/english.js';
-import { electronicFormatIBAN, isValidIBAN } from 'ibantools';
+import { getCountrySpecifications, isValidIBAN } from 'ibantools';
+import { findBase64Secrets, findSpacedSecrets } from './hidden-secrets';
 import { findSecrets, type SecretMatch } from './secret-patterns';
 
 /**
  * Personal data the dreaming gate keeps out of MEMORY.md (and anything else that promotes text into a file
  * every future prompt reads), found after {@link normaliseForScan}: the secret patterns (keys, addresses,
- * private keys) plus e-mail addresses, phone numbers, US social security numbers, payment card numbers that
- * pass the Luhn check, IBANs that pass ISO 13616 (mod-97 and the country's length, via `ibantools`), and
- * runs of 12 or more BIP-39 English words (a seed phrase; the list comes from `@scure/bip39`).
+ * private keys, WIF and `xprv` keys), also when written with spaces inside or in base64, plus e-mail
+ * addresses (also written `name (at) domain (dot) com`), phone numbers (`libphonenumber-js`: any number valid
+ * in its numbering plan, bare digits included, US as the default region), US social security numbers,
+ * payment card numbers that pass the Luhn check, IBANs in either case that pass ISO 13616 (mod-97, the
+ * country's length and BBAN format, via `ibantools`), runs of 12 or more BIP-39 English words (a seed phrase;
+ * the list comes from `@scure/bip39`), and 64-hex private keys (`0x` + 64 hex digits, or 64 hex digits
+ * labelled as a private key).
  */
-export const PERSONAL_DATA_CLASSES = ['email', 'phone', 'us_ssn', 'card_number', 'iban', 'seed_phrase'] as const;
+export const PERSONAL_DATA_CLASSES = ['email', 'phone', 'us_ssn', 'card_number', 'iban', 'seed_phrase', 'hex_private_key'] as const;
 export type PersonalDataClass = (typeof PERSONAL_DATA_CLASSES)[number];
 
 // Format characters (zero-width space/joiners, BOM, soft hyphen, bidi marks, …) that hide a secret from a pattern.
@@ -21,11 +27,22 @@ export function normaliseForScan(text: string): string {
 }
 
 const EMAIL = /\b[A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9-]{1,63}(?:\.[A-Za-z0-9-]{1,63})*\.[A-Za-z]{2,24}\b/g;
+// An address with "at"/"dot" spelled out: `(at)`, `[at]`, `{at}`, `<at>`, or the bare words (then the last
+// label must be a common top-level domain, so "looking at polka dot patterns" stays prose). No library
+// covers these spellings; the regex only proposes, `obfuscatedEmail` decides.
+const AT_SEP = String.raw`(?:\s*[(\[{<]\s*at\s*[)\]}>]\s*|\s+at\s+|@)`;
+const DOT_SEP = String.raw`(?:\s*[(\[{<]\s*dot\s*[)\]}>]\s*|\s+dot\s+|\.)`;
+const OBFUSCATED_EMAIL = new RegExp(String.raw`(?<![\w.%+-])[a-z0-9._%+-]{1,64}${AT_SEP}[a-z0-9-]{1,63}(?:${DOT_SEP}[a-z0-9-]{1,63}){1,4}(?![\w])`, 'giu');
+const BRACKETED = /[(\[{<]\s*(?:at|dot)\s*[)\]}>]/iu;
+const COMMON_TLDS = new Set(['com', 'org', 'net', 'edu', 'gov', 'io', 'co', 'uk', 'de', 'fr', 'es', 'it', 'nl', 'ca', 'au', 'ch', 'jp', 'cn', 'in', 'br', 'ru', 'me', 'us', 'info', 'biz', 'ai', 'app', 'dev', 'xyz']);
 const PHONE_INTL = /(?<![\w+])\+\d{1,3}(?:[ .-]?\(?\d{1,4}\)?){2,5}(?!\w)/g;
-const PHONE_NANP = /(?<!\w)\(?\d{3}\)?[ .-]\d{3}[ .-]\d{4}(?!\w)/g;
 const SSN = /(?<!\d)(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}(?!\d)/g;
 const CARD = /(?<!\d)\d(?:[ -]?\d){12,18}(?!\d)/g;
-const IBAN = /\b[A-Z]{2}\d{2}(?:[ ]?[A-Z0-9]){11,30}\b/g;
+// Candidates in either case; `ibantools` decides (country length, BBAN format, mod-97).
+const IBAN = /(?<![A-Za-z0-9])[A-Za-z]{2}\d{2}(?:[ -]?[A-Za-z0-9]){11,30}/g;
+const IBAN_LENGTH = new Map(Object.entries(getCountrySpecifications()).flatMap(([cc, spec]) => (spec.chars ? [[cc, spec.chars] as const] : [])));
+const HEX_KEY = /(?<![0-9A-Za-z])0x[0-9a-fA-F]{64}(?![0-9A-Za-z])/g;
+const LABELLED_HEX_KEY = /\b(?:private|priv|secret|signing)[ _-]?key\b[^0-9a-fA-F\n]{0,16}([0-9a-fA-F]{64})(?![0-9A-Za-z])/gi;
 const WORD = /[a-z]+/g;
 const SEED_WORDS = new Set(bip39English);
 const SEED_MIN_WORDS = 12;
@@ -70,21 +87,87 @@ function seedRuns(text: string): SecretMatch[] {
   return out;
 }
 
+/**
+ * Every match of `regex` that `keep` accepts. A rejected match does not consume its text: the scan resumes
+ * one character later, so a candidate that ran on into prose does not hide a real hit inside it.
+ */
+function scan(text: string, regex: RegExp, keep: (m: RegExpExecArray) => SecretMatch | undefined): SecretMatch[] {
+  const out: SecretMatch[] = [];
+  regex.lastIndex = 0;
+  for (let m = regex.exec(text); m !== null; m = regex.exec(text)) {
+    const hit = keep(m);
+    if (hit) {
+      out.push(hit);
+      regex.lastIndex = Math.max(m.index + 1, hit.index + hit.length);
+    } else regex.lastIndex = m.index + 1;
+  }
+  return out;
+}
+
+/** The IBAN at the start of a candidate: its country's length of IBAN characters (spaces and hyphens skipped). */
+function ibanAt(m: RegExpExecArray): SecretMatch | undefined {
+  const length = IBAN_LENGTH.get(m[0].slice(0, 2).toUpperCase());
+  if (length === undefined) return undefined;
+  let compact = '';
+  let end = 0;
+  for (; end < m[0].length && compact.length < length; end++) if (/[A-Za-z0-9]/u.test(m[0][end]!)) compact += m[0][end]!.toUpperCase();
+  if (compact.length !== length || /[A-Za-z0-9]/u.test(m[0][end] ?? '') || !isValidIBAN(compact)) return undefined;
+  return { pattern: 'iban', index: m.index, length: end };
+}
+
+function obfuscatedEmail(m: RegExpExecArray): SecretMatch | undefined {
+  const s = m[0];
+  if (!/\s(?:at|dot)\s|[(\[{<]/iu.test(s)) return undefined; // a plain address: EMAIL covers it
+  const tld = (/([a-z0-9-]+)$/iu.exec(s)?.[1] ?? '').toLowerCase();
+  if (!/^[a-z]{2,24}$/u.test(tld)) return undefined;
+  if (!BRACKETED.test(s) && !COMMON_TLDS.has(tld)) return undefined;
+  return { pattern: 'email', index: m.index, length: s.length };
+}
+
+type PhoneLibrary = typeof import('libphonenumber-js/max');
+let phoneLibrary: PhoneLibrary | undefined;
+/**
+ * `libphonenumber-js` with its full metadata, loaded on the first scan that has digits: importing the package
+ * (or starting the CLI) does not pay for the numbering plans of every country.
+ */
+function phones(): PhoneLibrary {
+  phoneLibrary ??= createRequire(import.meta.url)('libphonenumber-js/max') as PhoneLibrary;
+  return phoneLibrary;
+}
+
+/** Phone numbers `libphonenumber-js` finds and judges valid (US as the region of numbers without `+`). */
+function phoneNumbers(text: string): SecretMatch[] {
+  if (!/\d{3}/u.test(text.replace(/[\s().-]/gu, ''))) return [];
+  return phones().findPhoneNumbersInText(text, { defaultCountry: 'US' })
+    .filter((n) => n.number.isValid())
+    .map((n) => ({ pattern: 'phone', index: n.startsAt, length: n.endsAt - n.startsAt }));
+}
+
+/** 64-hex private keys: `0x` + 64 hex digits, or 64 hex digits labelled as a private key. */
+function hexKeys(text: string): SecretMatch[] {
+  const out: SecretMatch[] = [];
+  for (const m of text.matchAll(HEX_KEY)) out.push({ pattern: 'hex_private_key', index: m.index, length: m[0].length });
+  for (const m of text.matchAll(LABELLED_HEX_KEY)) out.push({ pattern: 'hex_private_key', index: m.index + m[0].length - m[1]!.length, length: m[1]!.length });
+  return out;
+}
+
 /** Hits of the personal-data classes in already-normalised text. */
 function personalHits(text: string): SecretMatch[] {
   const hits: SecretMatch[] = [];
   const add = (pattern: PersonalDataClass, regex: RegExp, keep: (s: string) => boolean = () => true) => {
     for (const m of text.matchAll(regex)) if (keep(m[0])) hits.push({ pattern, index: m.index, length: m[0].length });
   };
+  hits.push(...hexKeys(text));
   add('email', EMAIL);
-  add('iban', IBAN, (s) => isValidIBAN(electronicFormatIBAN(s) ?? ''));
+  hits.push(...scan(text, OBFUSCATED_EMAIL, obfuscatedEmail));
+  hits.push(...scan(text, IBAN, ibanAt));
   add('card_number', CARD, (s) => {
     const digits = s.replace(/[ -]/g, '');
     return digits.length >= 13 && digits.length <= 19 && luhn(digits) && !/^(\d)\1+$/.test(digits);
   });
   add('us_ssn', SSN);
   add('phone', PHONE_INTL, (s) => s.replace(/\D/g, '').length >= 8);
-  add('phone', PHONE_NANP);
+  hits.push(...phoneNumbers(text));
   hits.push(...seedRuns(text));
   return hits;
 }
@@ -103,7 +186,8 @@ export function findPersonalData(text: string, options: { includeIdentifiers?: b
   const normal = normaliseForScan(text);
   const out = findSecrets(normal, { includeIdentifiers: options.includeIdentifiers ?? true });
   const taken = out.map((h) => [h.index, h.index + h.length] as const);
-  for (const h of personalHits(normal)) {
+  const more = [...findSpacedSecrets(normal), ...findBase64Secrets(normal, hexKeys), ...personalHits(normal)];
+  for (const h of more) {
     const end = h.index + h.length;
     if (taken.some(([s, e]) => h.index < e && end > s)) continue;
     taken.push([h.index, end]);

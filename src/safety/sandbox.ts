@@ -2,6 +2,7 @@ import { constants, lstatSync, mkdirSync, realpathSync, statSync } from 'node:fs
 import { type FileHandle, open, readlink } from 'node:fs/promises';
 import path from 'node:path';
 import { SandboxEscapeError } from '../errors/subclasses';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../util/private-fs';
 
 /** Options for {@link resolveInSandbox}. */
 export interface SandboxOptions {
@@ -51,7 +52,7 @@ export function resolveInSandbox(relativePath: string, options: SandboxOptions):
     if (/[\u0000-\u001f\u007f]/.test(seg)) throw new SandboxEscapeError(relativePath, 'control characters are not allowed');
   }
 
-  if (create) mkdirSync(root, { recursive: true });
+  if (create) mkdirSync(root, { recursive: true, mode: PRIVATE_DIR_MODE });
   let rootReal: string;
   try {
     rootReal = realpathSync(root);
@@ -100,7 +101,7 @@ function isInside(root: string, candidate: string): boolean {
 export interface OpenInSandboxOptions extends SandboxOptions {
   /** `fs.constants` open flags; `O_NOFOLLOW` is always added. @default O_RDONLY */
   readonly flags?: number | undefined;
-  /** Mode of a created file. @default 0o644 */
+  /** Mode of a created file. @default 0o600 */
   readonly mode?: number | undefined;
 }
 
@@ -117,7 +118,7 @@ export interface OpenInSandboxOptions extends SandboxOptions {
 export async function openInSandbox(relativePath: string, options: OpenInSandboxOptions): Promise<FileHandle> {
   const abs = resolveInSandbox(relativePath, options);
   const rootReal = realpathSync(options.root);
-  const handle = await open(abs, (options.flags ?? constants.O_RDONLY) | constants.O_NOFOLLOW, options.mode ?? 0o644);
+  const handle = await open(abs, (options.flags ?? constants.O_RDONLY) | constants.O_NOFOLLOW, options.mode ?? PRIVATE_FILE_MODE);
   try {
     const st = await handle.stat();
     let where: string | undefined;

@@ -1,9 +1,12 @@
+import { isExtendedPrivateKey, isWifPrivateKey } from './base58-keys';
+
 /**
  * High-confidence secret patterns, shared by the audit redactor, the input scanner and the dreaming
  * PII gate. Order matters: `anthropic_key` is tested before `openai_key`.
  *
  * Deliberately absent (too many false positives against hashes, signatures and prose): Solana base58
- * addresses and bare 64-hex strings. Seed phrases, cards, IBANs, e-mail and phone numbers are personal data,
+ * addresses and bare 64-hex strings (a `0x` 64-hex string is a transaction hash as often as a private key:
+ * the dreaming gate treats it as a key, see `findPersonalData`, but audit rows and tool arguments keep it). Seed phrases, cards, IBANs, e-mail and phone numbers are personal data,
  * checked by `findPersonalData` (the dreaming gate) with validation a regex alone cannot do.
  */
 export interface SecretPattern {
@@ -13,6 +16,8 @@ export interface SecretPattern {
   readonly regex: RegExp;
   /** True for on-chain identifiers (addresses): sensitive in memory files, fine in tool arguments. */
   readonly identifier?: boolean;
+  /** A check a match must also pass (a checksum), when the shape alone is not enough. */
+  readonly validate?: ((match: string) => boolean) | undefined;
 }
 
 /** The pattern list of the spec's PII gate, in match order. */
@@ -27,6 +32,9 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { name: 'evm_address', regex: /\b0x[a-fA-F0-9]{40}\b/g, identifier: true },
   { name: 'btc_bech32', regex: /\bbc1[ac-hj-np-z02-9]{11,71}\b/g, identifier: true },
   { name: 'btc_legacy', regex: /\b[13][a-km-zA-HJ-NP-Z1-9]{25,34}\b/g, identifier: true },
+  // Base58check keys: only matches whose checksum and payload hold (`@scure/base`), so random base58 is not one.
+  { name: 'wif_private_key', regex: /\b[59KLc][1-9A-HJ-NP-Za-km-z]{50,51}\b/g, validate: isWifPrivateKey },
+  { name: 'extended_private_key', regex: /\b[tuvxyz]prv[1-9A-HJ-NP-Za-km-z]{100,108}\b/g, validate: isExtendedPrivateKey },
   {
     name: 'pem_private',
     regex: /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?(?:-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----|$)/g,
@@ -62,6 +70,7 @@ export function findSecrets(
       const start = m.index;
       const end = start + m[0].length;
       if (taken.some(([s, e]) => start < e && end > s)) continue;
+      if (p.validate && !p.validate(m[0])) continue;
       taken.push([start, end]);
       hits.push({ pattern: p.name, index: start, length: m[0].length });
     }

@@ -112,7 +112,7 @@ export function createExternalSkillsManager(options: ExternalSkillsManagerOption
   }
 
   async function install(src: ExternalSkillSource, mode: { force: boolean; previous?: ExternalSkillRecord }): Promise<ExternalSkillRecord> {
-    mkdirSync(dir, { recursive: true });
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const tmp = mkdtempSync(join(dir, '.tmp-'));
     try {
       const fetched = await fetchSource(src, join(tmp, 'src'));

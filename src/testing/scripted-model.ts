@@ -1,5 +1,6 @@
 import type { LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
+import { stringifyJsonIteratively } from './json-text';
 
 /** One scripted model step: what the model "says" on one call. */
 export interface ScriptedStep {
@@ -8,8 +9,9 @@ export interface ScriptedStep {
   /** Reasoning text (sent before the answer). */
   readonly reasoning?: string | undefined;
   /**
-   * Tool calls; `input` is an object (serialised to JSON for the provider protocol), or `inputText` the raw
-   * JSON text a provider would send (to play malformed, huge or deeply nested model output).
+   * Tool calls; `input` is an object (serialised to JSON for the provider protocol, without recursion, so an
+   * input nested thousands of levels deep reaches the runtime as JSON text the way a real provider sends it),
+   * or `inputText` the raw JSON text a provider would send (to play malformed, huge or deeply nested model output).
    */
   readonly toolCalls?: ReadonlyArray<{ readonly toolName: string; readonly input?: unknown; readonly inputText?: string | undefined; readonly toolCallId?: string | undefined }> | undefined;
   /** Token usage reported for this step. Input tokens default to a deterministic estimate of the prompt size. */
@@ -60,9 +62,9 @@ export interface ScriptedModelOptions {
   readonly chunkDelayMs?: number | undefined;
 }
 
-/** A deterministic input-token estimate: characters of the serialised prompt / 4. */
+/** A deterministic input-token estimate: characters of the serialised prompt / 4 (any nesting depth). */
 export function estimatePromptTokens(prompt: unknown, tools?: unknown): number {
-  return Math.ceil((JSON.stringify(prompt) ?? '').length / 4 + (tools ? (JSON.stringify(tools) ?? '').length / 4 : 0));
+  return Math.ceil((stringifyJsonIteratively(prompt) ?? '').length / 4 + (tools ? (stringifyJsonIteratively(tools) ?? '').length / 4 : 0));
 }
 
 /**
@@ -106,7 +108,7 @@ export function createScriptedModel(steps: readonly ScriptEntry[], options: Scri
     const input = step.usage?.inputTokens ?? estimatePromptTokens(opts.prompt, opts.tools);
     const cacheRead = step.usage?.cacheReadTokens;
     const cacheWrite = step.usage?.cacheWriteTokens;
-    const output = step.usage?.outputTokens ?? Math.ceil(((step.text ?? '').length + JSON.stringify(step.toolCalls ?? []).length) / 4);
+    const output = step.usage?.outputTokens ?? Math.ceil(((step.text ?? '').length + (stringifyJsonIteratively(step.toolCalls ?? []) ?? '').length) / 4);
     return {
       inputTokens: { total: input, noCache: input - (cacheRead ?? 0) - (cacheWrite ?? 0), cacheRead, cacheWrite },
       outputTokens: { total: output, text: output, reasoning: undefined },
@@ -117,7 +119,7 @@ export function createScriptedModel(steps: readonly ScriptEntry[], options: Scri
     raw: undefined,
   });
   const toolCallsOf = (step: ScriptedStep) =>
-    (step.toolCalls ?? []).map((tc) => ({ toolCallId: tc.toolCallId ?? `call_${++callIds}`, toolName: tc.toolName, input: tc.inputText ?? JSON.stringify(tc.input ?? {}) }));
+    (step.toolCalls ?? []).map((tc) => ({ toolCallId: tc.toolCallId ?? `call_${++callIds}`, toolName: tc.toolName, input: tc.inputText ?? stringifyJsonIteratively(tc.input ?? {}) ?? '{}' }));
 
   const model = new MockLanguageModelV4({
     provider,

@@ -1,4 +1,4 @@
-import { constants, promises as fsp, realpathSync, mkdirSync } from 'node:fs';
+import { constants, promises as fsp, realpathSync } from 'node:fs';
 import path from 'node:path';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
@@ -6,6 +6,7 @@ import { PermissionTier } from '../safety/permission-tier';
 import { openInSandbox, resolveInSandbox } from '../safety/sandbox';
 import { SandboxEscapeError } from '../errors/subclasses';
 import { generateId } from '../util/ids';
+import { ensurePrivateDirSync, PRIVATE_DIR_MODE } from '../util/private-fs';
 import { defineTool } from './define-tool';
 import type { ToolEntry } from './types';
 
@@ -36,7 +37,7 @@ export function createFileTools(options: FileToolsOptions): ToolEntry[] {
   const { root, maxReadBytes = 1024 * 1024, maxWriteBytes = 1024 * 1024, maxListEntries = 500 } = options;
   if (typeof root !== 'string' || root === '') throw new MinaraError('CONFIG_INVALID', 'createFileTools: "root" must be a directory path.');
   const ensureRoot = () => {
-    mkdirSync(root, { recursive: true });
+    ensurePrivateDirSync(root);
     return realpathSync(root);
   };
   const display = (abs: string) => path.relative(ensureRoot(), abs).split(path.sep).join('/');
@@ -84,7 +85,7 @@ export function createFileTools(options: FileToolsOptions): ToolEntry[] {
       if (bytes > maxWriteBytes) throw new MinaraError('FILE_TOO_LARGE', `write_file: content is ${bytes} bytes; the limit is ${maxWriteBytes}.`);
       ensureRoot();
       const abs = resolveInSandbox(rel, { root });
-      await fsp.mkdir(path.dirname(abs), { recursive: true });
+      await fsp.mkdir(path.dirname(abs), { recursive: true, mode: PRIVATE_DIR_MODE });
       // Re-resolve after creating folders: a folder swapped for a symlink in between is caught here.
       const target = resolveInSandbox(rel, { root });
       if (mode === 'append') {

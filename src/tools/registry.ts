@@ -5,7 +5,7 @@ import { APPROVAL_KEY_BYTES, isProductionEnv } from '../safety/approval-key';
 import { createApprovalService } from '../safety/approvals';
 import { createEmergencyStop } from '../safety/emergency-stop';
 import { createGrantService } from '../safety/grants';
-import { isPermissionTier } from '../safety/permission-tier';
+import { isPermissionTier, PermissionTier, permissionTierName } from '../safety/permission-tier';
 import { createInMemoryStorage } from '../storage/in-memory/index';
 import type { Storage } from '../storage/types';
 import { generateId as defaultGenerateId, type IdGenerator } from '../util/ids';
@@ -38,7 +38,9 @@ export interface ToolRegistryOptions {
    */
   approvalKey?: Uint8Array | undefined;
   /**
-   * Production mode: registering a fund-moving tool without `approvalKey` is refused (`CONFIG_INVALID`).
+   * Production mode: without `approvalKey`, registering a fund-moving tool, a tool of tier ALWAYS_CONFIRM or above,
+   * or one whose tier `tierFor` can raise is refused (`CONFIG_INVALID`), and a call whose effective tier is
+   * ALWAYS_CONFIRM or above (raised by a hook or `tierFor`) is blocked.
    * @default true when `NODE_ENV` or `MINARA_ENV` is `production`
    */
   production?: boolean | undefined;
@@ -101,8 +103,10 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
         throw new MinaraError('TOOL_DEFINITION_INVALID', 'register: expected a tool made by defineTool().');
       }
       if (tools.has(t.name)) throw new MinaraError('TOOL_DEFINITION_INVALID', `register: a tool named "${t.name}" is already registered.`);
-      if (t.isFundMoving && approvalKey === undefined && production) {
-        throw new MinaraError('CONFIG_INVALID', `register: fund-moving tool "${t.name}" needs an approval key outside the database in production mode: pass "approvalKey" (set MINARA_APPROVAL_KEY; see resolveApprovalKey).`);
+      // An approval signed with the database's key authorises nothing a reader of the database could not forge.
+      if (approvalKey === undefined && production && (t.isFundMoving || t.permissionTier >= PermissionTier.ALWAYS_CONFIRM || t.tierFor !== undefined || t.emergencyStopControl)) {
+        const what = t.isFundMoving ? 'fund-moving tool' : t.permissionTier >= PermissionTier.ALWAYS_CONFIRM ? `${permissionTierName(t.permissionTier)} tool` : 'tool whose tier can rise (tierFor)';
+        throw new MinaraError('CONFIG_INVALID', `register: ${what} "${t.name}" needs an approval key outside the database in production mode: pass "approvalKey" (set MINARA_APPROVAL_KEY; see resolveApprovalKey).`);
       }
       if (t.isFundMoving && typeof t.orderFacts !== 'function') {
         throw new MinaraError('TOOL_DEFINITION_INVALID', `register: tool "${t.name}" moves funds but has no "orderFacts" (notional USD, asset, side, destination); it cannot be checked, so it is refused.`);
@@ -124,6 +128,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
 
   const env: DispatchEnv = {
     tools, sets, hooks, storage, auditEnabled, approvals, grants, emergencyStop, carrier, maxRepeatedBlocked, bus, logger, now, generateId, visible,
+    ...(production && approvalKey === undefined ? { keylessTierLimit: PermissionTier.ALWAYS_CONFIRM } : {}),
   };
 
   /** One dispatch in an OpenTelemetry span (`minara.tool`: name, tier, decision, mode; never the input). */

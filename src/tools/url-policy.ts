@@ -45,12 +45,52 @@ type ConnectLookupCallback = (error: NodeJS.ErrnoException | null, address: stri
 
 const hostMatches = (host: string, pattern: string) => (pattern.startsWith('*.') ? host.endsWith(pattern.slice(1)) || host === pattern.slice(2) : host === pattern);
 
-/** Whether an address is one other machines' services live on (not loopback, private, link-local, …). */
+/** An IPv6 address as a URL host reads it (`::127.0.0.1` → `::7f00:1`); undefined when a URL would not take it. */
+function canonicalIPv6(address: string): string | undefined {
+  try {
+    return new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    return undefined;
+  }
+}
+
+/** The IPv4 address two 16-bit groups of an IPv6 address carry. */
+const ipv4Of = (hi: number, lo: number) => new ipaddr.IPv4([hi >> 8, hi & 0xff, lo >> 8, lo & 0xff]);
+
+/**
+ * Whether an address is one other machines' services live on (not loopback, private, link-local, …). An IPv6
+ * address that carries an IPv4 address is judged by the IPv4 address inside (ranges as ipaddr.js names them):
+ * IPv4-mapped `::ffff:a.b.c.d`, IPv4-translated `::ffff:0:a.b.c.d` (RFC 6145), NAT64 `64:ff9b::a.b.c.d`
+ * (RFC 6052) and 6to4 `2002:aabb:ccdd::/48`. The deprecated IPv4-compatible form `::a.b.c.d` (RFC 4291), the
+ * local-use NAT64 prefix `64:ff9b:1::/48` (RFC 8215, where the IPv4 bits sit by prefix length) and Teredo are
+ * never public.
+ */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  let parsed = ipaddr.parse(address);
-  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).isIPv4MappedAddress()) parsed = (parsed as ipaddr.IPv6).toIPv4Address();
-  return parsed.range() === 'unicast';
+  // IPv6 text is read the way the connection will read it (the WHATWG URL parser): ipaddr.js reads `::8.8.8.8`
+  // as the mapped `::ffff:8.8.8.8`, where it is the IPv4-compatible `::808:808`.
+  const canonical = address.includes(':') ? canonicalIPv6(address) : address;
+  if (canonical === undefined || !ipaddr.isValid(canonical)) return false;
+  const parsed = ipaddr.parse(canonical);
+  if (parsed.kind() === 'ipv4') return parsed.range() === 'unicast';
+  const v6 = parsed as ipaddr.IPv6;
+  const g = v6.parts;
+  // ::/96: the unspecified address, loopback and IPv4-compatible addresses (`[::127.0.0.1]`): never public.
+  if (g.slice(0, 6).every((x) => x === 0)) return false;
+  switch (v6.range()) {
+    case 'unicast':
+      return true;
+    case 'ipv4Mapped':
+    case 'rfc6145':
+      return ipv4Of(g[6]!, g[7]!).range() === 'unicast';
+    case 'rfc6052':
+      // Only the well-known prefix 64:ff9b::/96 carries the IPv4 address in its last 32 bits.
+      return g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0) && ipv4Of(g[6]!, g[7]!).range() === 'unicast';
+    case '6to4':
+      return ipv4Of(g[1]!, g[2]!).range() === 'unicast';
+    default:
+      return false;
+  }
 }
 
 /** Build the policy; bad list entries are a `CONFIG_INVALID` naming the factory and field. */

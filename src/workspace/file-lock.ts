@@ -4,6 +4,7 @@ import { link, lstat, open, readFile, unlink } from 'node:fs/promises';
 import { hostname as osHostname } from 'node:os';
 import { MinaraError } from '../errors/index';
 import type { Logger } from '../util/logger';
+import { PRIVATE_FILE_MODE } from '../util/private-fs';
 
 /** What a lock file holds (JSON). */
 export interface LockRecord {
@@ -109,7 +110,7 @@ async function createExclusive(path: string, record: LockRecord): Promise<boolea
 /** Create `path` with `content` only if it does not exist; it appears complete or not at all. */
 async function createComplete(path: string, content: string, token: string): Promise<boolean> {
   const tmp = `${path}.${token}.tmp`;
-  const handle = await open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0), 0o644);
+  const handle = await open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | (fsConstants.O_NOFOLLOW ?? 0), PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(content);
     await handle.sync();

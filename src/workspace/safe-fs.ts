@@ -3,6 +3,7 @@ import { constants as fsConstants, type Stats } from 'node:fs';
 import { type FileHandle, link, lstat, mkdir, open, realpath, rename, unlink } from 'node:fs/promises';
 import { dirname, isAbsolute, join, relative, resolve, sep } from 'node:path';
 import { MinaraError, SandboxEscapeError } from '../errors/index';
+import { PRIVATE_DIR_MODE, PRIVATE_FILE_MODE } from '../util/private-fs';
 
 /** Default cap on one confined read: 2 MiB (OpenClaw's boundary-safe open uses the same). */
 export const DEFAULT_MAX_READ_BYTES = 2 * 1024 * 1024;
@@ -162,7 +163,7 @@ export async function readTailConfined(root: string, rel: string, maxBytes: numb
 async function confinedTarget(root: string, rel: string): Promise<string> {
   const abs = joinConfined(root, rel);
   const parent = dirname(abs);
-  await mkdir(parent, { recursive: true });
+  await mkdir(parent, { recursive: true, mode: PRIVATE_DIR_MODE });
   const [realRoot, realParent] = await Promise.all([realpath(root), realpath(parent)]);
   if (!inside(realRoot, realParent)) throw new SandboxEscapeError(rel, 'its directory is a symlink that leads outside the workspace');
   return join(realParent, abs.slice(parent.length + 1));
@@ -173,7 +174,8 @@ export const TEMP_FILE_PATTERN = /^\.[0-9a-f]{12}\.(\d+)\.tmp$/;
 
 async function writeTemp(target: string, content: string | Uint8Array): Promise<string> {
   const tmp = join(dirname(target), `.${randomBytes(6).toString('hex')}.${process.pid}.tmp`);
-  const handle = await open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | O_NOFOLLOW, 0o644);
+  // Owner-only whatever the umask (a replaced file becomes 0600 too): other local users read no workspace file.
+  const handle = await open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | O_NOFOLLOW, PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(content);
     await handle.sync();

@@ -1,5 +1,6 @@
-import { lstat, mkdir, readdir, unlink } from 'node:fs/promises';
+import { lstat, readdir, unlink } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { ensurePrivateDirSync } from '../util/private-fs';
 import { DAILY_LOG_DIR, SEEDABLE_WORKSPACE_FILES, STATE_FILES, WORKSPACE_FILE_NAMES } from './files';
 import { createExclusiveConfined, TEMP_FILE_PATTERN } from './safe-fs';
 import { WORKSPACE_TEMPLATES } from './templates/index';
@@ -67,7 +68,7 @@ async function isBrandNew(dir: string): Promise<boolean> {
 export async function seedWorkspaceIfMissing(dir: string): Promise<SeedResult> {
   const root = resolve(dir);
   const brandNew = await isBrandNew(root);
-  await mkdir(root, { recursive: true });
+  ensurePrivateDirSync(root);
   const names: string[] = [...SEEDABLE_WORKSPACE_FILES];
   if (brandNew) names.push('BOOTSTRAP.md');
   const created: string[] = [];

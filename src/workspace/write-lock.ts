@@ -1,6 +1,7 @@
-import { lstat, mkdir, readdir, realpath, unlink } from 'node:fs/promises';
+import { lstat, readdir, realpath, unlink } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import type { Logger } from '../util/logger';
+import { ensurePrivateDirSync } from '../util/private-fs';
 import { acquireFileLock, defaultIsPidAlive } from './file-lock';
 import { TEMP_FILE_PATTERN } from './safe-fs';
 import { STATE_FILES } from './files';
@@ -16,7 +17,7 @@ export const WRITE_LOCK_TTL_MS = 30_000;
  * appends, bootstrap archiving, importers. It makes check-sha-then-rename atomic across processes.
  */
 export async function withWriteLock<T>(root: string, logger: Logger, fn: () => Promise<T>): Promise<T> {
-  await mkdir(root, { recursive: true });
+  ensurePrivateDirSync(root);
   const path = join(await realpath(root), STATE_FILES.writeLock);
   const lock = await acquireFileLock(path, {
     ttlMs: WRITE_LOCK_TTL_MS,

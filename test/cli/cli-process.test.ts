@@ -2,7 +2,7 @@
  * The real `minara` command, spawned from source (`node --import tsx cli/index.ts`), as a person runs it.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -105,6 +105,8 @@ describe('minara (process)', () => {
     expect(where!.startsWith(path.join(dir, 'exports'))).toBe(true);
     const dry = minara(['memory', 'import', where!, '--data-dir', dir]);
     expect(dry.stdout).toMatch(/^Dry run \(nothing written; add --apply\): 0 new, \d+ already present, 0 rejected/);
+    // The CLI signs with the approval key beside the data directory and verifies with it.
+    expect(dry.stdout).toContain('Signed by this instance for this user.');
     const other = tempDir();
     const hc = minara(['memory', 'import', where!, '--apply', '--approve-hard-constraints', '--data-dir', other]);
     expect(hc.code).toBe(0);
@@ -116,6 +118,28 @@ describe('minara (process)', () => {
     expect(sandboxed.code).toBe(1);
     expect(sandboxed.stderr).toContain("agent's file tools can read");
     expect(minara(['memory', 'import', '--data-dir', dir]).code).toBe(2);
+  });
+
+  it.skipIf(process.platform === 'win32')('minara creates its data directory 0700 and minara.db 0600 under a permissive umask; minara doctor reports looser modes and --fix tightens them', () => {
+    const dir = path.join(tempDir(), 'data');
+    const previous = process.umask(0o000);
+    try {
+      expect(minara(['doctor', '--data-dir', dir]).stdout).toContain('Permissions: private (directories 0700, files 0600)');
+    } finally {
+      process.umask(previous);
+    }
+    const mode = (p: string) => (statSync(p).mode & 0o777).toString(8);
+    expect([mode(dir), mode(path.join(dir, 'minara.db')), mode(path.join(dir, 'workspace')), mode(path.join(dir, 'workspace', 'SOUL.md'))]).toEqual(['700', '600', '700', '600']);
+    chmodSync(dir, 0o755);
+    chmodSync(path.join(dir, 'workspace', 'SOUL.md'), 0o644);
+    const report = minara(['doctor', '--data-dir', dir]);
+    expect(report.stdout).toContain('Permissions: 2 too open');
+    expect(report.stdout).toContain(`0755 → 0700  ${dir}`);
+    expect(report.stdout).toContain('"minara doctor --fix --only permissions --apply" tightens them');
+    expect(minara(['doctor', '--fix', '--only', 'permissions', '--data-dir', dir]).stdout).toMatch(/permissions\s+2 would change/);
+    expect(mode(dir)).toBe('755');
+    expect(minara(['doctor', '--fix', '--apply', '--only', 'permissions', '--data-dir', dir]).stdout).toMatch(/permissions\s+2 of 2 changed/);
+    expect([mode(dir), mode(path.join(dir, 'workspace', 'SOUL.md'))]).toEqual(['700', '600']);
   });
 
   it('minara import openclaw and hermes bring another agent\'s files into the workspace', () => {
@@ -172,7 +196,7 @@ describe('minara (process)', () => {
     expect(r.stderr).toBe('');
     expect(r.code).toBe(0);
     const out = r.stdout;
-    const order = ["› What's BTC trading at?", '↳ get_price {"symbol":"BTC"}', 'BTC is trading at $', '› Remember that I prefer 0.5% slippage', '↳ memory_write', '› Buy $50 of ETH', '⏸ buy_token needs your approval', 'Approve? [y/N] y', '✓ buy_token → {"executed":true', 'Done: bought', '› /new', '› What slippage do I like?', 'You like 0.5% slippage', 'Demo passed'];
+    const order = ["› What's BTC trading at?", '↳ get_price {"symbol":"BTC"}', 'BTC is trading at $', '› Remember that I prefer 0.5% slippage', '↳ memory_write', '› Buy $50 of ETH', '✓ buy_token → Preview (nothing moved): Buy $50.00 of ETH at ~$', '⏸ Buy $50.00 of ETH at ~$', 'buy_token needs your approval', 'Approve? [y/N] y', '✓ buy_token → Bought ', 'Done: bought', '› /new', '› What slippage do I like?', 'You like 0.5% slippage', 'Demo passed'];
     let at = 0;
     for (const s of order) {
       const i = out.indexOf(s, at);

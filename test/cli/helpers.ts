@@ -53,12 +53,12 @@ export interface TestRepl {
   close(): Promise<void>;
 }
 
-export async function startTestRepl(options: { model?: ScriptedModel; env?: Record<string, string>; handleProcessSignals?: boolean; now?: () => Date } = {}): Promise<TestRepl> {
+export async function startTestRepl(options: { model?: ScriptedModel; env?: Record<string, string>; handleProcessSignals?: boolean; now?: () => Date; realFinance?: boolean } = {}): Promise<TestRepl> {
   const dir = mkdtempSync(path.join(tmpdir(), 'minara-cli-test-'));
   const fills: string[] = [];
   const app = await buildApp(
     { dataDir: dir },
-    { ...(options.model ? { model: options.model } : {}), ...(options.now ? { now: options.now } : {}), env: options.env ?? {}, envFileDir: false, finance: false, packs: [testPack(fills)] },
+    { ...(options.model ? { model: options.model } : {}), ...(options.now ? { now: options.now } : {}), env: options.env ?? {}, envFileDir: false, ...(options.realFinance ? {} : { finance: false, packs: [testPack(fills)] }) },
   );
   const input = new PassThrough();
   const output = new PassThrough();

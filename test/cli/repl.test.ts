@@ -38,7 +38,7 @@ describe('REPL', () => {
     expect(r.screen()).toContain('model: custom:scripted-model · session repl-test-1');
 
     const help = await send(r, '/help');
-    for (const cmd of ['/new', '/prompt', '/profile', '/memory', '/skills', '/tools', '/call <tool> <json>', '/approvals', '/soul', '/identity', '/heartbeat', '/workspace', '/exit']) {
+    for (const cmd of ['/new', '/json', '/prompt', '/profile', '/memory', '/skills', '/tools', '/call <tool> <json>', '/approvals', '/soul', '/identity', '/heartbeat', '/workspace', '/exit']) {
       expect(help).toContain(cmd);
     }
 
@@ -53,14 +53,20 @@ describe('REPL', () => {
 
     const call = await send(r, '/call get_price {"symbol":"BTC"}');
     expect(call).toContain('↳ get_price {"symbol":"BTC"}');
-    expect(call).toContain('✓ get_price → {"symbol":"BTC","priceUsd":97250}');
+    // One readable line per result; the JSON on request (/json).
+    expect(call).toContain('  ✓ get_price → BTC $97,250\n');
+    expect(await send(r, '/json')).toContain('JSON on');
+    expect(await send(r, '/call get_price {"symbol":"BTC"}')).toContain('  ✓ get_price → BTC $97,250\n    {"symbol":"BTC","priceUsd":97250}\n');
+    expect(await send(r, '/json')).toContain('JSON off');
 
     const turn = await send(r, "What's BTC at?");
-    expect(turn).toContain('  ↳ get_price {"symbol":"BTC"}\n  ✓ get_price → {"symbol":"BTC","priceUsd":97250}\nBTC is $97,250.\n');
+    expect(turn).toContain('  ↳ get_price {"symbol":"BTC"}\n  ✓ get_price → BTC $97,250\nBTC is $97,250.\n');
 
+    // The approval says what will happen in words and numbers, not the input JSON.
     const ask1 = await send(r, 'Buy $50 of ETH');
-    expect(ask1).toContain('⏸ buy_token needs your approval');
-    expect(ask1).toContain('input:  {"amountUsd":50,"confirm":true,"symbol":"ETH"}');
+    expect(ask1).toContain('  ↳ buy_token: Buy $50.00 of ETH\n');
+    expect(ask1).toContain('⏸ Buy $50.00 of ETH.\n    buy_token needs your approval (');
+    expect(ask1).not.toContain('input:');
     expect(ask1.endsWith('Approve? [y/N] ')).toBe(true);
     const denied = await send(r, 'n');
     expect(denied).toContain('⛔ buy_token blocked (APPROVAL_DENIED)');
@@ -78,7 +84,7 @@ describe('REPL', () => {
     expect(await send(r, '/new')).toContain('New session repl-test-2.');
     // /call asks inline in the new session (CONFIRM_ONCE is per session), through the same gate.
     const callBuy = await send(r, '/call buy_token {"symbol":"SOL","amountUsd":5,"confirm":true}');
-    expect(callBuy).toContain('⏸ buy_token needs your approval');
+    expect(callBuy).toContain('⏸ Buy $5.00 of SOL.\n    buy_token needs your approval (');
     expect(await send(r, 'y')).toContain('✓ buy_token → {"filled":true,"symbol":"SOL","amountUsd":5}');
     expect(r.fills).toEqual(['ETH:50', 'SOL:5']);
 
@@ -123,7 +129,7 @@ describe('REPL', () => {
     expect(await send(r, '/memory add lesson cut losers early')).toContain('Saved memory #1 [lesson]');
     const second = await send(r, 'still there?');
     expect(second).toContain('No language model is configured');
-    expect(await send(r, '/call get_price {"symbol":"ETH"}')).toContain('✓ get_price → {"symbol":"ETH","priceUsd":3410}');
+    expect(await send(r, '/call get_price {"symbol":"ETH"}')).toContain('✓ get_price → ETH $3,410');
     await r.done(); // end of input (Ctrl-D) leaves cleanly too
   });
 
@@ -221,5 +227,45 @@ describe('REPL artifacts', () => {
     // The materializer has written it by the time the prompt returns.
     const { readFileSync } = await import('node:fs');
     expect(readFileSync(m![3]!, 'utf8')).toContain('<h1>Week</h1>');
+  });
+});
+
+describe('REPL in words: approvals with the preview, markdown in the terminal', () => {
+  it("asks with the finance pack's preview in numbers, and the fill is one readable line", async () => {
+    const buy = { symbol: 'ETH', amountUsd: 50, slippageBps: 50, intent: 'buy 50 USD of ETH', confirm: true };
+    const model = createScriptedModel([{ toolCalls: [{ toolName: 'buy_token', input: buy }] }, { text: 'Bought **$50** of ETH on paper.' }]);
+    const r = (repl = await startTestRepl({ model, realFinance: true }));
+    await r.waitFor(/› $/);
+    const ask = await send(r, 'Buy $50 of ETH');
+    expect(ask).toMatch(/⏸ Buy \$50\.00 of ETH at ~\$[\d,]+, fee \$\d+\.\d\d, slippage ~\d+(\.\d+)?% \(max 0\.5%\)\.\n {4}buy_token needs your approval \(/);
+    expect(ask).not.toContain('input:');
+    const done = await send(r, 'y');
+    expect(done).toMatch(/ {2}✓ buy_token → Bought [\d.]+ ETH at \$[\d,]+ for \$50\.00, fee \$\d+\.\d\d, paper\n/);
+    // Markdown, not markup (the test terminal has no colour, so the plain text).
+    expect(done).toContain('Bought $50 of ETH on paper.');
+    expect(done).not.toContain('**');
+  });
+
+  it('renders streamed markdown as ANSI styles with colour and as plain text without; escape sequences from the model are dropped', async () => {
+    const { createEventRenderer } = await import('../../cli/render');
+    const answer = '# Plan\n\nBuy **ETH** and *hold*, see `get_price`.\n- first\n- second\n\n```\nx = 1\n```\n> careful\nEvil\x1b]0;owned\x07 title';
+    const run = (color: boolean, pieces: string[]) => {
+      let out = '';
+      const r = createEventRenderer({ write: (s) => (out += s), color });
+      for (const delta of pieces) r.render({ type: 'text-delta', delta });
+      r.finish();
+      return out;
+    };
+    // Split at awkward places (inside **…** and the fence) to stream as a model would.
+    const pieces = answer.match(/[\s\S]{1,3}/g)!;
+    const plain = run(false, pieces);
+    expect(plain).toBe('Plan\n\nBuy ETH and hold, see get_price.\n• first\n• second\n\n  x = 1\n│ careful\nEvil]0;owned title\n');
+    expect(run(false, [answer])).toBe(plain);
+    const ansi = run(true, pieces);
+    expect(ansi).toContain('\x1b[4m\x1b[1mPlan\x1b[22m\x1b[24m');
+    expect(ansi).toContain('Buy \x1b[1mETH\x1b[22m and \x1b[3mhold\x1b[23m, see \x1b[36mget_price\x1b[39m.');
+    expect(ansi).not.toContain('**');
+    // The only escapes are the renderer's own SGR codes.
+    expect(ansi.replace(/\x1b\[\d+m/g, '')).not.toContain('\x1b');
   });
 });

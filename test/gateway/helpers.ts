@@ -89,8 +89,9 @@ export function chatBody(id: string, text: string, extra: Record<string, unknown
   return { id, trigger: 'submit-message', messages: [{ id: `u-${text.length}`, role: 'user', parts: [{ type: 'text', text }] }], ...extra };
 }
 
+/** POST JSON as a person behind the harness's trusted proxy (who may answer approvals); pass headers to override. */
 export async function postJson(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'x-minara-scopes': 'approvals:decide', ...headers }, body: JSON.stringify(body) });
 }
 
 /** Split an SSE body into its `data:` payloads. */

@@ -127,7 +127,8 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
     const storage = make();
     await expect(runDoctor({ storage: {} as Storage })).rejects.toThrow(/storage must be a Storage/);
     await expect(runDoctor({ storage, scope: { userId: '' } })).rejects.toThrow(/scope.userId/);
-    await expect(runDoctorFixes({ storage, only: ['bogus' as never] })).rejects.toThrow(/only must name one or more of embeddings, edges, methodology_demotion, reflect_pending/);
+    await expect(runDoctorFixes({ storage, only: ['bogus' as never] })).rejects.toThrow(/only must name one or more of permissions, embeddings, edges, methodology_demotion, reflect_pending/);
+    await expect(runDoctorFixes({ storage, only: ['permissions'], privatePaths: [''] })).rejects.toThrow(/privatePaths must be a list of directory paths/);
     await expect(runDoctor({ storage, overdueAfterMs: -1 })).rejects.toThrow(/overdueAfterMs/);
     await storage.close();
   });
@@ -144,7 +145,7 @@ describe.each(engines)('runDoctorFixes ($name)', ({ make }) => {
 
     const dry = await runDoctorFixes({ storage, memory, now: () => NOW });
     expect(dry.apply).toBe(false);
-    expect(dry.fixes.map((f) => [f.name, f.candidates, f.applied])).toEqual([['embeddings', 3, 0], ['edges', 1, 0], ['methodology_demotion', 1, 0]]);
+    expect(dry.fixes.map((f) => [f.name, f.candidates, f.applied])).toEqual([['permissions', 0, 0], ['embeddings', 3, 0], ['edges', 1, 0], ['methodology_demotion', 1, 0]]);
     expect(await fingerprint(storage)).toEqual(before);
     expect((await storage.memory.stats(S)).embedding.pending).toBe(3);
     expect(formatDoctorFixReport(dry)).toContain('dry run: nothing written');
@@ -152,9 +153,9 @@ describe.each(engines)('runDoctorFixes ($name)', ({ make }) => {
     const applied = await runDoctorFixes({ storage, memory, apply: true, now: () => NOW });
     // Without a vector index (Postgres without pgvector) the embeddings fix says why and changes nothing.
     const vectors = (await storage.memory.vectorInfo()).available;
-    expect(applied.fixes.map((f) => [f.name, f.candidates, f.applied])).toEqual([['embeddings', 3, vectors ? 3 : 0], ['edges', 1, 1], ['methodology_demotion', 1, 1]]);
+    expect(applied.fixes.map((f) => [f.name, f.candidates, f.applied])).toEqual([['permissions', 0, 0], ['embeddings', 3, vectors ? 3 : 0], ['edges', 1, 1], ['methodology_demotion', 1, 1]]);
     if (vectors) expect((await storage.memory.stats(S)).embedding).toMatchObject({ pending: 0, embedded: 3 });
-    else expect(applied.fixes[0]!.skipped).toMatch(/no embedder or no vector index/);
+    else expect(applied.fixes.find((f) => f.name === 'embeddings')!.skipped).toMatch(/no embedder or no vector index/);
     expect((await storage.memory.edgesForMemories(S, [ids[0]!.id])).map((e) => e.entityKey).sort()).toEqual(['BTC', 'BTC|ETH', 'ETH']);
     expect((await storage.learning.getMethodology(S, due.id))!.state).toBe('quarantined');
     const audit = (await storage.audit.query({ limit: 100 })).filter((a) => a.toolName.startsWith('doctor.fix.'));
@@ -209,7 +210,7 @@ describe.each(engines)('runDoctorFixes ($name)', ({ make }) => {
     const model = createScriptedModel([]);
     const learning = createLearningStore({ storage, scope: S, memory, model, now: () => NOW, logger: silentLogger });
     const r = await runDoctorFixes({ storage, memory, learning, apply: true, now: () => NOW });
-    expect(r.fixes.map((f) => f.name)).toEqual(['embeddings', 'edges', 'methodology_demotion']);
+    expect(r.fixes.map((f) => f.name)).toEqual(['permissions', 'embeddings', 'edges', 'methodology_demotion']);
     expect(model.calls).toHaveLength(0);
     const noModel = createLearningStore({ storage, scope: S, memory, now: () => NOW, logger: silentLogger });
     expect((await runDoctorFixes({ storage, learning: noModel, apply: true, only: ['reflect_pending'], now: () => NOW })).fixes[0]).toMatchObject({ applied: 0, skipped: 'no model is configured' });

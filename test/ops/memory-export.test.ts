@@ -80,6 +80,8 @@ const engines: ReadonlyArray<{ name: string; make: () => { storage: Storage; sib
 ];
 
 const S = { userId: 'default' };
+/** The approval key (outside the database) that signs exports. */
+const approvalKey = new Uint8Array(randomBytes(32));
 const T = (m: number) => new Date(Date.parse('2026-05-01T00:00:00.000Z') + m * 60_000).toISOString();
 
 async function seed(storage: Storage) {
@@ -175,25 +177,25 @@ describe.each(engines)('importMemory ($name)', ({ make }) => {
   it('round trip: a signed export imported into a fresh store of the same instance exports identical files (modulo the named timestamps)', async () => {
     const { storage, sibling } = make();
     const memory = await seed(storage);
-    const first = await exportMemory({ storage, out: path.join(tmp(), 'one'), sign: true, includeConstraints: false });
+    const first = await exportMemory({ storage, out: path.join(tmp(), 'one'), sign: true, approvalKey, includeConstraints: false });
     expect(readFileSync(path.join(first.dir, 'signature.txt'), 'utf8')).toContain(`instance_id: ${first.instanceId}`);
 
     const fresh = await sibling(true);
     const freshMemory = createMemoryStore({ storage: fresh, scope: S, logger: silentLogger });
-    const dry = await importMemory({ storage: fresh, memory: freshMemory, from: first.dir });
+    const dry = await importMemory({ storage: fresh, memory: freshMemory, from: first.dir, approvalKey });
     expect(dry.applied).toBe(false);
     expect(dry.signedByThisInstance).toBe(true);
     expect(await fresh.learning.listMethodologies(S)).toEqual([]);
     expect(await fresh.audit.count()).toBe(0);
 
-    const done = await importMemory({ storage: fresh, memory: freshMemory, from: first.dir, apply: true });
+    const done = await importMemory({ storage: fresh, memory: freshMemory, from: first.dir, apply: true, approvalKey });
     expect(done.counts.reject).toBe(0);
     expect(done.files.filter((f) => f.action === 'create').every((f) => f.channel === 'signed')).toBe(true);
     expect((await fresh.learning.listMethodologies(S)).map((m) => [m.id, m.state, m.uses, m.wins])).toEqual([[1, 'graduated', 12, 10], [3, 'candidate', 0, 0], [2, 'quarantined', 20, 6]]);
     expect((await fresh.learning.listPreferences(S, { states: ['active'] })).map((p) => p.text)).toEqual(['Caps slippage at 0.5%']);
     expect((await fresh.audit.query({ limit: 100 })).every((a) => a.toolName === 'memory_import.signed')).toBe(true);
 
-    const second = await exportMemory({ storage: fresh, out: path.join(tmp(), 'two'), sign: true });
+    const second = await exportMemory({ storage: fresh, out: path.join(tmp(), 'two'), sign: true, approvalKey });
     const [a, b] = [tree(first.dir), tree(second.dir)];
     expect([...b.keys()]).toEqual([...a.keys()]);
     for (const [rel, text] of a) {
@@ -201,7 +203,7 @@ describe.each(engines)('importMemory ($name)', ({ make }) => {
       expect(withoutVolatile(b.get(rel)!), rel).toBe(withoutVolatile(text));
     }
     // Importing again changes nothing.
-    const again = await importMemory({ storage: fresh, memory: freshMemory, from: first.dir, apply: true });
+    const again = await importMemory({ storage: fresh, memory: freshMemory, from: first.dir, apply: true, approvalKey });
     expect(again.counts.create).toBe(0);
     await memory.close();
     await freshMemory.close();
@@ -212,10 +214,10 @@ describe.each(engines)('importMemory ($name)', ({ make }) => {
   it('channel B: another instance (or a tampered file) lands methodologies quarantined, preferences proposed, trade cases rejected, memories as imports', async () => {
     const { storage, sibling } = make();
     const memory = await seed(storage);
-    const signed = await exportMemory({ storage, out: path.join(tmp(), 'signed'), sign: true });
+    const signed = await exportMemory({ storage, out: path.join(tmp(), 'signed'), sign: true, approvalKey });
     const other = await sibling(false);
     const otherMemory = createMemoryStore({ storage: other, scope: S, logger: silentLogger });
-    const r = await importMemory({ storage: other, memory: otherMemory, from: signed.dir, apply: true });
+    const r = await importMemory({ storage: other, memory: otherMemory, from: signed.dir, apply: true, approvalKey });
     expect(r.signedByThisInstance).toBe(false);
     expect((await other.learning.listMethodologies(S)).every((m) => m.state === 'quarantined' && m.uses === 0 && m.origin === 'import')).toBe(true);
     expect((await other.learning.listPreferences(S)).map((p) => p.state)).toEqual(['proposed']);
@@ -229,7 +231,7 @@ describe.each(engines)('importMemory ($name)', ({ make }) => {
     const freshMemory = createMemoryStore({ storage: fresh, scope: S, logger: silentLogger });
     const file = path.join(signed.dir, 'methodologies/forex/3.md');
     writeFileSync(file, readFileSync(file, 'utf8').replace('Fade the London open', 'Fade the New York open'));
-    const t = await importMemory({ storage: fresh, memory: freshMemory, from: signed.dir, apply: true });
+    const t = await importMemory({ storage: fresh, memory: freshMemory, from: signed.dir, apply: true, approvalKey });
     expect(t.files.find((f) => f.path === 'methodologies/forex/3.md')).toMatchObject({ channel: 'unsigned', action: 'create' });
     expect(t.files.find((f) => f.path === 'methodologies/crypto_major/1.md')).toMatchObject({ channel: 'signed', action: 'create' });
     const states = Object.fromEntries((await fresh.learning.listMethodologies(S)).map((m) => [m.assetClass, m.state]));
@@ -241,14 +243,14 @@ describe.each(engines)('importMemory ($name)', ({ make }) => {
   it('hard constraints are rejected unless approved, and even then arrive proposed; profile hard_constraint entries never import', async () => {
     const { storage, sibling } = make();
     const memory = await seed(storage);
-    const out = await exportMemory({ storage, out: path.join(tmp(), 'hc'), sign: true, includeConstraints: true });
+    const out = await exportMemory({ storage, out: path.join(tmp(), 'hc'), sign: true, approvalKey, includeConstraints: true });
     const fresh = await sibling(true);
     const freshMemory = createMemoryStore({ storage: fresh, scope: S, logger: silentLogger });
-    const refused = await importMemory({ storage: fresh, memory: freshMemory, from: out.dir, apply: true });
+    const refused = await importMemory({ storage: fresh, memory: freshMemory, from: out.dir, apply: true, approvalKey });
     expect(refused.files.find((f) => f.path.startsWith('preferences/leverage/'))).toMatchObject({ action: 'reject', reason: expect.stringMatching(/a hard constraint/) });
     expect(refused.files.find((f) => f.path === 'profile.md')!.reason).toMatch(/1 hard_constraint\.\* entries not imported/);
     expect(await freshMemory.profile.get('hard_constraint.maxLeverage')).toBeUndefined();
-    const approved = await importMemory({ storage: fresh, memory: freshMemory, from: out.dir, apply: true, approveHardConstraints: true });
+    const approved = await importMemory({ storage: fresh, memory: freshMemory, from: out.dir, apply: true, approveHardConstraints: true, approvalKey });
     expect(approved.files.find((f) => f.path.startsWith('preferences/leverage/'))).toMatchObject({ action: 'create' });
     expect((await fresh.learning.listPreferences(S, { kinds: ['hard_constraint'] })).map((p) => p.state)).toEqual(['proposed']);
     await memory.close();

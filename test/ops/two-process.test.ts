@@ -87,11 +87,12 @@ describe('two processes on one SQLite file', () => {
     writeFileSync(barrier, '');
     const applied = (await runs).map((o) => JSON.parse(o) as number[]);
     // Demotion is compare-and-set: the two runs quarantined the 10 between them, never one twice.
-    expect(applied[0]![2]! + applied[1]![2]!).toBe(10);
+    // [permissions (no paths given: skipped), embeddings, edges, methodology_demotion]
+    expect(applied[0]![3]! + applied[1]![3]!).toBe(10);
     const check = createSqliteStorage({ path: db, logger: silentLogger });
     expect((await check.learning.listMethodologies(S, { states: ['quarantined'], limit: 100 }))).toHaveLength(10);
     for (const { id } of ids) expect((await check.memory.edgesForMemories(S, [id])).length).toBeGreaterThan(0);
     await check.close();
-    expect(JSON.parse(await worker(db, 'doctor', '-', barrier))).toEqual([0, 0, 0]);
+    expect(JSON.parse(await worker(db, 'doctor', '-', barrier))).toEqual([0, 0, 0, 0]);
   }, 60_000);
 });

@@ -23,6 +23,25 @@ describe('deeply nested or huge tool input from the model', () => {
     expect(roles).toEqual(['user', 'assistant', 'tool', 'assistant']);
   });
 
+  it('5,000 levels given to createScriptedModel as an object: the double fails like the real path (a clear error, the tools already run kept)', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 5000; i++) deep = { a: deep };
+    const { runtime, storage, ledger, model } = setup([
+      { toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }, { toolName: 'get_price', input: { symbol: deep } }] },
+      { text: 'BTC is 97,000; the other call was malformed.' },
+    ]);
+    const r = await recordEvents(runtime.run({ sessionId: 'deep-object', message: 'prices' }));
+    expect(r.ofType('error')).toEqual([]);
+    const results = r.ofType('tool-result');
+    expect(results).toHaveLength(2);
+    expect(results[0]!.output).toMatchObject({ ok: true });
+    expect(results[1]!.output).toMatchObject({ ok: false, code: 'TOOL_INPUT_INVALID', error: expect.stringContaining('nested more than 64 levels') });
+    expect(r.ofType('turn-end')[0]!.stopReason).toBe('finished');
+    expect(ledger.calls).toEqual(['get_price:BTC']);
+    expect((await storage.conversations.listMessages('deep-object')).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    model.assertConsumed();
+  });
+
   it('the registry bounds depth and size for every caller, before any schema walks the input', async () => {
     const tools = createToolRegistry({ tools: financeTools({ calls: [], sessions: [] }), storage: createInMemoryStorage() });
     let deep: unknown = 'x';

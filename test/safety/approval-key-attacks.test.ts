@@ -9,7 +9,7 @@ import {
   createApp, createToolCallContext, createToolRegistry, defaultApprovalKeyPath, defineTool, parseApprovalKey, parseEnvelope, PermissionTier, resolveApprovalKey,
 } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
-import { createScriptedModel } from '@minara/agent/testing';
+import { createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
 
 // Attacks by someone who can read and write the SQLite file (issue: the signing key lives in the database it
 // protects; the execution state and the stored arguments are not signed).
@@ -128,6 +128,43 @@ describe('resolveApprovalKey', () => {
     expect(() => createToolRegistry({ tools: [tool], production: true, approvalKey: randomBytes(32) })).not.toThrow();
     const dataDir = path.join(mkdtempSync(path.join(tmpdir(), 'minara-prod-')), 'data');
     await expect(createApp({ env: { NODE_ENV: 'production', MINARA_DATA_DIR: dataDir }, envFileDir: false, model: createScriptedModel([]) })).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+  });
+});
+
+describe('attack 9 (issue 33): in production every tool of tier ALWAYS_CONFIRM or above needs the key outside the database', () => {
+  const forgeWithDatabaseKey = async (storage: ReturnType<typeof createInMemoryStorage>) => (await storage.meta.getInstance()).hmacKey;
+
+  it('a MANUAL_ONLY tool that is not fund-moving, an ALWAYS_CONFIRM tool and a tool whose tier tierFor raises are refused without a key', () => {
+    const wire = defineTool({ name: 'wire', toolSet: 'ops', description: 'Wire money out', inputSchema: z.object({ to: z.string() }), permissionTier: PermissionTier.MANUAL_ONLY, execute: () => 'sent' });
+    const lever = defineTool({ name: 'set_leverage', toolSet: 'ops', description: 'x', inputSchema: z.object({ x: z.number() }), permissionTier: PermissionTier.ALWAYS_CONFIRM, execute: () => 1 });
+    const release = defineTool({
+      name: 'release_stop', toolSet: 'system', description: 'x', inputSchema: z.object({ action: z.enum(['status', 'release']) }), permissionTier: PermissionTier.READ_ONLY,
+      tierFor: (i) => (i.action === 'release' ? PermissionTier.MANUAL_ONLY : PermissionTier.READ_ONLY), emergencyStopControl: true, execute: () => 1,
+    });
+    for (const tool of [wire, lever, release]) {
+      expect(() => createToolRegistry({ tools: [tool], production: true }), tool.name).toThrow(/approval key outside the database/);
+      expect(() => createToolRegistry({ tools: [tool], production: true, approvalKey: randomBytes(32) }), tool.name).not.toThrow();
+      expect(() => createToolRegistry({ tools: [tool] }), tool.name).not.toThrow();
+    }
+    // Registered later (an MCP server's tier-4 tool): refused the same way.
+    const registry = createToolRegistry({ tools: [], production: true });
+    expect(() => registry.register(wire)).toThrow(/approval key outside the database/);
+  });
+
+  it('a call a hook raises to ALWAYS_CONFIRM does not run on an approval forged with the database key', async () => {
+    const ran: string[] = [];
+    const storage = createInMemoryStorage();
+    const note = defineTool({ name: 'note', toolSet: 'ops', description: 'x', inputSchema: z.object({ text: z.string() }), permissionTier: PermissionTier.READ_ONLY, execute: ({ text }) => { ran.push(text); return 'ok'; } });
+    const registry = createToolRegistry({
+      storage, production: true, tools: [note],
+      hooks: [{ name: 'raise', before: (call) => (call.tool.name === 'note' ? { raiseTier: PermissionTier.ALWAYS_CONFIRM, reason: 'notes are sensitive today' } : undefined) }],
+    });
+    const ctx = createToolCallContext({ sessionId: 's-prod', source: 'user' });
+    const first = await registry.dispatchDetailed('note', { text: 'x' }, { context: ctx, toolCallId: 'c1' });
+    expect(first.envelope).toMatchObject({ ok: false, code: 'TOOL_BLOCKED' });
+    expect(first.approval).toBeUndefined();
+    expect(await forgeWithDatabaseKey(storage)).toBeTruthy(); // the database key exists, and signs nothing that runs
+    expect(ran).toEqual([]);
   });
 });
 

@@ -1,6 +1,6 @@
 import { generateText, isStepCount, streamText, tool, jsonSchema } from 'ai';
 import { describe, expect, it } from 'vitest';
-import { createFakeClock, createScriptedModel, recordEvents } from '@minara/agent/testing';
+import { createFakeClock, createScriptedModel, estimatePromptTokens, recordEvents } from '@minara/agent/testing';
 
 describe('createScriptedModel', () => {
   it('plays steps in order, records what the provider received, and enforces consumption', async () => {
@@ -62,5 +62,21 @@ describe('createFakeClock and recordEvents', () => {
     expect(r.types).toEqual(['text-delta', 'text-delta', 'turn-end']);
     expect(r.text).toBe('Hello');
     expect(r.ofType('turn-end')).toHaveLength(1);
+  });
+
+  it('serialises scripted tool input like JSON.stringify, at any depth, without recursion', async () => {
+    let deep: unknown = 'x';
+    for (let i = 0; i < 5000; i++) deep = { a: deep };
+    const sample = { s: 'q"\n', n: [1, -2.5, null, undefined, NaN], b: true, d: new Date(0), skip: undefined, f: () => 1, nested: { e: [], o: {} } };
+    const model = createScriptedModel([{ toolCalls: [{ toolName: 'a', input: sample, toolCallId: 'c1' }, { toolName: 'b', input: deep, toolCallId: 'c2' }] }]);
+    const r = await model.doGenerate({ prompt: [{ role: 'user', content: [{ type: 'text', text: 'hi' }] }] });
+    const inputs = r.content.flatMap((c) => (c.type === 'tool-call' ? [c.input] : []));
+    expect(inputs[0]).toBe(JSON.stringify(sample));
+    expect(inputs[1]).toBe(`${'{"a":'.repeat(5000)}"x"${'}'.repeat(5000)}`);
+    expect(estimatePromptTokens([sample])).toBe(Math.ceil(JSON.stringify([sample]).length / 4));
+    expect(estimatePromptTokens(deep)).toBe(Math.ceil((5000 * 6 + 3) / 4));
+    const cycle: Record<string, unknown> = {};
+    cycle.self = cycle;
+    expect(() => estimatePromptTokens(cycle)).toThrow(TypeError);
   });
 });

@@ -7,8 +7,10 @@ import type {
   AnalyzedText,
   ConsolidationEventInput,
   ConsolidationVerdict,
+  DoctorReport,
   EnvVars,
   InjectionPattern,
+  LoosePath,
   MemoryEdgeRecord,
   MemoryEntityCount,
   MemoryListQuery,
@@ -31,6 +33,7 @@ describe('referenced public types are exported', () => {
     expectTypeOf(endpointWarnings).parameter(0).toEqualTypeOf<EnvVars | undefined>();
     expectTypeOf<Parameters<typeof classifyMessage>[0]>().toEqualTypeOf<string | AnalyzedText>();
     expectTypeOf<WorkspaceSettings['prompt']>().toEqualTypeOf<PromptBuildSettings>();
+    expectTypeOf<NonNullable<DoctorReport['permissions']>['loose']>().toEqualTypeOf<readonly LoosePath[]>();
     expectTypeOf<OrderFacts['tokens']>().toEqualTypeOf<readonly TokenRef[]>();
     expectTypeOf<ConsolidationVerdict['verdict']>().toEqualTypeOf<'supersedes' | 'duplicate' | 'compatible'>();
     expectTypeOf<Parameters<MemoryStorage['insert']>[1]>().toEqualTypeOf<NewMemoryRow>();

@@ -1,10 +1,12 @@
 /**
  * The web app (examples/web, React on `useChat`) in a real headless Chromium against a real gateway with the
- * offline scripted model and the finance pack's paper trading. Screenshots of each page land in
- * `.tmp/screenshots/` for a reviewer. Without Chromium these tests skip loudly (CI installs it and fails
- * instead): `apt-get install -y chromium`.
+ * offline scripted model and the finance pack's paper trading. Every page is checked with axe-core (0 serious
+ * or critical violations) and photographed at a phone (390×844) and a desktop (1440×900) width into
+ * `.tmp/screenshots/` for a reviewer; a normal session logs nothing to the console. Without Chromium these tests
+ * skip loudly (CI installs it and fails instead): `apt-get install -y chromium`.
  */
 import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
@@ -29,10 +31,18 @@ const temp = (prefix: string) => {
   return d;
 };
 let webDir: string;
+let bundleGzip = 0;
 let browser: Browser | undefined;
 const running: Array<{ app: MinaraApp; served: ServedGateway }> = [];
 /** Uncaught errors in any page: none is expected. */
 const pageErrors: string[] = [];
+/** Console errors and warnings of pages in a normal session (404s, CSP reports, React warnings): none is expected. */
+const consoleProblems: string[] = [];
+/** axe-core's serious and critical violations by page and width: all must be empty. */
+const axeResults = new Map<string, string[]>();
+const AXE_SOURCE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1440, height: 900 };
 
 /** A gateway over createApp (paper trading, SQLite) with the scripted model, serving the built web app. */
 async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean; onApp?: (app: MinaraApp) => Promise<void> } = {}): Promise<string> {
@@ -53,13 +63,59 @@ async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; no
   return `${served.url}/`;
 }
 
-async function open(url: string): Promise<Page> {
-  const page = await browser!.newPage({ viewport: { width: 1100, height: 800 } });
+/** A page; its console is watched unless the test provokes an error on purpose (`provokesErrors`). */
+async function open(url: string, options: { provokesErrors?: boolean } = {}): Promise<Page> {
+  const page = await browser!.newPage({ viewport: DESKTOP });
   page.on('pageerror', (e) => pageErrors.push(e.message));
+  if (!options.provokesErrors) {
+    page.on('console', (m) => {
+      if (m.type() === 'error' || m.type() === 'warning') consoleProblems.push(`${m.type()}: ${JSON.stringify(m.text().slice(0, 300))} (${m.location().url}:${m.location().lineNumber}:${m.location().columnNumber})`);
+    });
+  }
   await page.goto(url);
   return page;
 }
-const shot = (page: Page, name: string) => page.screenshot({ path: path.join(SHOTS, `${name}.png`), fullPage: true });
+
+/** axe-core on the page as it is now: the serious and critical violations, recorded under `name`. */
+async function axe(page: Page, name: string): Promise<string[]> {
+  // Evaluated through the DevTools protocol, which the page's CSP (no inline scripts) does not govern.
+  // (Page code is passed as strings: this file is type-checked without the DOM library.)
+  if (!(await page.evaluate<boolean>(`'axe' in window`))) await page.evaluate(AXE_SOURCE);
+  const violations = await page.evaluate<Array<{ id: string; impact: string | null; targets: string[] }>>(
+    `axe.run(document, { resultTypes: ['violations'] }).then((r) => r.violations.map((v) => ({ id: v.id, impact: v.impact, targets: v.nodes.map((n) => JSON.stringify(n.target)).slice(0, 3) })))`,
+  );
+  const bad = violations.filter((v) => v.impact === 'serious' || v.impact === 'critical').map((v) => `${v.impact} ${v.id} at ${v.targets.join(', ')}`);
+  axeResults.set(name, bad);
+  return bad;
+}
+
+/** Check a page with axe and photograph it, at the phone and the desktop width; no serious or critical violation. */
+async function shot(page: Page, name: string): Promise<void> {
+  for (const [label, size] of [['phone', PHONE], ['desktop', DESKTOP]] as const) {
+    await page.setViewportSize(size);
+    await page.evaluate(`new Promise((r) => requestAnimationFrame(() => r(null)))`);
+    expect(await axe(page, `${name} (${label})`), `axe: ${name} at ${label} width`).toEqual([]);
+    await page.screenshot({ path: path.join(SHOTS, `${label}-${name}.png`), fullPage: true });
+  }
+  await page.setViewportSize(DESKTOP);
+}
+
+/** Press Tab (at most `max` times) until the focused element matches; keyboard only. */
+async function tabTo(page: Page, matches: (el: { tag: string; name: string; label: string }) => boolean, options: { back?: boolean; max?: number } = {}): Promise<void> {
+  for (let i = 0; i < (options.max ?? 60); i++) {
+    await page.keyboard.press(options.back ? 'Shift+Tab' : 'Tab');
+    const el = await page.evaluate<{ tag: string; name: string; label: string }>(
+      `(() => { const a = document.activeElement; return { tag: a ? a.tagName.toLowerCase() : '', name: ((a && a.textContent) || '').trim(), label: (a && a.getAttribute('aria-label')) || '' }; })()`,
+    );
+    if (matches(el)) return;
+  }
+  throw new Error('tabTo: the element was never focused');
+}
+const focusedText = (page: Page) => page.evaluate<string>(`((document.activeElement && document.activeElement.textContent) || '').trim()`);
+/** Wait until the focused element has this `data-testid`. */
+/** The page's document as these checks use it (waitForFunction needs a function: the page's CSP refuses eval of a string). */
+type PageDoc = { activeElement: { getAttribute(name: string): string | null } | null; querySelector(selector: string): { disabled?: boolean } | null };
+const focusOn = (page: Page, testId: string) => page.waitForFunction((id) => (globalThis as unknown as { document: PageDoc }).document.activeElement?.getAttribute('data-testid') === id, testId);
 const send = async (page: Page, text: string) => {
   await page.getByLabel('message').fill(text);
   await page.getByRole('button', { name: 'Send' }).click();
@@ -82,7 +138,11 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     mkdirSync(SHOTS, { recursive: true });
   }, 120_000);
   afterAll(async () => {
+    // The figures for a reviewer: the size of the page's JavaScript and axe's findings per page.
+    console.log(`web app: ${(bundleGzip / 1024).toFixed(1)} KB of gzipped JavaScript`);
+    console.log(`axe-core (serious + critical violations) per page:\n${[...axeResults].map(([k, v]) => `  ${k}: ${v.length}`).join('\n')}`);
     expect(pageErrors, pageErrors.join('\n')).toEqual([]);
+    expect(consoleProblems, consoleProblems.join('\n')).toEqual([]);
     await browser?.close();
     for (const { app, served } of running) {
       await served.close();
@@ -94,17 +154,36 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
   it('ships within its size budget: ≤ 300 KB of gzipped JavaScript', () => {
     const assets = path.join(webDir, 'assets');
     const gz = readdirSync(assets).filter((f) => f.endsWith('.js')).reduce((n, f) => n + gzipSync(readFileSync(path.join(assets, f))).length, 0);
+    bundleGzip = gz;
     expect(gz).toBeGreaterThan(10_000);
     expect(gz).toBeLessThanOrEqual(300 * 1024);
   });
 
-  it('chat: a message streams an answer with a tool card', async () => {
-    const url = await start([{ toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] }, { text: 'BTC is trading on the simulated market right now.' }]);
+  it('chat: an empty chat says what to ask; an answer streams as markdown (no raw HTML) under a price card', async () => {
+    const answer = '**BTC** is trading on the *simulated* market right now.\n\n- price from `get_price`\n- <img src=x onerror="window.__pwned=1"> stays text\n\n[docs](javascript:alert(1))';
+    const url = await start([{ toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] }, { text: answer }]);
     const page = await open(url);
+    await page.getByTestId('chat-empty').waitFor();
+    await shot(page, 'chat-empty');
     await send(page, "What's BTC at?");
-    await page.getByText('BTC is trading on the simulated market right now.').waitFor();
-    await expect(page.getByTestId('tool-card').first().textContent()).resolves.toContain('get_price');
-    await expect(page.getByTestId('tool-card').first().textContent()).resolves.toContain('output-available');
+    const reply = page.locator('[data-role="assistant"] .markdown');
+    await reply.getByText('is trading on the', { exact: false }).waitFor();
+    expect(await reply.locator('strong').first().textContent()).toBe('BTC');
+    expect(await reply.locator('li code').textContent()).toBe('get_price');
+    expect(await reply.textContent()).not.toContain('**');
+    // Raw HTML is text, and a javascript: link is not a link.
+    expect(await reply.locator('img').count()).toBe(0);
+    expect(await reply.textContent()).toContain('<img src=x onerror="window.__pwned=1"> stays text');
+    expect(await reply.locator('a[href^="javascript"]').count()).toBe(0);
+    expect(await page.evaluate<unknown>(`window.__pwned`)).toBeUndefined();
+    const card = page.getByTestId('tool-card').first();
+    expect(await card.getAttribute('data-tool')).toBe('get_price');
+    expect(await card.getAttribute('data-state')).toBe('output-available');
+    // A price card, with the raw JSON behind a toggle.
+    expect(await card.locator('.price-card').textContent()).toMatch(/BTC\s*\$[\d,]+/);
+    expect(await card.locator('details.raw pre').isVisible()).toBe(false);
+    await card.locator('details.raw summary').click();
+    expect(await card.locator('details.raw pre').textContent()).toContain('"priceUsd"');
     await shot(page, 'chat');
     await page.close();
   }, 60_000);
@@ -120,13 +199,37 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     const page = await open(url);
     await send(page, 'Buy $50 of ETH');
     await page.getByRole('button', { name: 'Approve' }).waitFor();
+    // Before the click, the card says what will happen, in words and numbers, from the order's preview.
+    const sentence = page.getByTestId('approval-sentence');
+    await sentence.filter({ hasText: 'fee' }).waitFor();
+    expect(await sentence.textContent()).toMatch(/^Buy \$50\.00 of ETH at ~\$[\d,]+, fee \$\d+\.\d\d, slippage ~\d+(\.\d+)?% \(max 0\.5%\)\.$/);
+    const approval = await page.getByTestId('approval').textContent();
+    expect(approval).toContain('Limit per trade$5,000.00');
+    expect(approval).toContain('Fee$');
+    // The approvals page shows the same sentence for the same call.
+    const other = await open(`${url}#/approvals`);
+    await other.getByTestId('approval-sentence').filter({ hasText: 'fee' }).waitFor();
+    expect(await other.getByTestId('approval-sentence').textContent()).toBe(await sentence.textContent());
+    await shot(other, 'approvals-pending');
+    await other.close();
     await shot(page, 'approval-requested');
     await page.getByRole('button', { name: 'Approve' }).click();
     await page.getByText('Bought $50 of ETH on paper.').waitFor();
-    const card = await page.getByTestId('tool-card').first().textContent();
-    expect(card).toContain('output-available');
-    expect(card).toMatch(/filled/);
+    const card = page.getByTestId('tool-card').first();
+    expect(await card.getAttribute('data-state')).toBe('output-available');
+    // A fill receipt: a headline and the fill's numbers.
+    expect(await card.locator('.headline').textContent()).toMatch(/^Bought [\d.]+ ETH at \$[\d,]+ for \$50\.00, fee \$\d+\.\d\d, paper$/);
+    expect(await card.locator('.receipt').textContent()).toMatch(/Statusfilled/);
     await shot(page, 'approved-fill');
+
+    // The portfolio page: the holding, the P&L and the chart, from the finance tools.
+    await page.goto(`${url}#/portfolio`);
+    const chart = page.getByTestId('portfolio-chart');
+    await chart.waitFor();
+    expect(await chart.getAttribute('alt')).toMatch(/USDC \$[\d.]+, ETH \$\d+\.\d\d/);
+    expect(await page.locator('table.grid tbody th').allTextContents()).toEqual(expect.arrayContaining(['ETH', 'USDC']));
+    expect(await page.getByTestId('portfolio-stats').textContent()).toMatch(/Total value\$[\d,]+\.\d\d/);
+    await shot(page, 'portfolio');
     await page.close();
 
     const second = await open(url);
@@ -135,6 +238,55 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await second.getByText('OK, I did not buy.').waitFor();
     await expect(second.getByTestId('tool-card').first().textContent()).resolves.toContain('Denied');
     await second.close();
+  }, 60_000);
+
+  it('keyboard only: send, approve, deny and move between pages', async () => {
+    const buy = { symbol: 'ETH', amountUsd: 25, intent: 'buy 25 USD of ETH', confirm: true };
+    const url = await start([
+      { toolCalls: [{ toolName: 'buy_token', input: buy }] },
+      { text: 'Bought $25 of ETH on paper.' },
+      // Above confirmOnceMaxUsd: asked again although this session approved a buy already.
+      { toolCalls: [{ toolName: 'buy_token', input: { ...buy, amountUsd: 600, intent: 'buy 600 USD of ETH' } }] },
+      { text: 'OK, no second buy.' },
+    ]);
+    const page = await open(url);
+    // The composer has the focus on a new chat: type and press Enter.
+    await page.getByTestId('chat-empty').waitFor();
+    await page.keyboard.type('Buy $25 of ETH');
+    await page.keyboard.press('Enter');
+    // The approval takes the focus (the card, not a button: Enter alone approves nothing); Tab reaches Approve.
+    await page.getByTestId('approval').waitFor();
+    await focusOn(page, 'approval');
+    await page.keyboard.press('Tab');
+    expect(await focusedText(page)).toBe('Approve');
+    await page.keyboard.press('Enter');
+    await page.getByText('Bought $25 of ETH on paper.').waitFor();
+    // The answer has finished when Send is enabled again (a message sent while one streams is kept in the box).
+    await page.waitForFunction(() => !(globalThis as unknown as { document: PageDoc }).document.querySelector('.composer button')?.disabled);
+
+    await tabTo(page, (el) => el.label === 'message');
+    await page.keyboard.type('Buy $600 more');
+    await page.keyboard.press('Enter');
+    await focusOn(page, 'approval');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await focusedText(page)).toBe('Deny');
+    await page.keyboard.press('Enter');
+    await page.getByText('OK, no second buy.').waitFor();
+    expect(await page.locator('[data-state="output-denied"]').count()).toBe(1);
+
+    // Pages: Tab to a link in the navigation and press Enter.
+    for (const [name, hash, heading] of [['Portfolio', '#/portfolio', 'Portfolio'], ['Memory', '#/memory', 'Memory'], ['Workspace', '#/workspace', 'Workspace'], ['Approvals', '#/approvals', 'Approvals']] as const) {
+      await tabTo(page, (el) => el.tag === 'a' && el.name === name);
+      await page.keyboard.press('Enter');
+      await page.waitForURL((u) => u.hash === hash);
+      await page.getByRole('heading', { level: 1, name: heading }).waitFor();
+    }
+    // A skip link leads past the navigation.
+    await tabTo(page, (el) => el.name === 'Skip to content', { back: true });
+    await page.keyboard.press('Enter');
+    expect(await page.evaluate<string>(`document.activeElement.id`)).toBe('main');
+    await page.close();
   }, 60_000);
 
   it('an artifact renders inline: the chart drawn by Vega in a sandboxed frame', async () => {
@@ -172,6 +324,10 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
 
   it('memory: add, search, edit, delete and restore', async () => {
     const page = await open(`${await start([])}#/memory`);
+    // With no memories the page says so and how to add one.
+    await page.getByTestId('memory-empty').waitFor();
+    expect(await page.getByTestId('memory-empty').textContent()).toMatch(/No memories yet\..*Add one above/);
+    await shot(page, 'memory-empty');
     await page.getByLabel('new memory').fill('Prefers limit orders over market orders.');
     await page.getByRole('button', { name: 'Add' }).click();
     await page.getByText('Prefers limit orders over market orders.').waitFor();
@@ -191,7 +347,7 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
 
   it('workspace: a save from a stale tab shows the 409 and a merge view', async () => {
     const url = `${await start([])}#/workspace`;
-    const [a, b] = [await open(url), await open(url)];
+    const [a, b] = [await open(url), await open(url, { provokesErrors: true })];
     for (const p of [a, b]) await p.getByRole('button', { name: /^USER\.md/ }).click();
     await a.getByLabel('file content').fill('# User\nTab A wrote this.\n');
     await a.getByRole('button', { name: 'Save' }).click();
@@ -200,6 +356,7 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await b.getByRole('button', { name: 'Save' }).click();
     await b.getByTestId('merge').waitFor();
     expect(await b.getByTestId('merge').textContent()).toContain('Tab A wrote this.');
+    await shot(a, 'workspace');
     await shot(b, 'workspace-conflict');
     await b.getByRole('button', { name: 'Keep mine' }).click();
     await b.getByText('Saved USER.md.').waitFor();

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError } from './api';
+import { ApprovalSummary, RawJson } from './ToolCards';
 
 interface Approval {
   readonly id: string;
@@ -35,16 +36,25 @@ export function ApprovalsPage() {
     <section className="approvals">
       <h1>Approvals</h1>
       {message ? <div className="notice">{message}</div> : null}
-      {items.length === 0 ? <p className="muted">Nothing is waiting for you.</p> : null}
+      {items.length === 0 ? (
+        <div className="empty">
+          <p>Nothing is waiting for you.</p>
+          <p className="muted">When the agent wants to place a trade or run another guarded tool, it shows up here and in the chat, with what it will do in numbers.</p>
+        </div>
+      ) : null}
       <ul className="items" data-testid="approvals">
         {items.map((a) => (
-          <li key={a.id}>
-            <code>{a.toolName}</code> <span className="content">{JSON.stringify(a.input)}</span>
+          <li key={a.id} aria-labelledby={`what-${a.id}`}>
+            <code>{a.toolName}</code>
+            <ApprovalSummary approvalId={a.id} toolName={a.toolName} input={a.input} headingId={`what-${a.id}`} />
             <div className="muted">
               {a.reason} · from {a.source} · expires {new Date(a.expiresAt).toLocaleTimeString()}
             </div>
-            <button onClick={() => void decide(a.id, true)}>Approve</button>
-            <button className="secondary" onClick={() => void decide(a.id, false)}>Deny</button>
+            <RawJson value={a.input} label="Arguments (JSON)" />
+            <div className="actions">
+              <button type="button" onClick={() => void decide(a.id, true)} aria-describedby={`what-${a.id}`}>Approve</button>
+              <button type="button" className="secondary" onClick={() => void decide(a.id, false)} aria-describedby={`what-${a.id}`}>Deny</button>
+            </div>
           </li>
         ))}
       </ul>

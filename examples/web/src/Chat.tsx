@@ -2,38 +2,62 @@ import { useChat } from '@ai-sdk/react';
 import { DefaultChatTransport, lastAssistantMessageIsCompleteWithApprovalResponses } from 'ai';
 import { useEffect, useRef, useState } from 'react';
 import type { MinaraUIMessage } from '@minara/agent';
-import { api, ApiError, apiUrl, authHeaders, type ServerInfo } from './api';
+import { api, apiUrl, authHeaders, type ServerInfo } from './api';
+import { describeOrder } from './format';
+import { Markdown } from './Markdown';
+import { ApprovalBlock, RawJson, ResultBody, resultHeadline } from './ToolCards';
 
 type Part = MinaraUIMessage['parts'][number];
 type ToolPart = Extract<Part, { type: `tool-${string}` }>;
 const isToolPart = (p: Part): p is ToolPart => p.type.startsWith('tool-');
 
-const compact = (value: unknown, max = 160) => {
-  const text = JSON.stringify(value) ?? '';
-  return text.length > max ? `${text.slice(0, max)}…` : text;
+/** The state of a tool call, as a person reads it. */
+const STATE_LABEL: Readonly<Record<string, string>> = {
+  'input-streaming': 'preparing',
+  'input-available': 'running',
+  'approval-requested': 'waiting for your approval',
+  'approval-responded': 'answered',
+  'output-available': 'done',
+  'output-error': 'failed',
+  'output-denied': 'denied',
+};
+
+const TOOL_TITLE: Readonly<Record<string, string>> = {
+  get_price: 'Price',
+  get_portfolio: 'Portfolio',
+  minara_pnl: 'P&L',
+  minara_total_balance: 'Balance',
+  buy_token: 'Buy',
+  sell_token: 'Sell',
+  swap_tokens: 'Swap',
+  open_perps_position: 'Open perp',
+  close_perps_position: 'Close perp',
+  transfer_token: 'Transfer',
+  withdraw_funds: 'Withdraw',
 };
 
 function ToolCard({ part, onAnswer }: { part: ToolPart; onAnswer: (id: string, approved: boolean) => void }) {
   const name = part.type.replace(/^tool-/, '');
   const output = part.state === 'output-available' ? part.output : undefined;
+  const ok = output?.ok === true ? output : undefined;
+  const failed = output && output.ok === false ? output : undefined;
+  // A price or a portfolio card says it all; a preview, a fill or another result gets its sentence on top.
+  const headline = ok ? (name === 'get_price' || name === 'get_portfolio' ? undefined : resultHeadline(name, ok.data, part.input)) : part.state === 'approval-requested' ? undefined : describeOrder({ toolName: name, input: part.input });
   return (
-    <div className={`tool tool-${part.state}`} data-testid="tool-card">
+    <section className={`tool tool-${part.state}`} data-testid="tool-card" data-tool={name} data-state={part.state} aria-label={`${TOOL_TITLE[name] ?? name}: ${STATE_LABEL[part.state] ?? part.state}`}>
       <div className="tool-head">
-        <code>{name}</code> <span className="state">{part.state}</span>
+        <strong>{TOOL_TITLE[name] ?? name}</strong> <code className="muted">{name}</code> <span className={`state state-${part.state}`}>{STATE_LABEL[part.state] ?? part.state}</span>
       </div>
-      <div className="tool-input">{compact(part.input)}</div>
+      {headline ? <p className="headline">{headline}</p> : null}
       {part.state === 'approval-requested' ? (
-        <div className="approval">
-          <p>{part.approval.requestReason ?? 'This call needs your approval.'}</p>
-          <button onClick={() => onAnswer(part.approval.id, true)}>Approve</button>
-          <button className="secondary" onClick={() => onAnswer(part.approval.id, false)}>
-            Deny
-          </button>
-        </div>
+        <ApprovalBlock approvalId={part.approval.id} toolName={name} input={part.input} reason={part.approval.requestReason} onAnswer={(approved) => onAnswer(part.approval.id, approved)} />
       ) : null}
       {part.state === 'output-denied' ? <div className="denied">Denied: nothing ran.</div> : null}
-      {output ? <div className={output.ok ? 'result ok' : 'result err'}>{output.ok ? compact(output.data) : `${output.code ?? 'error'}: ${output.error}`}</div> : null}
-    </div>
+      {ok ? <ResultBody toolName={name} data={ok.data} input={part.input} /> : null}
+      {failed ? <div className="result err">{`${failed.code ?? 'error'}: ${failed.error}`}</div> : null}
+      {part.state === 'output-error' ? <div className="result err">{part.errorText}</div> : null}
+      <RawJson value={output !== undefined ? { input: part.input, output } : { input: part.input }} />
+    </section>
   );
 }
 
@@ -81,13 +105,19 @@ function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMe
   const busy = status === 'submitted' || status === 'streaming';
   return (
     <>
-      <div className="messages" data-testid="messages">
+      <div className="messages" data-testid="messages" role="log" aria-label="conversation" aria-live="polite">
+        {messages.length === 0 ? (
+          <div className="empty" data-testid="chat-empty">
+            <p>Ask for a price (“What's ETH at?”), your portfolio, or a paper trade (“Buy $50 of ETH”).</p>
+            <p className="muted">Trades always show what will happen and wait for your approval.</p>
+          </div>
+        ) : null}
         {messages.map((m) => (
           <div key={m.id} className={`message ${m.role}`} data-role={m.role}>
             {m.parts.map((p, i) =>
               p.type === 'text' ? (
                 <div key={i}>
-                  <p className="text">{p.text}</p>
+                  {m.role === 'assistant' ? <Markdown text={p.text} /> : <p className="text">{p.text}</p>}
                   {m.role === 'assistant' ? [...new Set([...p.text.matchAll(ARTIFACT_URI)].map((x) => x[1]!))].map((id) => <ArtifactFrame key={id} id={id} />) : null}
                 </div>
               ) : isToolPart(p) ? (
@@ -108,9 +138,9 @@ function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMe
           setInput('');
         }}
       >
-        <input aria-label="message" placeholder="Ask about prices, your portfolio, or place a paper trade…" value={input} onChange={(e) => setInput(e.target.value)} />
-        <button type="submit" disabled={busy}>
-          {busy ? '…' : 'Send'}
+        <input aria-label="message" placeholder="Ask about prices, your portfolio, or place a paper trade…" value={input} onChange={(e) => setInput(e.target.value)} autoFocus />
+        <button type="submit" disabled={busy} aria-busy={busy}>
+          Send
         </button>
       </form>
     </>
@@ -124,11 +154,15 @@ export function ChatPage({ chatId }: { chatId: string }) {
     api<ServerInfo>('v1/info').then(setInfo, () => setInfo(undefined));
     api<{ messages: MinaraUIMessage[] }>(`v1/chat/${encodeURIComponent(chatId)}`).then(
       (r) => setInitial(r.messages),
-      (e: unknown) => setInitial(e instanceof ApiError && e.status === 404 ? [] : []),
+      // A new chat answers with no messages; if the server cannot be reached the chat still starts empty.
+      () => setInitial([]),
     );
   }, [chatId]);
   return (
-    <section className="chat">
+    <section className="chat" aria-labelledby="chat-title">
+      <h1 id="chat-title" className="visually-hidden">
+        Chat
+      </h1>
       {info && !info.model.configured ? (
         <div className="panel warn" data-testid="no-model">
           <h2>No language model is configured</h2>

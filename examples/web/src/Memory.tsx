@@ -71,6 +71,20 @@ export function MemoryPage() {
           </button>
         </div>
       ))}
+      {items.length === 0 && !message ? (
+        <div className="empty" data-testid="memory-empty">
+          {query.trim() || category.trim() ? (
+            <p>No memory matches this search.</p>
+          ) : (
+            <>
+              <p>No memories yet.</p>
+              <p className="muted">
+                Add one above (“Prefers limit orders over market orders”), or tell the agent in the chat (“remember that I only trade majors”): what it learns about you shows up here.
+              </p>
+            </>
+          )}
+        </div>
+      ) : null}
       <ul className="items" data-testid="memories">
         {items.map((m) => (
           <li key={m.id}>

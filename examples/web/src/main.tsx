@@ -5,10 +5,11 @@ import { ApprovalsPage } from './Approvals';
 import { ChatPage } from './Chat';
 import { DeliveriesBell } from './Deliveries';
 import { MemoryPage } from './Memory';
+import { PortfolioPage } from './Portfolio';
 import { WorkspacePage } from './Workspace';
 import './styles.css';
 
-type Route = { page: 'chat'; chatId: string } | { page: 'memory' | 'workspace' | 'approvals' };
+type Route = { page: 'chat'; chatId: string } | { page: 'portfolio' | 'memory' | 'workspace' | 'approvals' };
 
 function newChatId(): string {
   return `web-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -17,7 +18,7 @@ function newChatId(): string {
 /** Hash routes (`#/chat/<id>`, `#/memory`, …): no server fallback needed, and relative API paths keep working. */
 function parseRoute(hash: string): Route {
   const [, page = 'chat', id] = hash.replace(/^#/, '').split('/');
-  if (page === 'memory' || page === 'workspace' || page === 'approvals') return { page };
+  if (page === 'portfolio' || page === 'memory' || page === 'workspace' || page === 'approvals') return { page };
   return { page: 'chat', chatId: id && /^[A-Za-z0-9._:-]{1,128}$/.test(id) ? id : '' };
 }
 
@@ -59,15 +60,19 @@ function App() {
   }, [route]);
 
   const link = (page: string, label: string) => (
-    <a href={page === 'chat' ? `#/chat/${newChatId()}` : `#/${page}`} className={route.page === page ? 'active' : ''}>
+    <a href={page === 'chat' ? `#/chat/${newChatId()}` : `#/${page}`} className={route.page === page ? 'active' : ''} {...(route.page === page ? { 'aria-current': 'page' as const } : {})}>
       {label}
     </a>
   );
   return (
     <div className="app">
-      <nav>
+      <a className="skip" href="#main" onClick={(e) => { e.preventDefault(); document.getElementById('main')?.focus(); }}>
+        Skip to content
+      </a>
+      <nav aria-label="main">
         <strong>Minara</strong>
         {link('chat', 'New chat')}
+        {link('portfolio', 'Portfolio')}
         {link('memory', 'Memory')}
         {link('workspace', 'Workspace')}
         {link('approvals', 'Approvals')}
@@ -78,11 +83,13 @@ function App() {
           </button>
         ) : null}
       </nav>
-      <main>
+      <main id="main" tabIndex={-1}>
         {needToken ? (
           <TokenPrompt onDone={() => { setNeedToken(false); setTick((t) => t + 1); }} />
         ) : route.page === 'chat' ? (
           route.chatId ? <ChatPage key={route.chatId} chatId={route.chatId} /> : null
+        ) : route.page === 'portfolio' ? (
+          <PortfolioPage />
         ) : route.page === 'memory' ? (
           <MemoryPage />
         ) : route.page === 'workspace' ? (

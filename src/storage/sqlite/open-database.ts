@@ -1,9 +1,9 @@
-import { mkdirSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { StorageError } from '../../errors/subclasses';
 import type { Logger } from '../../util/logger';
+import { ensurePrivateDirSync, ensurePrivateFileSync } from '../../util/private-fs';
 import { withBusyRetry } from './sqlite-handle';
 
 /** What {@link openDatabase} needs. */
@@ -30,16 +30,24 @@ export function isInMemoryPath(path: string): boolean {
 }
 
 /**
- * Open the file (creating parent directories), set WAL / synchronous=NORMAL / busy_timeout / foreign_keys / mmap_size,
+ * Open the file (creating parent directories 0700 and the file 0600, so its -wal and -shm are 0600 too), set WAL / synchronous=NORMAL / busy_timeout / foreign_keys / mmap_size,
  * check FTS5 and try to load sqlite-vec. Closes the connection again if any step fails.
  */
 export function openDatabase(options: OpenDatabaseOptions): OpenedDatabase {
   const { path, busyTimeoutMs, logger, vector } = options;
   if (!isInMemoryPath(path)) {
     try {
-      mkdirSync(dirname(resolve(path)), { recursive: true });
+      ensurePrivateDirSync(dirname(resolve(path)));
     } catch (error) {
       throw new StorageError('open', `cannot create the directory for ${JSON.stringify(path)}: ${(error as Error).message}`, { cause: error });
+    }
+    // SQLite creates the -wal and -shm files with the database file's mode: a new database starts private.
+    if (!path.startsWith('file:')) {
+      try {
+        ensurePrivateFileSync(resolve(path));
+      } catch (error) {
+        throw new StorageError('open', `cannot create the database file ${JSON.stringify(path)}: ${(error as Error).message}`, { cause: error });
+      }
     }
   }
   let db: Database.Database;

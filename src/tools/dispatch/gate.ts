@@ -11,6 +11,9 @@ import type { DispatchCall, DispatchEnv } from './types';
  */
 export async function gateCall(env: DispatchEnv, call: DispatchCall): Promise<DispatchOutcome | undefined> {
   const { name, ctx } = call;
+  if (env.keylessTierLimit !== undefined && call.mode === 'execute' && call.tier >= env.keylessTierLimit) {
+    return blockCall(env, call, 'TOOL_BLOCKED', `"${name}" needs a person's approval signed with a key outside the database, and this production registry has none (set MINARA_APPROVAL_KEY; see resolveApprovalKey).`);
+  }
   const analysisUsed = [...ctx.usedTools].some((n) => n !== name && env.tools.get(n)?.isAnalysis === true);
   const allowedToolSets = ctx.allowedToolSets ? expandToolSetNames(ctx.allowedToolSets, env.sets) : undefined;
   try {

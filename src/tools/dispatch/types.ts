@@ -30,6 +30,11 @@ export interface DispatchEnv {
   readonly generateId: IdGenerator;
   /** A tool whose `checkFn` fails is not available in this environment. */
   readonly visible: (t: ToolEntry) => boolean;
+  /**
+   * Production without an approval key outside the database: calls whose effective tier is this or above are
+   * refused (an approval signed with a key anyone who reads the database holds would authorise them).
+   */
+  readonly keylessTierLimit?: number | undefined;
 }
 
 /**

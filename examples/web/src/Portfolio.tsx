@@ -1,0 +1,105 @@
+import { useCallback, useEffect, useState } from 'react';
+import { api, ApiError } from './api';
+import { asNum, formatSignedUsd, formatUsd, type Json } from './format';
+import { PortfolioTable, TableScroll } from './ToolCards';
+
+interface PortfolioAnswer {
+  readonly portfolio: Json;
+  readonly pnl: Json;
+  /** Drawn by Vega on the server (the artifacts' chart stack); shown as an image, so it can run nothing. */
+  readonly chart: { readonly svg: string; readonly description: string } | null;
+}
+
+function Stat({ label, value, tone }: { label: string; value: string; tone?: number | undefined }) {
+  return (
+    <div className="stat">
+      <div className="stat-label">{label}</div>
+      <div className={`stat-value ${tone === undefined ? '' : tone < 0 ? 'neg' : tone > 0 ? 'pos' : ''}`}>{value}</div>
+    </div>
+  );
+}
+
+const money = (v: unknown) => (asNum(v) !== undefined ? formatUsd(asNum(v)!) : '—');
+const signed = (v: unknown) => (asNum(v) !== undefined ? formatSignedUsd(asNum(v)!) : '—');
+
+/** Portfolio and P&L from the finance pack's tools (`GET /v1/finance/portfolio`), with the allocation chart. */
+export function PortfolioPage() {
+  const [data, setData] = useState<PortfolioAnswer | undefined>();
+  const [problem, setProblem] = useState<{ missing: boolean; message: string } | undefined>();
+  const load = useCallback(async () => {
+    try {
+      setData(await api<PortfolioAnswer>('v1/finance/portfolio'));
+      setProblem(undefined);
+    } catch (e) {
+      setProblem({ missing: e instanceof ApiError && e.status === 404, message: e instanceof Error ? e.message : String(e) });
+    }
+  }, []);
+  useEffect(() => void load(), [load]);
+  const p = data?.portfolio;
+  const pnl = data?.pnl;
+  const byDay = Array.isArray(pnl?.['byDay']) ? (pnl['byDay'] as Json[]) : [];
+  return (
+    <section className="portfolio" aria-labelledby="portfolio-title">
+      <div className="title-row">
+        <h1 id="portfolio-title">Portfolio</h1>
+        <button type="button" className="secondary" onClick={() => void load()}>
+          Refresh
+        </button>
+      </div>
+      {problem ? (
+        <div className={problem.missing ? 'empty' : 'error'} data-testid="portfolio-problem">
+          {problem.missing ? (
+            <>
+              <p>This server has no trading tools.</p>
+              <p className="muted">The finance pack (paper trading by default) provides the portfolio; `minara serve` adds it unless it was turned off.</p>
+            </>
+          ) : (
+            problem.message
+          )}
+        </div>
+      ) : null}
+      {!data && !problem ? <p className="muted">Loading…</p> : null}
+      {p && pnl ? (
+        <>
+          {p['simulated'] === true ? <p className="muted">Paper account: simulated prices, no real funds.</p> : null}
+          <div className="stats" data-testid="portfolio-stats">
+            <Stat label="Total value" value={money(p['totalValueUsd'])} />
+            <Stat label="Exposure" value={money(p['exposureUsd'])} />
+            <Stat label="Unrealised P&L" value={signed(pnl['unrealizedUsd'])} tone={asNum(pnl['unrealizedUsd'])} />
+            <Stat label="Realised P&L" value={signed(pnl['realizedUsd'])} tone={asNum(pnl['realizedUsd'])} />
+            <Stat label="Realised today" value={signed(pnl['realizedTodayUsd'])} tone={asNum(pnl['realizedTodayUsd'])} />
+          </div>
+          {data.chart ? (
+            <figure className="chart">
+              <img src={`data:image/svg+xml;charset=utf-8,${encodeURIComponent(data.chart.svg)}`} alt={data.chart.description} data-testid="portfolio-chart" />
+            </figure>
+          ) : (
+            <p className="empty">Nothing held yet: buy something in the chat (“Buy $50 of ETH”) and it shows here.</p>
+          )}
+          <PortfolioTable data={p} caption={`Holdings · total ${money(p['totalValueUsd'])}`} />
+          {byDay.length > 0 ? (
+            <TableScroll label="realised P&L by day">
+              <table className="grid">
+                <caption>Realised P&amp;L by day</caption>
+                <thead>
+                  <tr>
+                    <th scope="col">Day</th>
+                    <th scope="col" className="num">Realised</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {byDay.map((d) => (
+                    <tr key={String(d['day'])}>
+                      <th scope="row">{String(d['day'])}</th>
+                      <td className={`num ${(asNum(d['realizedUsd']) ?? 0) < 0 ? 'neg' : 'pos'}`}>{signed(d['realizedUsd'])}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </TableScroll>
+          ) : null}
+        </>
+      ) : null}
+    </section>
+  );
+}
