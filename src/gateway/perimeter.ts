@@ -9,7 +9,8 @@ import { HttpError } from './http-error';
  * 1. **Host** (every request, static files and `/healthz` included). A web page whose name re-resolves to
  *    127.0.0.1 (DNS rebinding) is same-origin with a local server, but its requests still carry its own name in
  *    `Host`. Allowed: loopback names (`localhost`, `*.localhost`), IP literals (no name was resolved, so nothing
- *    can rebind) and the operator's `allowedHosts`.
+ *    can rebind) and the operator's `allowedHosts`. A request with no `Host` at all is an in-process call (a
+ *    browser always sends one).
  * 2. **Origin and fetch metadata** (state-changing methods). A present `Origin` must be the request's own (or
  *    one of `allowedOrigins`); `null` (sandboxed frames, `data:` pages) is foreign; `Sec-Fetch-Site` other than
  *    `same-origin` or `none` is refused.
@@ -114,12 +115,15 @@ export function createPerimeter(options: { readonly allowedHosts: readonly strin
   return {
     checkHost(request, url) {
       const header = request.headers.get('host');
+      // No Host header: an in-process call (`gateway.fetch(new Request(…))` from the host's own code). Every
+      // browser request carries one (HTTP/1.1 requires it; Node answers 400 without it), so nothing rebinds here.
+      if (header === null) return;
       const host = hostOf(request, url);
       if (!host || !hostAllowed(host.hostname)) {
         throw new HttpError(
           403,
           'HTTP_HOST_NOT_ALLOWED',
-          `Host: ${JSON.stringify((header ?? url.host).slice(0, 100))} is not a name this gateway answers to (loopback names and IP addresses always are; add a public name with allowedHosts or GATEWAY_ALLOWED_HOSTS).`,
+          `Host: ${JSON.stringify(header.slice(0, 100))} is not a name this gateway answers to (loopback names and IP addresses always are; add a public name with allowedHosts or GATEWAY_ALLOWED_HOSTS).`,
         );
       }
     },

@@ -174,7 +174,7 @@ describe('surfaces', () => {
     const { createGateway } = await import('@minara/agent/gateway');
     const gateway = createGateway({
       runtime: a.runtime, storage: a.storage, tools: a.tools, logger: silentLogger, background: a.background,
-      authenticate: (r) => (r.headers.get('authorization') === 'Bearer op' ? { userId: 'default', roles: ['operator'] } : { userId: 'alice' }),
+      authenticate: (r) => (r.headers.get('authorization') === 'Bearer op' ? { userId: 'ops', roles: ['operator'] } : { userId: 'alice' }),
     });
     const ok = await gateway.fetch(new Request('http://x/v1/jobs?limit=5', { headers: { authorization: 'Bearer op' } }));
     expect(ok.status).toBe(200);
