@@ -91,6 +91,12 @@ export { createToolCallContext } from './tools/context';
 export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
 export { createFileTools, type FileToolsOptions } from './tools/file-tools';
 export { createWebTools, type WebToolsOptions } from './tools/web-tools';
+export { createWebSearchTools, type WebSearchResult, type WebSearchToolsOptions } from './tools/web-search';
+export {
+  type BraveSearchOptions, createBraveSearchProvider, createSearxngSearchProvider, createTavilySearchProvider, type ProviderBaseOptions, providerBaseUrl, providerRequest,
+  type ProviderRequestInit, type SearxngSearchOptions, type TavilySearchOptions, WEB_SEARCH_PROVIDERS, type WebSearchFreshness, type WebSearchHit,
+  type WebSearchProvider, webSearchProviderFromEnv, type WebSearchRequest,
+} from './tools/search-providers';
 export { type BrowserToolsOptions, createBrowserTools, findChromium } from './tools/browser-tools';
 export { createUrlPolicy, isPublicAddress, type UrlPolicy, type UrlPolicyOptions } from './tools/url-policy';
 export { type SettledToolCall, toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
@@ -688,7 +694,10 @@ export type {
 // ── END artifacts
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
-export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
+export {
+  type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, createResearchPack, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints, type ResearchPackDeps,
+  type ResearchPackOptions,
+} from './app/index';
 
 // ── models ───────────────────────────────────────────────────────────────────
 export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';

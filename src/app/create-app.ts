@@ -51,6 +51,7 @@ import { createArtifactMaterializer, type ArtifactMaterializer, type Materialize
 import { createArtifactTools } from '../artifacts/tools';
 import type { ArtifactStore, ArtifactStoreOptions } from '../artifacts/types';
 import { createFileStore } from '../files/file-store';
+import { createResearchPack, type ResearchPackOptions } from './research-pack';
 import { createMessageTranslator } from '../files/message-translator';
 import type { FileStore } from '../files/types';
 
@@ -136,6 +137,8 @@ export interface CreateAppOptions {
    * @default on when available
    */
   readonly browser?: BrowserToolsOptions | false | undefined;
+  /** Web search, the code sandbox, deep research and the baseline tools (docs/tools.md), or `false` for none. @default from env */
+  readonly research?: ResearchPackOptions | false | undefined;
   /** Prices per model id (USD per million tokens), merged over `DEFAULT_MODEL_PRICES`; every turn's cost goes to `storage.usage`. */
   readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
   /**
@@ -336,6 +339,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const liveMaterializer = materializer;
     const files = options.files === false ? undefined : createFileStore({ dir: path.join(config.dataDir, 'files'), storage, logger, now, ...(options.files?.maxBytes !== undefined ? { maxBytes: options.files.maxBytes } : {}) });
 
+    packs.push(createResearchPack({ env, options: options.research, urlPolicy: options.web || {} }));
     // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({

@@ -1,0 +1,44 @@
+/**
+ * The research pack through createApp: web_search appears only with a provider configured in the environment.
+ */
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { createApp, type MinaraApp, parseEnvelope, silentLogger } from '@minara/agent';
+
+const apps: MinaraApp[] = [];
+afterEach(async () => {
+  for (const a of apps.splice(0)) await a.close();
+});
+const open = async (opts: Parameters<typeof createApp>[0]) => {
+  const app = await createApp({ logger: silentLogger, envFileDir: false, ...opts, env: { MINARA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'minara-research-')), ...opts?.env } });
+  apps.push(app);
+  return app;
+};
+
+let server: Server;
+let base: string;
+beforeAll(async () => {
+  const brave = readFileSync(path.join(import.meta.dirname, '..', 'tools', 'fixtures', 'web-search', 'brave.json'), 'utf8');
+  server = createServer((req, res) => {
+    if (req.url?.startsWith('/res/v1/web/search') && req.headers['x-subscription-token'] === 'app-test-key-0123456789') res.writeHead(200, { 'content-type': 'application/json' }).end(brave);
+    else res.writeHead(401).end();
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  base = `http://127.0.0.1:${(server.address() as { port: number }).port}`;
+});
+afterAll(() => server.close());
+
+describe('research pack in createApp', () => {
+  it('web_search is absent without a provider, present with BRAVE_API_KEY, and checks results with the web URL policy', async () => {
+    expect((await open({})).tools.has('web_search')).toBe(false);
+    const app = await open({ env: { BRAVE_API_KEY: 'app-test-key-0123456789', BRAVE_BASE_URL: base }, web: { resolve: async () => ['93.184.216.34'], denyHosts: ['data.example.org'] } });
+    expect(app.tools.has('web_search')).toBe(true);
+    const r = parseEnvelope(await app.tools.dispatch('web_search', { query: 'bitcoin etf flows' })) as { ok: true; data: { results: Array<{ url: string }>; dropped: Array<{ url: string; reason: string }> } };
+    expect(r.data.results.map((x) => x.url)).toEqual(['https://news.example.com/markets/2026/05/bitcoin-etf-flows', 'http://intranet.example.com/admin/flows']);
+    expect(r.data.dropped.find((d) => d.url.includes('data.example.org'))!.reason).toContain('deny list');
+    expect((await open({ env: { BRAVE_API_KEY: 'k-0123456789' }, research: false })).tools.has('web_search')).toBe(false);
+  });
+});
