@@ -693,6 +693,12 @@ export type {
 } from './files/index';
 // ── END artifacts
 
+// ── research: the code sandbox, deep research ──────────────────────────────────
+export {
+  type CodeSandbox, type CodeSandboxLimits, type CodeSandboxResult, createE2bSandbox, createQuickJsSandbox, createRunCodeTools, type E2bSandboxOptions,
+  type QuickJsSandboxOptions, type RunCodeToolsOptions,
+} from './research/index';
+
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export {
   type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, createResearchPack, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints, type ResearchPackDeps,

@@ -63,6 +63,8 @@ export interface AppPack {
   readonly scenarios?: ScenarioClassifier | undefined;
   /** Called once the registry exists (e.g. to hand the pack the emergency-stop handle). */
   readonly attach?: ((registry: ToolRegistry) => void) | undefined;
+  /** Called by `app.close()` (e.g. to stop a worker the pack started). */
+  readonly close?: (() => Promise<void>) | undefined;
 }
 
 /** Options of {@link createApp}. Every part can be replaced; everything else comes from env and defaults. */
@@ -339,7 +341,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const liveMaterializer = materializer;
     const files = options.files === false ? undefined : createFileStore({ dir: path.join(config.dataDir, 'files'), storage, logger, now, ...(options.files?.maxBytes !== undefined ? { maxBytes: options.files.maxBytes } : {}) });
 
-    packs.push(createResearchPack({ env, options: options.research, urlPolicy: options.web || {} }));
+    packs.push(createResearchPack({ env, options: options.research, urlPolicy: options.web || {}, artifacts, userId }));
     // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({
@@ -568,6 +570,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
         await background.stop();
         for (const l of learningStores.values()) l.close();
         await mcp?.close();
+        for (const p of packs) await p.close?.().catch((error: unknown) => logger.warn('pack close failed', { error: error instanceof Error ? error.message : String(error) }));
         await materializer?.close();
         for (const store of stores.values()) await store.close();
         workspace?.close();

@@ -1,6 +1,10 @@
+import type { ArtifactStore } from '../artifacts/types';
+import { createE2bSandbox } from '../research/e2b-sandbox';
+import { type CodeSandbox, createQuickJsSandbox, type QuickJsSandboxOptions } from '../research/quickjs-sandbox';
+import { createRunCodeTools } from '../research/run-code';
 import type { WebSearchProvider } from '../tools/search-providers';
 import { webSearchProviderFromEnv } from '../tools/search-providers';
-import type { ToolEntry } from '../tools/types';
+import type { ToolEntry, ToolRegistry } from '../tools/types';
 import type { UrlPolicyOptions } from '../tools/url-policy';
 import { createWebSearchTools } from '../tools/web-search';
 import type { AppPack } from './create-app';
@@ -17,6 +21,12 @@ export interface ResearchPackOptions {
   readonly webSearch?: WebSearchProvider | false | undefined;
   /** Searches per turn. @default 8 */
   readonly maxSearchesPerTurn?: number | undefined;
+  /**
+   * `run_code`: the JavaScript sandbox's limits (or another sandbox), the Python sandbox, or `false` for no tool.
+   * @default QuickJS (WebAssembly) for JavaScript; Python on e2b when `E2B_API_KEY` is set (`E2B_API_URL` or
+   * `E2B_DOMAIN` move the endpoint)
+   */
+  readonly runCode?: false | (QuickJsSandboxOptions & { readonly sandbox?: CodeSandbox | undefined; readonly python?: CodeSandbox | false | undefined }) | undefined;
 }
 
 /** What the research pack is built from (createApp passes its own parts). */
@@ -26,19 +36,44 @@ export interface ResearchPackDeps {
   readonly options?: ResearchPackOptions | false | undefined;
   /** The URL policy of the web tools (allow and deny lists), which search results are checked against. */
   readonly urlPolicy?: UrlPolicyOptions | undefined;
+  /** Where charts of `run_code` are saved; undefined when artifacts are off. */
+  readonly artifacts?: ArtifactStore | undefined;
+  /** The app's tenant when a call names none. @default 'default' */
+  readonly userId?: string | undefined;
 }
 
+
 /**
- * The research pack: `web_search` (when a provider is configured). A plain {@link AppPack}: `createApp` adds it
- * after the finance pack and the host's packs.
+ * The research pack: `web_search` (when a provider is configured) and `run_code` (QuickJS; Python on e2b with
+ * `E2B_API_KEY`). A plain {@link AppPack}: `createApp` adds it after the finance pack and the host's packs, and
+ * closes it (the sandbox worker) in `app.close()`.
  */
 export function createResearchPack(deps: ResearchPackDeps): AppPack {
-  const { env, urlPolicy = {} } = deps;
+  const { env, urlPolicy = {}, artifacts, userId = 'default' } = deps;
   if (deps.options === false) return {};
   const options = deps.options ?? {};
   const provider = options.webSearch === false ? undefined : (options.webSearch ?? webSearchProviderFromEnv(env));
+  let registry: ToolRegistry | undefined;
+  const sandboxes: CodeSandbox[] = [];
   const tools: ToolEntry[] = [
     ...createWebSearchTools({ provider, ...urlPolicy, ...(options.maxSearchesPerTurn !== undefined ? { maxSearchesPerTurn: options.maxSearchesPerTurn } : {}) }),
   ];
-  return { tools };
+  if (options.runCode !== false) {
+    const { sandbox: given, python: givenPython, ...limits } = options.runCode ?? {};
+    const sandbox = given ?? createQuickJsSandbox(limits);
+    const e2bKey = env.E2B_API_KEY?.trim();
+    const apiUrl = env.E2B_API_URL?.trim() || (env.E2B_DOMAIN?.trim() ? `https://api.${env.E2B_DOMAIN.trim()}` : undefined);
+    const python = givenPython === false ? undefined : (givenPython ?? (e2bKey ? createE2bSandbox({ apiKey: e2bKey, ...(apiUrl ? { apiUrl } : {}) }) : undefined));
+    sandboxes.push(sandbox, ...(python ? [python] : []));
+    tools.push(...createRunCodeTools({ sandbox, python, artifacts, registry: () => registry, defaultUserId: userId }));
+  }
+  return {
+    tools,
+    attach: (r) => {
+      registry = r;
+    },
+    close: async () => {
+      for (const s of sandboxes) await s.close();
+    },
+  };
 }

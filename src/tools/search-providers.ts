@@ -80,7 +80,7 @@ export interface SearxngSearchOptions extends ProviderBaseOptions {
 export interface ProviderRequestInit {
   readonly provider: string;
   readonly url: URL;
-  readonly method?: 'GET' | 'POST' | undefined;
+  readonly method?: 'GET' | 'POST' | 'DELETE' | undefined;
   readonly headers?: Readonly<Record<string, string>> | undefined;
   readonly body?: string | undefined;
   /** Secrets in this request (keys): cut out of every error message. */
@@ -156,6 +156,7 @@ export async function providerRequest(init: ProviderRequestInit): Promise<unknow
     const excerpt = text.replace(/\s+/g, ' ').slice(0, 200);
     throw new MinaraError('PROVIDER_ERROR', scrub(`${where}: HTTP ${response.status}${excerpt ? `: ${excerpt}` : ''}`, secrets), { retryable: response.status >= 500 });
   }
+  if (text.trim() === '') return undefined;
   try {
     return JSON.parse(text) as unknown;
   } catch {

@@ -41,4 +41,15 @@ describe('research pack in createApp', () => {
     expect(r.data.dropped.find((d) => d.url.includes('data.example.org'))!.reason).toContain('deny list');
     expect((await open({ env: { BRAVE_API_KEY: 'k-0123456789' }, research: false })).tools.has('web_search')).toBe(false);
   });
+
+  it('run_code is registered (JavaScript; Python only with E2B_API_KEY), asks once per session, and the sandbox closes with the app', async () => {
+    const app = await open({});
+    const tool = app.tools.get('run_code')!;
+    expect(tool.permissionTier).toBe(2);
+    expect(tool.description).not.toContain('Python');
+    expect((await open({ env: { E2B_API_KEY: 'e2b_0123456789abcdef0123456789abcdef' } })).tools.get('run_code')!.description).toContain('Python (e2b)');
+    expect((await open({ research: { runCode: false } })).tools.has('run_code')).toBe(false);
+    const first = parseEnvelope(await app.tools.dispatch('run_code', { code: 'return data * 2', data: 21 })) as { ok: false; code: string };
+    expect(first.code).toBe('APPROVAL_REQUIRED');
+  });
 });
