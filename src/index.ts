@@ -93,6 +93,10 @@ export { createFileTools, type FileToolsOptions } from './tools/file-tools';
 export { createWebTools, type WebToolsOptions } from './tools/web-tools';
 export { createWebSearchTools, type WebSearchResult, type WebSearchToolsOptions } from './tools/web-search';
 export {
+  type Clarification, type ClarificationChoice, CLARIFY_TOOL, createSessionTools, isClarification, readTodos, type SessionToolsOptions, type TodoItem,
+} from './tools/session-tools';
+export { createRecommendFeaturesTool, type RecommendFeaturesOptions } from './skills/recommend-features';
+export {
   type BraveSearchOptions, createBraveSearchProvider, createSearxngSearchProvider, createTavilySearchProvider, type ProviderBaseOptions, providerBaseUrl, providerRequest,
   type ProviderRequestInit, type SearxngSearchOptions, type TavilySearchOptions, WEB_SEARCH_PROVIDERS, type WebSearchFreshness, type WebSearchHit,
   type WebSearchProvider, webSearchProviderFromEnv, type WebSearchRequest,

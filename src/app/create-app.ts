@@ -63,6 +63,8 @@ export interface AppPack {
   readonly scenarios?: ScenarioClassifier | undefined;
   /** Called once the registry exists (e.g. to hand the pack the emergency-stop handle). */
   readonly attach?: ((registry: ToolRegistry) => void) | undefined;
+  /** Called once the skill registry exists (e.g. for a tool that recommends skills). */
+  readonly attachSkills?: ((skills: SkillRegistry) => void) | undefined;
   /** Called by `app.close()` (e.g. to stop a worker the pack started). */
   readonly close?: (() => Promise<void>) | undefined;
 }
@@ -341,7 +343,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const liveMaterializer = materializer;
     const files = options.files === false ? undefined : createFileStore({ dir: path.join(config.dataDir, 'files'), storage, logger, now, ...(options.files?.maxBytes !== undefined ? { maxBytes: options.files.maxBytes } : {}) });
 
-    packs.push(createResearchPack({ env, options: options.research, urlPolicy: options.web || {}, artifacts, userId }));
+    packs.push(createResearchPack({ env, storage, options: options.research, urlPolicy: options.web || {}, artifacts, userId }));
     // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({
@@ -386,6 +388,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       }
     }
     for (const issue of skillLoadIssues) logger.warn('skill not loaded', { file: issue.file, field: issue.field, message: issue.message });
+    for (const p of packs) p.attachSkills?.(skills);
 
     // Workspace, seeded.
     let workspace: Workspace | undefined;

@@ -2,7 +2,11 @@ import type { ArtifactStore } from '../artifacts/types';
 import { createE2bSandbox } from '../research/e2b-sandbox';
 import { type CodeSandbox, createQuickJsSandbox, type QuickJsSandboxOptions } from '../research/quickjs-sandbox';
 import { createRunCodeTools } from '../research/run-code';
+import { createRecommendFeaturesTool } from '../skills/recommend-features';
+import type { SkillRegistry } from '../skills/registry';
+import type { Storage } from '../storage/types';
 import type { WebSearchProvider } from '../tools/search-providers';
+import { createSessionTools } from '../tools/session-tools';
 import { webSearchProviderFromEnv } from '../tools/search-providers';
 import type { ToolEntry, ToolRegistry } from '../tools/types';
 import type { UrlPolicyOptions } from '../tools/url-policy';
@@ -26,12 +30,16 @@ export interface ResearchPackOptions {
    * @default QuickJS (WebAssembly) for JavaScript; Python on e2b when `E2B_API_KEY` is set (`E2B_API_URL` or
    * `E2B_DOMAIN` move the endpoint)
    */
+  /** The baseline session tools `clarify`, `todo` and `recommend_features`; `false` for none. @default on */
+  readonly sessionTools?: boolean | undefined;
   readonly runCode?: false | (QuickJsSandboxOptions & { readonly sandbox?: CodeSandbox | undefined; readonly python?: CodeSandbox | false | undefined }) | undefined;
 }
 
 /** What the research pack is built from (createApp passes its own parts). */
 export interface ResearchPackDeps {
   readonly env: Readonly<Record<string, string | undefined>>;
+  /** Where `todo` lists are kept. */
+  readonly storage: Storage;
   /** `false` turns the whole pack off. */
   readonly options?: ResearchPackOptions | false | undefined;
   /** The URL policy of the web tools (allow and deny lists), which search results are checked against. */
@@ -54,10 +62,12 @@ export function createResearchPack(deps: ResearchPackDeps): AppPack {
   const options = deps.options ?? {};
   const provider = options.webSearch === false ? undefined : (options.webSearch ?? webSearchProviderFromEnv(env));
   let registry: ToolRegistry | undefined;
+  let skills: SkillRegistry | undefined;
   const sandboxes: CodeSandbox[] = [];
   const tools: ToolEntry[] = [
     ...createWebSearchTools({ provider, ...urlPolicy, ...(options.maxSearchesPerTurn !== undefined ? { maxSearchesPerTurn: options.maxSearchesPerTurn } : {}) }),
   ];
+  if (options.sessionTools !== false) tools.push(...createSessionTools({ storage: deps.storage }), createRecommendFeaturesTool({ skills: () => skills }));
   if (options.runCode !== false) {
     const { sandbox: given, python: givenPython, ...limits } = options.runCode ?? {};
     const sandbox = given ?? createQuickJsSandbox(limits);
@@ -71,6 +81,9 @@ export function createResearchPack(deps: ResearchPackDeps): AppPack {
     tools,
     attach: (r) => {
       registry = r;
+    },
+    attachSkills: (s) => {
+      skills = s;
     },
     close: async () => {
       for (const s of sandboxes) await s.close();

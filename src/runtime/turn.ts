@@ -8,6 +8,7 @@ import { applySignalPreload, renderSignalBlock } from '../skills/signals';
 import { createSkillSession, type SkillSession } from '../skills/session';
 import type { RoutedCatalogEntry } from '../skills/types';
 import type { ToolEnvelope } from '../tools/envelope';
+import { isClarification } from '../tools/session-tools';
 import { toAISDKTools } from '../tools/ai-sdk';
 import { createToolCallContext, executedCalls } from '../tools/context';
 import type { DispatchOutcome, ToolCallContext } from '../tools/types';
@@ -256,6 +257,8 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
   let stepCount = 0;
   let answeredBy: string | undefined;
   const pendingApprovals: PendingApproval[] = [];
+  // A clarifying question (`clarify`) ends the turn after its step, like a pending approval.
+  let askedUser = false;
   const toolCalls: TurnToolCall[] = [];
   const outcomes = new Map<string, DispatchOutcome>();
   let state: SessionState = { activeSkills: [], turnCount: 0 };
@@ -361,6 +364,7 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
           stopWhen: [
             isStepCount(Math.max(1, maxSteps - stepCount)),
             () => pendingApprovals.length > 0,
+            () => askedUser,
             () => stopReason === 'repeated-blocked-call',
             () => usage.inputTokens + usage.outputTokens >= turnTokenBudget,
           ],
@@ -419,6 +423,11 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
               if (envelope.code === 'REPEATED_BLOCKED_CALL') stopReason = 'repeated-blocked-call';
             } else {
               emit({ type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: envelope });
+              if (envelope.ok && isClarification(envelope.data)) {
+                askedUser = true;
+                const q = envelope.data;
+                emit({ type: 'clarification-request', toolCallId: part.toolCallId, question: q.question, choices: q.choices, allowFreeText: q.allowFreeText });
+              }
               // A tool that scanned untrusted content it returned (MCP results) lists its findings: surface them.
               const untrusted = envelope.ok ? (envelope.data as { untrusted?: unknown } | undefined)?.untrusted : undefined;
               if (Array.isArray(untrusted)) {
@@ -467,6 +476,7 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
     }
 
     if (stopReason === 'finished' && usage.inputTokens + usage.outputTokens >= turnTokenBudget) stopReason = 'token-budget';
+    if (askedUser && stopReason !== 'aborted') stopReason = 'clarification';
     if (pendingApprovals.length > 0) stopReason = 'approval-required';
     if (stopReason === 'repeated-blocked-call') {
       const note = '\n\nI stopped here: the same action was blocked more than once, so retrying will not help. Tell me how you want to proceed.';
