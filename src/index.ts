@@ -699,9 +699,12 @@ export type {
 
 // ── research: the code sandbox, deep research ──────────────────────────────────
 export {
-  type CodeSandbox, type CodeSandboxLimits, type CodeSandboxResult, createE2bSandbox, createQuickJsSandbox, createRunCodeTools, type E2bSandboxOptions,
-  type QuickJsSandboxOptions, type RunCodeToolsOptions,
+  ALERT_DELIVERY_NOTE, type AlertRequestToolOptions, analysisDefinition, checkCitations, citationNumbers, type CitationProblem, claimBlocks, type CodeSandbox,
+  codeAnalysisDefinition, type CodeSandboxLimits, type CodeSandboxResult, createAlertRequestTool, createE2bSandbox, createMethodologyLensTool, createQuickJsSandbox,
+  createResearchReportTool, createResearchSkills, createRunCodeTools, deepResearchDefinition, type E2bSandboxOptions, memoryAlertsDefinition,
+  type MethodologyLensOptions, type QuickJsSandboxOptions, RESEARCH_SKILL_DEFINITIONS, type ResearchReportToolOptions, type RunCodeToolsOptions,
 } from './research/index';
+export { type FetchedPage, fetchedPages, htmlTitle, normalizePageUrl, noteFetchedPage } from './tools/fetched-pages';
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export {

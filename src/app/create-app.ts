@@ -343,7 +343,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const liveMaterializer = materializer;
     const files = options.files === false ? undefined : createFileStore({ dir: path.join(config.dataDir, 'files'), storage, logger, now, ...(options.files?.maxBytes !== undefined ? { maxBytes: options.files.maxBytes } : {}) });
 
-    packs.push(createResearchPack({ env, storage, options: options.research, urlPolicy: options.web || {}, artifacts, userId }));
+    packs.push(createResearchPack({
+      env, storage, options: options.research, urlPolicy: options.web || {}, artifacts, userId,
+      memoryFor: (ctx) => memoryFor(ctx.call.userId ?? userId),
+      ...(options.learning === false ? {} : { learningFor: (ctx) => learningFor(ctx.call.userId ?? userId, ctx.call.agentId) }),
+    }));
     // Tools: built-in factories, packs, MCP servers, extras. Approvals are signed with a key kept outside the database.
     const approvalKey = options.approvalKey ?? resolveApprovalKey({ env, dataDir: config.dataDir }).key;
     const tools = createToolRegistry({

@@ -2,6 +2,12 @@ import type { ArtifactStore } from '../artifacts/types';
 import { createE2bSandbox } from '../research/e2b-sandbox';
 import { type CodeSandbox, createQuickJsSandbox, type QuickJsSandboxOptions } from '../research/quickjs-sandbox';
 import { createRunCodeTools } from '../research/run-code';
+import { createResearchReportTool } from '../research/report-tool';
+import { createAlertRequestTool, createMethodologyLensTool } from '../research/research-tools';
+import { createResearchSkills } from '../research/skills';
+import type { LearningStore } from '../learning/types';
+import type { MemoryStore } from '../memory/types';
+import type { ToolExecutionContext } from '../tools/types';
 import { createRecommendFeaturesTool } from '../skills/recommend-features';
 import type { SkillRegistry } from '../skills/registry';
 import type { Storage } from '../storage/types';
@@ -32,6 +38,12 @@ export interface ResearchPackOptions {
    */
   /** The baseline session tools `clarify`, `todo` and `recommend_features`; `false` for none. @default on */
   readonly sessionTools?: boolean | undefined;
+  /**
+   * The research skills (`deep-research`, `analysis`, `code-analysis`, `memory.alerts`) and their tools
+   * (`create_research_report`, `methodology_lens`, `alert_request`); `false` for none. A SKILL.md with the same id wins.
+   * @default on
+   */
+  readonly skills?: boolean | undefined;
   readonly runCode?: false | (QuickJsSandboxOptions & { readonly sandbox?: CodeSandbox | undefined; readonly python?: CodeSandbox | false | undefined }) | undefined;
 }
 
@@ -48,12 +60,18 @@ export interface ResearchPackDeps {
   readonly artifacts?: ArtifactStore | undefined;
   /** The app's tenant when a call names none. @default 'default' */
   readonly userId?: string | undefined;
+  /** The memory store of a call's tenant (`alert_request`). */
+  readonly memoryFor?: ((ctx: ToolExecutionContext) => MemoryStore) | undefined;
+  /** The learning store of a call's tenant (`methodology_lens`); undefined when learning is off. */
+  readonly learningFor?: ((ctx: ToolExecutionContext) => LearningStore | undefined) | undefined;
 }
 
 
 /**
- * The research pack: `web_search` (when a provider is configured) and `run_code` (QuickJS; Python on e2b with
- * `E2B_API_KEY`). A plain {@link AppPack}: `createApp` adds it after the finance pack and the host's packs, and
+ * The research pack: `web_search` (when a provider is configured), `run_code` (QuickJS; Python on e2b with
+ * `E2B_API_KEY`), the session tools (`clarify`, `todo`, `recommend_features`), and the research skills with their
+ * tools (`deep-research` → `create_research_report`, `analysis` → `methodology_lens`, `code-analysis`,
+ * `memory.alerts` → `alert_request`). A plain {@link AppPack}: `createApp` adds it after the finance pack and the host's packs, and
  * closes it (the sandbox worker) in `app.close()`.
  */
 export function createResearchPack(deps: ResearchPackDeps): AppPack {
@@ -77,6 +95,12 @@ export function createResearchPack(deps: ResearchPackDeps): AppPack {
     sandboxes.push(sandbox, ...(python ? [python] : []));
     tools.push(...createRunCodeTools({ sandbox, python, artifacts, registry: () => registry, defaultUserId: userId }));
   }
+  const withSkills = options.skills !== false;
+  if (withSkills) {
+    if (artifacts) tools.push(createResearchReportTool({ artifacts, defaultUserId: userId }));
+    if (deps.learningFor) tools.push(createMethodologyLensTool({ learningFor: deps.learningFor, registry: () => registry }));
+    if (deps.memoryFor) tools.push(createAlertRequestTool({ memoryFor: deps.memoryFor }));
+  }
   return {
     tools,
     attach: (r) => {
@@ -84,6 +108,9 @@ export function createResearchPack(deps: ResearchPackDeps): AppPack {
     },
     attachSkills: (s) => {
       skills = s;
+      // Registered once the registries exist: each skill lists only the tools this app has, and a SKILL.md with the
+      // same id (the operator's own version) wins.
+      if (withSkills) s.register(createResearchSkills(new Set(s.tools.list().map((t) => t.name))).filter((k) => !s.has(k.id)));
     },
     close: async () => {
       for (const s of sandboxes) await s.close();

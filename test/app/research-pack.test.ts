@@ -52,4 +52,24 @@ describe('research pack in createApp', () => {
     const first = parseEnvelope(await app.tools.dispatch('run_code', { code: 'return data * 2', data: 21 })) as { ok: false; code: string };
     expect(first.code).toBe('APPROVAL_REQUIRED');
   });
+
+  it('registers the research skills with their tools; methodology_lens applies graduated methodologies; alert_request keeps requests in memory', async () => {
+    const app = await open({});
+    for (const id of ['deep-research', 'analysis', 'code-analysis', 'memory.alerts']) expect(app.skills.has(id), id).toBe(true);
+    expect(app.skills.get('analysis')!.toolNames).toEqual(expect.arrayContaining(['methodology_lens', 'analyze_token', 'run_code']));
+    const learning = app.learning!;
+    const { methodology } = await learning.createMethodology({ text: 'Buy BTC dips when RSI(14) is below 30 on the 4h', asset: 'BTC', origin: 'api' });
+    await learning.graduateMethodology(methodology.id, { force: true, reason: 'test' });
+    await learning.createMethodology({ text: 'Fade ETH pumps above the upper band', asset: 'ETH', origin: 'api' });
+    const lens = parseEnvelope(await app.tools.dispatch('methodology_lens', { symbol: 'btc' })) as { ok: true; data: { assetClass: string; methodologies: Array<{ text: string }>; untestedCandidates: number; market: { symbol: string } } };
+    expect(lens.ok).toBe(true);
+    expect(lens.data).toMatchObject({ assetClass: 'crypto_major', methodologies: [{ text: 'Buy BTC dips when RSI(14) is below 30 on the 4h' }], untestedCandidates: 1, market: { symbol: 'BTC' } });
+
+    const added = parseEnvelope(await app.tools.dispatch('alert_request', { op: 'add', asset: 'btc', condition: 'below', threshold: 60_000 })) as { ok: true; data: { added: { id: number }; note: string } };
+    expect(added.data.note).toContain('no real-time alert engine');
+    expect((await app.memory.read({ category: 'alert' }))[0]!.content).toBe('Alert request: tell the user when BTC goes below 60000 USD.');
+    const cancelled = parseEnvelope(await app.tools.dispatch('alert_request', { op: 'cancel', id: added.data.added.id })) as { ok: true; data: { alerts: unknown[] } };
+    expect(cancelled.data.alerts).toEqual([]);
+    expect(parseEnvelope(await app.tools.dispatch('alert_request', { op: 'add', asset: 'ETH' }))).toMatchObject({ ok: false, error: expect.stringContaining('asset, condition and threshold') });
+  });
 });
