@@ -527,7 +527,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
       ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
       ...options.background,
-      jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: learningFor(userId), storage, finance, memory: memoryFor(userId), model: reflectionModel, userId, bus, now, logger })],
+      jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...learningJobs({ env, learning: learningFor(userId), storage, finance, memory: memoryFor(userId), model: reflectionModel, userId, bus, now, logger })],
       ...(deliver ? { deliver } : {}),
       ...(admit ? { admit } : {}),
     });

@@ -55,7 +55,8 @@ describe('research pack in createApp', () => {
 
   it('registers the research skills with their tools; methodology_lens applies graduated methodologies; alert_request keeps requests in memory', async () => {
     const app = await open({});
-    for (const id of ['deep-research', 'analysis', 'code-analysis', 'memory.alerts']) expect(app.skills.has(id), id).toBe(true);
+    for (const id of ['deep-research', 'analysis', 'code-analysis', 'memory.alerts', 'minara.autopilot']) expect(app.skills.has(id), id).toBe(true);
+    expect(app.background.status().map((j) => j.id)).toContain('finance:autopilot');
     expect(app.skills.get('analysis')!.toolNames).toEqual(expect.arrayContaining(['methodology_lens', 'analyze_token', 'run_code']));
     const learning = app.learning!;
     const { methodology } = await learning.createMethodology({ text: 'Buy BTC dips when RSI(14) is below 30 on the 4h', asset: 'BTC', origin: 'api' });
