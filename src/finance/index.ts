@@ -54,10 +54,7 @@ export { FUND_MOVING_TOOLS, type OrderFacts, type TokenRef } from './order-facts
 export { compareIntent, parseIntent, type ParsedIntent } from './intent';
 export { intentSchema } from './schemas';
 export { SAFETY_AUDIT_TOOL, SAFETY_STAGES, type SafetyStage, type StageDecision } from './safety/index';
-export { createAccountTools } from './account-tools';
-export {
-  type Autopilot, type AutopilotJob, autopilotIntent, type AutopilotOptions, type AutopilotOrder, type AutopilotStrategy, createAutopilot,
-} from './autopilot';
+export { type Autopilot, type AutopilotJob, autopilotIntent, type AutopilotOrder, type AutopilotStrategy } from './autopilot';
 
 // ── skills and scenarios ─────────────────────────────────────────────────────
 export { createFinanceSkills, FINANCE_SKILL_DEFINITIONS, minaraAutopilotDefinition } from './skills';
