@@ -112,6 +112,15 @@ export function formatApproval(
   return lines.join('\n');
 }
 
+/** A clarifying question: the question, then numbered choices (the REPL takes a number as the choice). */
+export function formatClarification(q: { question: string; choices: ReadonlyArray<{ label: string }>; allowFreeText: boolean }): string {
+  return [
+    `  ? ${q.question}`,
+    ...q.choices.map((c, i) => `    ${i + 1}. ${c.label}`),
+    q.choices.length > 0 ? `    (answer with a number${q.allowFreeText ? ' or in your own words' : ''})` : '',
+  ].filter((l) => l !== '').join('\n');
+}
+
 /** `tool_invoke({ name, args })` reaches a tool outside the turn's list; show it as that tool. */
 function unwrapInvoke(toolName: string, input: unknown): { name: string; args: unknown } | undefined {
   if (toolName !== 'tool_invoke' || typeof input !== 'object' || input === null) return undefined;
@@ -249,6 +258,9 @@ export function createEventRenderer(options: {
           // without that step gets the sentence from the arguments here.
           if (options.approvalsAskedLater) return;
           line(style.yellow(formatApproval(event, { json: json() })));
+          return;
+        case 'clarification-request':
+          line(style.yellow(formatClarification(event)));
           return;
         case 'skill-activated':
           if (event.skillIds.length > 0) line(style.dim(`  ⚙ skills: ${event.skillIds.join(', ')} (${event.via})`));

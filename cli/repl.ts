@@ -196,8 +196,13 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   };
 
   /** Run a turn (a message and/or approval decisions), asking for approvals until it settles. */
+  // The choices of the last clarifying question: a bare number as the next message picks one.
+  let lastChoices: ReadonlyArray<{ label: string; value: string }> = [];
   const runTurn = async (turn: { sessionId: string; message?: string; approvals?: readonly ApprovalDecision[] }): Promise<void> => {
     let message = turn.message;
+    const picked = message !== undefined && /^\d+$/.test(message.trim()) ? lastChoices[Number(message.trim()) - 1] : undefined;
+    if (picked) message = picked.value;
+    lastChoices = [];
     let approvals = turn.approvals;
     await loadFinanceWords();
     renderer.reset();
@@ -217,6 +222,7 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
           if (event.type !== 'turn-start') spinner.stop();
           renderer.render(event);
           if (event.type === 'approval-request') pending.push(event);
+          if (event.type === 'clarification-request') lastChoices = event.choices;
           if (event.type === 'step-end' && event.finishReason === 'tool-calls') spinner.start();
         }
       } catch (error) {

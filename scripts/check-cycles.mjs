@@ -40,7 +40,9 @@ const ALLOWED = {
   background: [...base, 'config', 'storage', 'runtime', 'workspace', 'memory'],
   // Operations over stored state: the doctor, memory export and import.
   ops: [...base, 'config', 'storage', 'safety', 'memory', 'learning', 'workspace', 'llm'],
-  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning', 'ops', 'artifacts', 'files'],
+  // Research and analysis: the code sandbox (run_code), deep-research reports, the research skills and their tools.
+  research: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'learning', 'artifacts'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning', 'ops', 'artifacts', 'files', 'research'],
 };
 
 function walk(dir, out = []) {

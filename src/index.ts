@@ -93,6 +93,16 @@ export { createToolCallContext } from './tools/context';
 export { BUILTIN_TOOL_SETS } from './tools/tool-sets';
 export { createFileTools, type FileToolsOptions } from './tools/file-tools';
 export { createWebTools, type WebToolsOptions } from './tools/web-tools';
+export { createWebSearchTools, type WebSearchResult, type WebSearchToolsOptions } from './tools/web-search';
+export {
+  type Clarification, type ClarificationChoice, CLARIFY_TOOL, createSessionTools, isClarification, readTodos, type SessionToolsOptions, type TodoItem,
+} from './tools/session-tools';
+export { createRecommendFeaturesTool, type RecommendFeaturesOptions } from './skills/recommend-features';
+export {
+  type BraveSearchOptions, createBraveSearchProvider, createSearxngSearchProvider, createTavilySearchProvider, type ProviderBaseOptions, providerBaseUrl, providerRequest,
+  type ProviderRequestInit, type SearxngSearchOptions, type TavilySearchOptions, WEB_SEARCH_PROVIDERS, type WebSearchFreshness, type WebSearchHit,
+  type WebSearchProvider, webSearchProviderFromEnv, type WebSearchRequest,
+} from './tools/search-providers';
 export { type BrowserToolsOptions, createBrowserTools, findChromium } from './tools/browser-tools';
 export { createUrlPolicy, isPublicAddress, type UrlPolicy, type UrlPolicyOptions } from './tools/url-policy';
 export { type SettledToolCall, toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
@@ -690,8 +700,20 @@ export type {
 } from './files/index';
 // ── END artifacts
 
+// ── research: the code sandbox, deep research ──────────────────────────────────
+export {
+  ALERT_DELIVERY_NOTE, type AlertRequestToolOptions, analysisDefinition, checkCitations, citationNumbers, type CitationProblem, claimBlocks, type CodeSandbox,
+  codeAnalysisDefinition, type CodeSandboxLimits, type CodeSandboxResult, createAlertRequestTool, createE2bSandbox, createMethodologyLensTool, createQuickJsSandbox,
+  createResearchReportTool, createResearchSkills, createRunCodeTools, deepResearchDefinition, type E2bSandboxOptions, memoryAlertsDefinition,
+  type MethodologyLensOptions, type QuickJsSandboxOptions, RESEARCH_SKILL_DEFINITIONS, type ResearchReportToolOptions, type RunCodeToolsOptions,
+} from './research/index';
+export { type FetchedPage, fetchedPages, htmlTitle, normalizePageUrl, noteFetchedPage } from './tools/fetched-pages';
+
 // ── app (issue: createApp) ───────────────────────────────────────────────────
-export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
+export {
+  type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, createResearchPack, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints, type ResearchPackDeps,
+  type ResearchPackOptions,
+} from './app/index';
 
 // ── models ───────────────────────────────────────────────────────────────────
 export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';

@@ -69,7 +69,7 @@ export function assembleBackground(
     ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
     ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
     ...options.background,
-    jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],
+    jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],
     ...(deliver ? { deliver } : {}),
     ...(admit ? { admit } : {}),
   });

@@ -3,7 +3,7 @@ import { assembleBackground } from './background';
 import { createDisposerStack } from './disposers';
 import { assembleMemoryAndLearning } from './memory';
 import { resolveAppModels } from './models';
-import { assemblePacks } from './packs';
+import { assemblePacks, withResearchPack } from './packs';
 import { assembleRuntime } from './runtime';
 import { assembleSecurity, listenForFleetStop } from './security';
 import { resolveAppSettings } from './settings';
@@ -39,8 +39,9 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   try {
     const models = await resolveAppModels(settings); // model, its status, embedder
     const memory = assembleMemoryAndLearning(settings, storage, models, disposers); // per tenant, made on first use
-    const packs = await assemblePacks(settings, storage, memory, disposers); // finance, the host's packs, MCP servers
+    const base = await assemblePacks(settings, storage, memory, disposers); // finance, the host's packs, MCP servers
     const artifacts = assembleArtifactsAndFiles(settings, storage, disposers); // artifacts, materializer, uploads
+    const packs = withResearchPack(settings, storage, memory, artifacts.artifacts, base, disposers); // web search, code sandbox, research
     const tools = assembleSecurity(settings, storage, { memory, packs, artifacts }); // approval key, registry, grants, stop
     const skills = assembleSkills(settings, tools, packs); // packs', host's, SKILL.md directories, external
     const workspace = await assembleWorkspace(settings, models, disposers); // the operator's (seeded) and tenants'

@@ -1,3 +1,5 @@
+import type { ArtifactStore } from '../artifacts/types';
+import { createResearchPack } from './research-pack';
 import path from 'node:path';
 import { minaraProvidersFromEnv } from '../finance/adapters/factory';
 import { createFinancePack, type FinancePack } from '../finance/create-finance-pack';
@@ -66,6 +68,26 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
     disposers.push(() => connected.close());
   }
   return { finance, packs, mcp };
+}
+
+/**
+ * The research part, once artifacts exist: web search, the code sandbox, deep research and the session tools
+ * (`createResearchPack`), appended after the finance pack and the host's packs; its sandbox worker is released
+ * with the rest.
+ */
+export function withResearchPack(settings: AppSettings, storage: Storage, memory: AppMemory, artifacts: ArtifactStore | undefined, packs: AppPacks, disposers: DisposerStack): AppPacks {
+  const { options, env, userId } = settings;
+  const research = createResearchPack({
+    env, storage, options: options.research, urlPolicy: options.web || {}, artifacts, userId,
+    memoryFor: (ctx) => memory.memoryFor(ctx.call.userId ?? userId),
+    ...(options.learning === false ? {} : { learningFor: (ctx) => memory.learningFor(ctx.call.userId ?? userId, ctx.call.agentId) }),
+  });
+  const all = [...packs.packs, research];
+  for (const p of all) {
+    const close = p.close;
+    if (close) disposers.push(() => close().catch((error: unknown) => settings.logger.warn('pack close failed', { error: error instanceof Error ? error.message : String(error) })));
+  }
+  return { ...packs, packs: all };
 }
 
 /** The MCP config createApp uses: the option, else MINARA_MCP_CONFIG, else `<workspace>/mcp.json` when present. */

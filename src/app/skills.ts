@@ -33,5 +33,6 @@ export function assembleSkills(settings: AppSettings, tools: ToolRegistry, packs
     }
   }
   for (const issue of skillLoadIssues) logger.warn('skill not loaded', { file: issue.file, field: issue.field, message: issue.message });
+  for (const p of packs.packs) p.attachSkills?.(skills);
   return { skills, skillLoadIssues, externalSkills };
 }

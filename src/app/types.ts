@@ -1,3 +1,4 @@
+import type { ResearchPackOptions } from './research-pack';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { EmbeddingModel, LanguageModel } from 'ai';
 import type { ArtifactMaterializer } from '../artifacts/materializer';
@@ -35,6 +36,10 @@ export interface AppPack {
   readonly scenarios?: ScenarioClassifier | undefined;
   /** Called once the registry exists (e.g. to hand the pack the emergency-stop handle). */
   readonly attach?: ((registry: ToolRegistry) => void) | undefined;
+  /** Called once the skill registry exists (e.g. for a tool that recommends skills). */
+  readonly attachSkills?: ((skills: SkillRegistry) => void) | undefined;
+  /** Called by `app.close()` (e.g. to stop a worker the pack started). */
+  readonly close?: (() => Promise<void>) | undefined;
 }
 
 /** Options of {@link createApp}. Every part can be replaced; everything else comes from env and defaults. */
@@ -109,6 +114,8 @@ export interface CreateAppOptions {
    * @default on when available
    */
   readonly browser?: BrowserToolsOptions | false | undefined;
+  /** Web search, the code sandbox, deep research and the baseline tools (docs/tools.md), or `false` for none. @default from env */
+  readonly research?: ResearchPackOptions | false | undefined;
   /** Prices per model id (USD per million tokens), merged over `DEFAULT_MODEL_PRICES`; every turn's cost goes to `storage.usage`. */
   readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
   /**

@@ -18,6 +18,8 @@ import { createFinanceSkills } from './skills';
 import { createTradeTools } from './trade-tools';
 import { createEmergencyStopTool, createTransferTools } from './transfer-tools';
 import type { MarketDataProvider, TradingProvider } from './types';
+import { createAccountTools } from './account-tools';
+import { type Autopilot, type AutopilotJob, createAutopilot } from './autopilot';
 
 /** Options of {@link createFinancePack}. */
 export interface FinancePackOptions {
@@ -46,6 +48,11 @@ export interface FinancePackOptions {
   readonly requireIntent?: boolean | undefined;
   /** Emergency-stop handle; `attach(registry)` replaces it with the registry's. @default one over `storage` */
   readonly emergencyStop?: EmergencyStopApi | undefined;
+  /**
+   * Autopilot strategies (DCA, grid): the `autopilot_*` tools and the `finance:autopilot` background job that places
+   * their orders through the registry; `false` for none. @default on, ticking every minute
+   */
+  readonly autopilot?: false | { readonly tickMs?: number | undefined; readonly maxFailures?: number | undefined } | undefined;
   /** Extra or replacement scenarios. @default FINANCE_SCENARIOS */
   readonly scenarios?: readonly ScenarioDefinition[] | undefined;
   readonly now?: (() => Date) | undefined;
@@ -66,6 +73,10 @@ export interface FinancePack {
   readonly trading: TradingProvider;
   /** Limits in force now (config tightened by preferences). */
   limits(): Promise<FinanceLimits>;
+  /** The autopilot (strategies and their job); undefined when `autopilot: false`. */
+  readonly autopilot: Autopilot | undefined;
+  /** Background jobs for the runner (`createApp` adds them to `app.background`): the autopilot's. */
+  readonly jobs: readonly AutopilotJob[];
   /** Use the registry's emergency-stop API (same storage flag, plus its bus events). Returns the registry. */
   attach<R extends ToolRegistry>(registry: R): R;
 }
@@ -114,12 +125,16 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
     now,
   };
 
+  let attached: ToolRegistry | undefined;
+  const autopilot = options.autopilot === false ? undefined : createAutopilot({ deps, storage, registry: () => attached, logger, ...options.autopilot });
   const tools: ToolEntry[] = [
     ...createReadTools(deps),
+    ...createAccountTools(deps),
     ...createTradeTools(deps),
     ...createPerpsTools(deps),
     ...createTransferTools(deps),
     createEmergencyStopTool(deps),
+    ...(autopilot?.tools ?? []),
   ];
   const own = new Set<ToolEntry>(tools);
   const hooks = createAuditedHooks(deps, (t) => own.has(t), storage, now, logger);
@@ -133,8 +148,11 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
     market,
     trading,
     limits: deps.limits,
+    autopilot,
+    jobs: autopilot ? [autopilot.job] : [],
     attach(registry) {
       stop = registry.emergencyStop;
+      attached = registry;
       return registry;
     },
   };

@@ -25,7 +25,7 @@ export { createFinancePack, type FinancePack, type FinancePackOptions } from './
 // ── provider interfaces ──────────────────────────────────────────────────────
 export type {
   AccountInfo, Candle, FearGreed, HistoryPerpFill, HistorySpotActivity, Holding, MarketDataProvider, OhlcvInterval, OhlcvSeries, OrderResult, PerpCloseRequest, PerpOpenRequest, PerpSubAccount,
-  PerpPositionView, PerpQuote, PnlReport, Portfolio, PriceQuote, Provenance, ProviderCallOptions, SpotOrderRequest, SpotQuote, TokenInfo,
+  PerpPositionView, PerpQuote, PerpSweepQuote, PerpSweepRequest, PnlReport, Portfolio, PriceQuote, Provenance, ProviderCallOptions, SpotOrderRequest, SpotQuote, TokenInfo,
   TradingProvider, TransferQuote, TransferRequest, TrendingToken,
 } from './types';
 
@@ -54,6 +54,7 @@ export { FUND_MOVING_TOOLS, type OrderFacts, type TokenRef } from './order-facts
 export { compareIntent, parseIntent, type ParsedIntent } from './intent';
 export { intentSchema } from './schemas';
 export { SAFETY_AUDIT_TOOL, SAFETY_STAGES, type SafetyStage, type StageDecision } from './safety/index';
+export { type Autopilot, type AutopilotJob, autopilotIntent, type AutopilotOrder, type AutopilotStrategy } from './autopilot';
 
 // ── describing calls and results in words (web app, REPL) ───────────────────
 export {
@@ -61,7 +62,7 @@ export {
 } from './describe';
 
 // ── skills and scenarios ─────────────────────────────────────────────────────
-export { createFinanceSkills, FINANCE_SKILL_DEFINITIONS } from './skills';
+export { createFinanceSkills, FINANCE_SKILL_DEFINITIONS, minaraAutopilotDefinition } from './skills';
 export { FINANCE_SCENARIOS, type ScenarioDefinition } from './scenarios';
 export { createScenarioClassifier, type ScenarioClassifier, type ScenarioClassifierOptions, type ScenarioResult } from './scenario-classifier';
 

@@ -4,7 +4,7 @@ import {
   DEFAULT_PAPER_COSTS, impactBps, isStableLike, liquidationPrice, type PaperCosts, perpUnrealized, planPerpClose, planPerpOpen, planSpot, planTransferOut,
 } from './paper-accounting';
 import type {
-  AccountInfo, MarketDataProvider, OrderResult, PerpPositionView, PerpQuote, PnlReport, Portfolio, SpotQuote, TradingProvider, TransferQuote,
+  AccountInfo, MarketDataProvider, OrderResult, PerpPositionView, PerpQuote, PerpSubAccount, PerpSweepQuote, PnlReport, Portfolio, SpotQuote, TradingProvider, TransferQuote,
 } from './types';
 
 /** Options of {@link createPaperTradingProvider}. */
@@ -25,6 +25,11 @@ export interface PaperTradingOptions {
   readonly liquidityUsd?: ((symbol: string) => number) | undefined;
   /** Default slippage cap of an order that gives none. @default 100 */
   readonly defaultMaxSlippageBps?: number | undefined;
+  /**
+   * Perp sub-accounts beside the main account, by name, with their opening balances (kept as accounts
+   * `<accountId>:<name>` in the same books). @default { 'perps-1': { USDC: 500 } }
+   */
+  readonly perpSubAccounts?: Readonly<Record<string, Readonly<Record<string, number>>>> | undefined;
   readonly now?: (() => Date) | undefined;
 }
 
@@ -51,6 +56,8 @@ export function createPaperTradingProvider(options: PaperTradingOptions): PaperT
   const liquidity = options.liquidityUsd ?? ((s: string) => simTokens?.(s)?.liquidityUsd ?? 5_000_000);
   const prov = { source: 'paper', simulated: true } as const;
   let ensured: Promise<void> | undefined;
+  const subAccounts = options.perpSubAccounts ?? { 'perps-1': { USDC: 500 } };
+  const subId = (name: string) => `${accountId}:${name}`;
 
   const ensureAccount = () =>
     (ensured ??= trading.ensureAccount({ accountId, baseCurrency, initialBalances: seedBalances, now: now().toISOString() }).then(
@@ -172,8 +179,50 @@ export function createPaperTradingProvider(options: PaperTradingOptions): PaperT
     simulated: true,
     accountId,
     ensureAccount,
-    async listPerpSubAccounts() {
-      return [{ id: accountId }];
+    async listPerpSubAccounts(): Promise<PerpSubAccount[]> {
+      await ensureAccount();
+      const out: PerpSubAccount[] = [];
+      for (const [id, book] of [[accountId, accountId], ...Object.keys(subAccounts).map((n) => [n, subId(n)])] as Array<[string, string]>) {
+        if (book !== accountId) await trading.ensureAccount({ accountId: book, baseCurrency, initialBalances: subAccounts[id]!, now: now().toISOString() });
+        const balances = await trading.listBalances(book);
+        let valueUsd = 0;
+        for (const b of balances) valueUsd += b.amount * (await priceOf(b.asset));
+        out.push({ id, ...(book === accountId ? { main: true } : {}), balances: Object.fromEntries(balances.map((b) => [b.asset, b.amount])), valueUsd });
+      }
+      return out;
+    },
+    async quotePerpSweep(req): Promise<PerpSweepQuote> {
+      const name = req.subAccountId;
+      if (!(name in subAccounts)) throw new MinaraError('INVALID_ARGUMENT', `subAccountId: no sub-account "${name}" (sub-accounts: ${Object.keys(subAccounts).join(', ') || 'none'})`);
+      await trading.ensureAccount({ accountId: subId(name), baseCurrency, initialBalances: subAccounts[name]!, now: now().toISOString() });
+      const asset = up(req.asset);
+      const held = (await trading.listBalances(subId(name))).find((b) => b.asset === asset)?.amount ?? 0;
+      const amount = req.amount ?? held;
+      if (!(amount > 0)) throw new MinaraError('INVALID_ARGUMENT', `${name} holds no ${asset} to sweep.`);
+      if (amount > held + 1e-9) throw new MinaraError('INVALID_ARGUMENT', `${name} holds ${held} ${asset}; cannot sweep ${amount}.`);
+      return { ...prov, subAccountId: name, asset, amount, valueUsd: amount * (await priceOf(asset)), to: accountId, feeUsd: 0, at: now().toISOString() };
+    },
+    async sweepPerpSubAccount(req) {
+      const dup = await previous(req.clientOrderId);
+      if (dup) return dup;
+      const q = await this.quotePerpSweep!(req).catch(async (error: unknown) => {
+        // A sweep whose first leg already ran (a retry after a crash) finds the sub-account empty: finish it from that leg.
+        const out = await trading.getFill(subId(req.subAccountId), `${req.clientOrderId}:out`);
+        if (!out) throw error;
+        return { ...prov, subAccountId: req.subAccountId, asset: out.symbol, amount: out.quantity, valueUsd: out.notionalUsd, to: accountId, feeUsd: 0, at: out.at };
+      });
+      const at = now().toISOString();
+      const mark = q.amount > 0 ? q.valueUsd / q.amount : 1;
+      const out = await trading.applyFill(subId(q.subAccountId), `${req.clientOrderId}:out`, (s) => planTransferOut(s, { asset: q.asset, amount: q.amount, to: accountId, kind: 'transfer', at, markUsd: mark }));
+      if (out.status === 'rejected') throw new MinaraError('INVALID_ARGUMENT', `Sweep rejected: ${out.reason}.`);
+      const moved = out.fill.quantity;
+      const cost = -out.fill.contributionUsd;
+      return result(
+        await apply(req.clientOrderId, () => ({
+          fill: { kind: 'deposit', symbol: q.asset, side: 'in', quantity: moved, price: mark, notionalUsd: moved * mark, feeUsd: 0, realizedPnlUsd: 0, contributionUsd: cost, at, details: { from: subId(q.subAccountId), sweep: true } },
+          balances: [{ asset: q.asset, amount: moved, costBasisUsd: cost }],
+        })),
+      );
     },
     async listPerpFills(q) {
       if (q.subAccountId !== accountId) return [];

@@ -23,7 +23,7 @@ export const minaraCoreDefinition: SkillDefinition = {
   summary: 'Preview every trade with an intent; confirm only after the user agrees; report fills and say when numbers are simulated.',
   toolNames: [
     'get_price', 'search_tokens', 'lookup_token', 'get_trending', 'get_fear_greed', 'get_portfolio', 'minara_total_balance', 'minara_pnl',
-    'swap_tokens', 'buy_token', 'sell_token',
+    'get_account_info', 'swap_tokens', 'buy_token', 'sell_token',
   ],
   priority: 30,
   routing: {
@@ -55,10 +55,10 @@ export const minaraPerpsDefinition: SkillDefinition = {
     'Quote the liquidation price every time. An opposite position must be closed before opening the other side.',
   ].join('\n'),
   summary: 'Preview every perp order with leverage, margin and liquidation price; every open/close needs approval.',
-  toolNames: ['get_price', 'get_perps_positions', 'open_perps_position', 'close_perps_position', 'minara_pnl'],
+  toolNames: ['get_price', 'get_perps_positions', 'open_perps_position', 'close_perps_position', 'minara_pnl', 'list_perps_sub_accounts', 'sweep_perps_sub_account'],
   priority: 35,
   routing: {
-    keywords: ['perp', 'perps', 'perpetual', 'long', 'short', 'leverage', 'liquidation', 'funding', '合约', '永续', '做多', '做空', '开多', '开空', '杠杆', '爆仓', '强平', '平仓'],
+    keywords: ['perp', 'perps', 'perpetual', 'long', 'short', 'leverage', 'liquidation', 'funding', 'sub account', 'sub accounts', 'sweep', '合约', '永续', '做多', '做空', '开多', '开空', '杠杆', '爆仓', '强平', '平仓', '子账户'],
     lifecycleStages: ['decide', 'manage'],
     assetClasses: ['perps', 'crypto_major', 'crypto_alt'],
     coActivate: ['minara.core'],
@@ -91,6 +91,32 @@ export const marketWatchDefinition: SkillDefinition = {
   conditions: { requiresTools: ['get_price'] },
 };
 
+/** `minara.autopilot`: automated DCA and grid strategies. */
+export const minaraAutopilotDefinition: SkillDefinition = {
+  id: 'minara.autopilot',
+  description: 'Autopilot: recurring DCA buys and grid strategies on the account',
+  prompt: [
+    '## When to use',
+    'The user wants buying or trading to happen by itself: "DCA 50 USD into ETH every day", "run a grid on SOL between 120 and 180", or asks about, changes or stops such a strategy.',
+    '## Procedure',
+    '1. Pin down every number: symbol, USD per order, interval (DCA: 1h, 4h, 1d, 1w) or range and levels (grid), total budget, duration. Ask with clarify if one is missing; never invent a budget.',
+    '2. Say the plan in one line (orders, size, budget, end date), then call autopilot_start. It is ALWAYS_CONFIRM: the turn waits for the user\'s approval.',
+    '3. Once started, each order is placed by the background runner as a checked trade; failures pause the strategy after three in a row.',
+    '4. autopilot_list shows status, spent and recent orders; autopilot_modify (approval again) changes size, budget, interval or range, or pauses; autopilot_stop stops at once.',
+    '## Rules',
+    '- Paper account results are simulated: say so. A strategy never exceeds its budget or the trade limit per order.',
+  ].join('\n'),
+  summary: 'Pin every number, state the plan, autopilot_start (approval); list/modify/stop on request.',
+  toolNames: ['autopilot_start', 'autopilot_modify', 'autopilot_stop', 'autopilot_list', 'get_price', 'get_account_info'],
+  priority: 36,
+  routing: {
+    keywords: ['autopilot', 'dca', 'dollar cost', 'dollar-cost', 'recurring buy', 'every day', 'every week', 'grid', 'grid bot', 'grid strategy', 'strategy', 'strategies', '定投', '网格', '自动交易', '策略'],
+    lifecycleStages: ['decide', 'manage'],
+    assetClasses: ['crypto_major', 'crypto_alt', 'crypto_meme'],
+  },
+  conditions: { requiresTools: ['autopilot_start', 'autopilot_list'] },
+};
+
 /** `memory.personal`: the user's preferences, constraints and history. */
 export const memoryPersonalDefinition: SkillDefinition = {
   id: 'memory.personal',
@@ -114,7 +140,7 @@ export const memoryPersonalDefinition: SkillDefinition = {
 };
 
 /** The built-in finance skill definitions (tool lists unfiltered). */
-export const FINANCE_SKILL_DEFINITIONS: readonly SkillDefinition[] = [minaraCoreDefinition, minaraPerpsDefinition, marketWatchDefinition, memoryPersonalDefinition];
+export const FINANCE_SKILL_DEFINITIONS: readonly SkillDefinition[] = [minaraCoreDefinition, minaraPerpsDefinition, minaraAutopilotDefinition, marketWatchDefinition, memoryPersonalDefinition];
 
 /**
  * The built-in finance skills, each `toolNames` narrowed to the tools that exist (`available`: the pack's

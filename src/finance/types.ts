@@ -268,6 +268,33 @@ export interface PerpQuote extends Provenance {
 export interface PerpSubAccount {
   readonly id: string;
   readonly walletAddress?: string | undefined;
+  /** The main account (sweeps go into it), when the provider says which one it is. */
+  readonly main?: boolean | undefined;
+  /** Balances by asset, when the provider reports them. */
+  readonly balances?: Readonly<Record<string, number>> | undefined;
+  /** Value of the balances in USD, when known. */
+  readonly valueUsd?: number | undefined;
+}
+
+/** Move a sub-account's funds into the main account. */
+export interface PerpSweepRequest {
+  readonly subAccountId: string;
+  /** @default the base currency (USDC) */
+  readonly asset: string;
+  /** Units to move; everything of `asset` when absent. */
+  readonly amount?: number | undefined;
+}
+
+/** The quote of a sweep. */
+export interface PerpSweepQuote extends Provenance {
+  readonly subAccountId: string;
+  readonly asset: string;
+  readonly amount: number;
+  readonly valueUsd: number;
+  /** Where the funds go (the main account's id). */
+  readonly to: string;
+  readonly feeUsd: number;
+  readonly at: string;
 }
 
 /**
@@ -326,6 +353,10 @@ export interface TradingProvider {
   closePerp(request: PerpCloseRequest & { readonly clientOrderId: string }, options?: ProviderCallOptions): Promise<OrderResult>;
   /** The perp sub-accounts whose fills the history mirror syncs (optional: the mirror skips perps without it). */
   listPerpSubAccounts?(options?: ProviderCallOptions): Promise<PerpSubAccount[]>;
+  /** Quote moving a sub-account's funds into the main account (optional: no sweep tool without it). */
+  quotePerpSweep?(request: PerpSweepRequest, options?: ProviderCallOptions): Promise<PerpSweepQuote>;
+  /** Move a sub-account's funds into the main account; idempotent by client order id. */
+  sweepPerpSubAccount?(request: PerpSweepRequest & { readonly clientOrderId: string }, options?: ProviderCallOptions): Promise<OrderResult>;
   /** A sub-account's perp fills at or after `sinceMs` (all when absent), oldest first. */
   listPerpFills?(query: { readonly subAccountId: string; readonly sinceMs?: number | undefined }, options?: ProviderCallOptions): Promise<HistoryPerpFill[]>;
   /** Spot swaps and transfers at or after `sinceMs`, oldest first. */

@@ -16,6 +16,8 @@ export interface TurnUsage {
 export type TurnStopReason =
   | 'finished'
   | 'approval-required'
+  /** The model asked the user a question (`clarify`); the answer is the next message. */
+  | 'clarification'
   | 'max-steps'
   | 'token-budget'
   | 'repeated-blocked-call'
@@ -47,6 +49,17 @@ export type AgentEvent =
   | { readonly type: 'tool-result'; readonly toolCallId: string; readonly toolName: string; readonly output: ToolEnvelope }
   | { readonly type: 'tool-blocked'; readonly toolCallId: string; readonly toolName: string; readonly code: string; readonly reason: string }
   | ({ readonly type: 'approval-request' } & PendingApproval)
+  /**
+   * The model asked the user a question with `clarify`; the turn ends (`stopReason: 'clarification'`). Render the
+   * choices (send the picked `value` as the next message) and, when `allowFreeText`, a text box.
+   */
+  | {
+      readonly type: 'clarification-request';
+      readonly toolCallId: string;
+      readonly question: string;
+      readonly choices: ReadonlyArray<{ readonly label: string; readonly value: string }>;
+      readonly allowFreeText: boolean;
+    }
   | { readonly type: 'step-end'; readonly stepNumber: number; readonly finishReason: string; readonly usage: TurnUsage }
   | {
       readonly type: 'turn-end';

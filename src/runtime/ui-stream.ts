@@ -24,7 +24,7 @@ export interface UIStreamEncoder {
 }
 
 /** Minara events that travel as `data-minara-<type>` chunks. */
-const DATA_EVENTS = new Set<AgentEvent['type']>(['turn-start', 'input-flagged', 'skill-activated', 'compaction', 'approval-request', 'step-end', 'turn-end', 'subagent']);
+const DATA_EVENTS = new Set<AgentEvent['type']>(['turn-start', 'input-flagged', 'skill-activated', 'compaction', 'approval-request', 'clarification-request', 'step-end', 'turn-end', 'subagent']);
 /**
  * The events kept in the message, each under a fixed part id so a continuation (an approval answered, a
  * resumed turn) replaces it instead of piling up: the last `turn-end`, one part per scanner finding.
@@ -33,7 +33,8 @@ const DATA_EVENTS = new Set<AgentEvent['type']>(['turn-start', 'input-flagged', 
 const PERSISTED_EVENTS = new Set<AgentEvent['type']>(['turn-end', 'input-flagged']);
 
 /** The Minara event types that travel as data parts. */
-export type MinaraDataEventType = 'turn-start' | 'input-flagged' | 'skill-activated' | 'compaction' | 'approval-request' | 'step-end' | 'turn-end' | 'subagent';
+export type MinaraDataEventType =
+  | 'turn-start' | 'input-flagged' | 'skill-activated' | 'compaction' | 'approval-request' | 'clarification-request' | 'step-end' | 'turn-end' | 'subagent';
 
 /** The data parts of a {@link MinaraUIMessage}: `data-minara-<type>` carries that {@link AgentEvent}. */
 export type MinaraDataParts = { [K in MinaraDataEventType as `minara-${K}`]: Extract<AgentEvent, { type: K }> };
@@ -50,6 +51,7 @@ export type MinaraUIMessage = UIMessage<unknown, MinaraDataParts, MinaraUITools>
 const FINISH_REASON: Readonly<Record<TurnStopReason, FinishReason>> = {
   finished: 'stop',
   'approval-required': 'tool-calls',
+  clarification: 'stop',
   'max-steps': 'length',
   'token-budget': 'length',
   'repeated-blocked-call': 'other',
@@ -70,7 +72,7 @@ const FINISH_REASON: Readonly<Record<TurnStopReason, FinishReason>> = {
  * | `tool-blocked` | `tool-output-available` with `{ ok: false, error, code }`; `APPROVAL_DENIED` → `tool-output-denied` |
  * | `approval-request` | `tool-approval-request { approvalId, toolCallId, reason }` + `data-minara-approval-request` (transient) |
  * | `step-end` | `data-minara-step-end` (transient), `finish-step` |
- * | `turn-start`, `skill-activated`, `compaction`, `subagent` | `data-minara-<type>` (transient) |
+ * | `turn-start`, `skill-activated`, `compaction`, `subagent`, `clarification-request` | `data-minara-<type>` (transient) |
  * | `turn-end`, `input-flagged` | `data-minara-<type>` with a fixed part id (the latest replaces the earlier) |
  * | `error` | `error { errorText }` |
  */

@@ -20,6 +20,9 @@ export const DEFAULT_ALWAYS_INCLUDE_TOOLS: readonly string[] = Object.freeze([
   'get_price',
   'search_tokens',
   'memory_*',
+  'clarify',
+  'todo',
+  'recommend_features',
 ]);
 
 /** How an activation happened. */

@@ -18,6 +18,9 @@ export const BUILTIN_TOOL_SETS: readonly ToolSetDefinition[] = [
   { name: 'artifacts', description: 'Charts, reports and spreadsheets the agent makes for the user (never the sandbox)' },
   { name: 'skills', description: 'Skill activation and tool_invoke meta-tools' },
   { name: 'system', description: 'Agent control: the emergency stop' },
+  { name: 'code', description: 'Computation in the code sandbox (run_code): no network, no files' },
+  { name: 'session', description: 'Conversation helpers: clarifying questions, the task list, feature pointers' },
+  { name: 'autopilot', description: 'Automated strategies (DCA, grid): start, modify, stop', includes: ['read'] },
 ];
 
 /** Transitive closure of `names` over `includes` (each set covers itself). Unknown names cover only themselves. */

@@ -6,6 +6,7 @@ import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from './define-tool';
 import type { ToolEntry } from './types';
 import { createUrlPolicy, readCapped, type UrlPolicyOptions } from './url-policy';
+import { fetchedPages, htmlTitle, noteFetchedPage } from './fetched-pages';
 
 /** Options of {@link createWebTools}: the URL policy (`allowHosts`, `denyHosts`, `resolve`) and the limits. */
 export interface WebToolsOptions extends UrlPolicyOptions {
@@ -17,6 +18,8 @@ export interface WebToolsOptions extends UrlPolicyOptions {
   readonly timeoutMs?: number | undefined;
   /** Redirects followed, each re-checked. @default 3 */
   readonly maxRedirects?: number | undefined;
+  /** Pages one turn may read; past it the call is refused (`TOOL_BLOCKED`), which bounds a research loop. @default 20 */
+  readonly maxFetchesPerTurn?: number | undefined;
   /**
    * The fetch that performs requests (tests). A fetch given here is called only after the URL policy's check and
    * does not get the connect-time address check. @default the policy's fetch (undici, connect-time check)
@@ -34,7 +37,7 @@ export interface WebToolsOptions extends UrlPolicyOptions {
  * runtime turns into `input-flagged` events.
  */
 export function createWebTools(options: WebToolsOptions = {}): ToolEntry[] {
-  const { maxBytes = 262_144, maxChars = 20_000, timeoutMs = 10_000, maxRedirects = 3 } = options;
+  const { maxBytes = 262_144, maxChars = 20_000, timeoutMs = 10_000, maxRedirects = 3, maxFetchesPerTurn = 20 } = options;
   const policy = createUrlPolicy('createWebTools', options);
   const { check } = policy;
   const doFetch = options.fetch ?? ((u: URL, init: RequestInit) => policy.fetch(u, init));
@@ -54,6 +57,8 @@ export function createWebTools(options: WebToolsOptions = {}): ToolEntry[] {
         } catch {
           throw new MinaraError('INVALID_ARGUMENT', `url: not a valid URL: ${JSON.stringify(raw.slice(0, 200))}`);
         }
+        const pagesRead = new Set([...fetchedPages(ctx.call).values()].map((p) => p.url)).size;
+        if (pagesRead >= maxFetchesPerTurn) throw new MinaraError('TOOL_BLOCKED', `web_fetch: this turn already read ${pagesRead} pages (the limit is ${maxFetchesPerTurn}); work with what you have`, { retryable: false });
         let response: Response | undefined;
         for (let hop = 0; hop <= maxRedirects; hop++) {
           await check(url);
@@ -73,6 +78,8 @@ export function createWebTools(options: WebToolsOptions = {}): ToolEntry[] {
         const cutChars = text.length > maxChars;
         if (cutChars) text = text.slice(0, maxChars);
         const findings = scanInput(text);
+        // The turn's ledger of pages read: deep-research reports may cite these and nothing else.
+        noteFetchedPage(ctx.call, { url: url.toString(), requestedUrl: raw, title: /html/i.test(type) ? htmlTitle(body.text) : undefined, fetchedAt: new Date().toISOString(), chars: text.length });
         return {
           url: url.toString(),
           contentType: type.split(';')[0],

@@ -50,7 +50,8 @@ describe('minara (process)', () => {
     expect(jobs.stdout).toContain('Add work in HEARTBEAT.md under ## Schedule');
     const repl = minara(['--data-dir', dir], { input: '/exit\n' });
     expect(repl.code).toBe(0);
-    expect(repl.stdout).toMatch(/background: heartbeat \(every 30m, next \d\d:\d\d UTC\)/);
+    expect(repl.stdout).toMatch(/background: (.*, )?heartbeat \(every 30m, next \d\d:\d\d UTC\)/);
+    expect(repl.stdout).toMatch(/finance:autopilot \(every 1m, next \d\d:\d\d UTC\)/);
     const quiet = minara(['--data-dir', dir, '--no-background'], { input: '/exit\n' });
     expect(quiet.stdout).not.toContain('background:');
     expect(minara(['demo', '--no-background']).stderr).toContain('only applies to "minara serve" and the REPL ("minara")');

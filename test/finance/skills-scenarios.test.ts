@@ -12,7 +12,7 @@ const memoryTools = ['memory_write', 'memory_search', 'memory_read'].map((name) 
 describe('finance skills', () => {
   it('register cleanly, stay within the size guidance, and route bilingual messages', () => {
     const { skills, pack } = setup();
-    expect(pack.skills.map((s) => s.id).sort()).toEqual(['market.watch', 'memory.personal', 'minara.core', 'minara.perps']);
+    expect(pack.skills.map((s) => s.id).sort()).toEqual(['market.watch', 'memory.personal', 'minara.autopilot', 'minara.core', 'minara.perps']);
     for (const s of pack.skills) {
       expect(s.warnings, s.id).toEqual([]);
       expect(s.description.length).toBeLessThanOrEqual(80);

@@ -52,13 +52,15 @@ describe.each(engines)('the trade-history mirror ($name)', ({ make }) => {
     const first = await mirror.sync();
     expect(first).toEqual([
       { source: 'perps_fills', subAccountId: 'paper', fetched: 2, inserted: 2 },
+      // The paper provider's perps sub-account (no perp trades of its own).
+      { source: 'perps_fills', subAccountId: 'perps-1', fetched: 0, inserted: 0 },
       { source: 'spot_activities', subAccountId: '', fetched: 1, inserted: 1 },
     ]);
     const fills = await storage.learning.listPerpsFills(S);
     expect(fills.map((f) => [f.symbol, f.side, f.dir, f.fillUid])).toEqual([['BTC', 'sell', 'Close Long', 'tid:pc1'], ['BTC', 'buy', 'Open Long', 'tid:po1']]);
     expect((await storage.learning.listExternalSpot(S))[0]).toMatchObject({ txHash: 'paper:sp1', type: 'swap', fromToken: 'USDC', toToken: 'ETH', valueUsd: 100 });
     const second = await mirror.sync();
-    expect(second.map((r) => r.inserted)).toEqual([0, 0]);
+    expect(second.map((r) => r.inserted)).toEqual([0, 0, 0]);
     expect(events).toEqual([{ userId: 'u1', subAccountId: 'paper', inserted: 2 }, { userId: 'u1', inserted: 1 }]);
     const state = await storage.learning.getSyncState(S, 'perps_fills', 'paper');
     expect(state).toMatchObject({ consecutiveFailures: 0, lastSyncedTsMs: Date.parse('2026-03-02T12:01:00.000Z') });

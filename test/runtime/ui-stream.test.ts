@@ -70,7 +70,7 @@ describe('toUIMessageStream / toUIMessageStreamResponse / toUIMessages', () => {
     const data = message.parts.filter((p) => p.type.startsWith('data-'));
     expect(data.map((p) => p.type)).toEqual(['data-minara-turn-end']);
     const end = message.parts.find((p) => p.type === 'data-minara-turn-end');
-    if (end?.type === 'data-minara-turn-end') expectTypeOf(end.data.stopReason).toEqualTypeOf<'finished' | 'approval-required' | 'max-steps' | 'token-budget' | 'repeated-blocked-call' | 'aborted' | 'error'>();
+    if (end?.type === 'data-minara-turn-end') expectTypeOf(end.data.stopReason).toEqualTypeOf<'finished' | 'approval-required' | 'clarification' | 'max-steps' | 'token-budget' | 'repeated-blocked-call' | 'aborted' | 'error'>();
     expect(end).toMatchObject({ data: { stopReason: 'finished' } });
   });
 

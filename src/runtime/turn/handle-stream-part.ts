@@ -1,3 +1,4 @@
+import { isClarification } from '../../tools/session-tools';
 import type { TextStreamPart, ToolSet } from 'ai';
 import type { ApprovalRecord } from '../../storage/types';
 import type { ToolEnvelope } from '../../tools/envelope';
@@ -81,6 +82,11 @@ function handleToolResult(deps: TurnDeps, turn: TurnState, part: ToolResultPart,
     if (envelope.code === 'REPEATED_BLOCKED_CALL') turn.stopReason = 'repeated-blocked-call';
   } else {
     emit({ type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: envelope });
+    if (envelope.ok && isClarification(envelope.data)) {
+      turn.askedUser = true;
+      const q = envelope.data;
+      emit({ type: 'clarification-request', toolCallId: part.toolCallId, question: q.question, choices: q.choices, allowFreeText: q.allowFreeText });
+    }
     // A tool that scanned untrusted content it returned (MCP results) lists its findings: surface them.
     const untrusted = envelope.ok ? (envelope.data as { untrusted?: unknown } | undefined)?.untrusted : undefined;
     if (Array.isArray(untrusted)) {

@@ -52,7 +52,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
   const turn: TurnState = {
     turnId, input, source, ctx, maxSteps, turnTokenBudget,
     journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger),
-    text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined,
+    text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined, askedUser: false,
     pendingApprovals: [], toolCalls: [], outcomes: new Map(),
     session: { activeSkills: [], turnCount: 0 }, skillSession: undefined,
     scope: { userId: ctx.userId ?? deps.defaultUserId, sessionId: ctx.sessionId }, learned: undefined,

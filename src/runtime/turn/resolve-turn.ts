@@ -9,6 +9,7 @@ import type { Emit, TurnDeps } from './types';
  */
 export function settleStopReason(turn: TurnState, emit: Emit): void {
   if (turn.stopReason === 'finished' && turn.usage.inputTokens + turn.usage.outputTokens >= turn.turnTokenBudget) turn.stopReason = 'token-budget';
+  if (turn.askedUser && turn.stopReason !== 'aborted') turn.stopReason = 'clarification';
   if (turn.pendingApprovals.length > 0) turn.stopReason = 'approval-required';
   if (turn.stopReason === 'repeated-blocked-call') {
     const note = '\n\nI stopped here: the same action was blocked more than once, so retrying will not help. Tell me how you want to proceed.';

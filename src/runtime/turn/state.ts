@@ -33,6 +33,8 @@ export interface TurnState {
   /** The model that answered (a fallback model reports the one that served the step). */
   answeredBy: string | undefined;
   readonly pendingApprovals: PendingApproval[];
+  /** A clarifying question (`clarify`) was asked: the turn ends after its step, like a pending approval. */
+  askedUser: boolean;
   readonly toolCalls: TurnToolCall[];
   /** Dispatch outcomes of this turn's model tool calls, by tool call id. */
   readonly outcomes: Map<string, DispatchOutcome>;

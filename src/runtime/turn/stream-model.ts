@@ -27,6 +27,7 @@ export async function streamModel(deps: TurnDeps, turn: TurnState, prompt: TurnP
         stopWhen: [
           isStepCount(Math.max(1, turn.maxSteps - turn.stepCount)),
           () => turn.pendingApprovals.length > 0,
+          () => turn.askedUser,
           () => turn.stopReason === 'repeated-blocked-call',
           () => turn.usage.inputTokens + turn.usage.outputTokens >= turn.turnTokenBudget,
         ],
