@@ -711,5 +711,5 @@ export {
   type RankedId,
   type RankOptions,
 } from './memory/index';
-export type { MemoryTextChanges, MemoryTextRow } from './storage/memory-types';
+export type { MemoryTextChanges, MemoryTextIndexSnapshot, MemoryTextRow } from './storage/memory-types';
 // ── END memory-ranking
