@@ -688,7 +688,7 @@ export type {
 // ── END artifacts
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
-export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
+export { type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, type DisabledFeature, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints } from './app/index';
 
 // ── models ───────────────────────────────────────────────────────────────────
 export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';

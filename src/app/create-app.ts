@@ -44,6 +44,7 @@ import { createTurnLearning } from '../learning/turn-learning';
 import type { LearningStore, LearningStoreOptions } from '../learning/types';
 import { createLearningTools } from '../learning/tools';
 import { learningJobs } from './learning-jobs';
+import { type DisabledFeature, disabledFeatures, softDeleteRetentionDays } from './feature-gates';
 import { parseDuration, parseHours } from './env-parse';
 import { createNotConfiguredModel } from './not-configured-model';
 import { createArtifactStore } from '../artifacts/artifact-store';
@@ -98,6 +99,12 @@ export interface CreateAppOptions {
    * default user tighten the limits. @default {}
    */
   readonly finance?: false | Omit<FinancePackOptions, 'storage'> | undefined;
+  /**
+   * Days a soft-deleted memory is kept before the background purge deletes it for good (every tenant's store,
+   * and tenants this process has not served). From 0 (the next purge) to 36,500.
+   * @default 30, or `MEMORY_SOFT_DELETE_RETENTION_DAYS`
+   */
+  readonly softDeleteRetentionDays?: number | undefined;
   /** More domain packs (tools, hooks, skills, scenarios). */
   readonly packs?: ReadonlyArray<AppPack | ((ctx: { storage: Storage; env: Readonly<Record<string, string | undefined>>; dataDir: string }) => AppPack)> | undefined;
   /**
@@ -176,6 +183,12 @@ export interface MinaraApp {
   readonly modelStatus: ModelConfigStatus;
   /** Whether an embedding model is configured (memory search fuses vectors when the index is available). */
   readonly embedderConfigured: boolean;
+  /**
+   * Features the configuration turned on that started disabled because something they need is missing (a
+   * model, a key, a secret), each with the one warning logged at start; `minara doctor` lists them. Empty when
+   * everything that is on has what it needs.
+   */
+  readonly disabledFeatures: readonly DisabledFeature[];
   readonly storage: Storage;
   readonly tools: ToolRegistry;
   readonly skills: SkillRegistry;
@@ -268,7 +281,15 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       modelStatus = modelConfigStatus({ model: config.model, baseUrl: config.baseUrl, env });
       model = modelStatus.configured ? await resolveModel({ model: config.model, baseUrl: config.baseUrl, env }) : createNotConfiguredModel(modelStatus);
     }
-    const embedder = options.embedder === false ? undefined : (options.embedder ?? (await resolveEmbedder({ env })));
+    // Features the environment turns on without what they need start disabled, one warning each (feature-gates.ts).
+    const disabled = disabledFeatures({
+      env, modelConfigured: modelStatus.configured, embedderGiven: options.embedder !== undefined, tradingProviderAvailable: Boolean(env.MINARA_API_KEY) || (options.finance !== false && options.finance?.provider !== undefined),
+      heartbeatGiven: options.background?.heartbeatEveryMs !== undefined, workspaceGiven: options.workspace !== undefined,
+    });
+    for (const d of disabled) logger.warn(d.message);
+    const off = (feature: DisabledFeature['feature']) => disabled.some((d) => d.feature === feature);
+    const retentionDays = softDeleteRetentionDays(options.softDeleteRetentionDays, env);
+    const embedder = options.embedder === false || off('embeddings') ? undefined : (options.embedder ?? (await resolveEmbedder({ env })));
 
     // Memory, one store per tenant. MEMORY_CONSOLIDATION_ENABLED=1 turns on the LLM fact consolidator (utility model,
     // else the main one; `MEMORY_CONSOLIDATION_GUIDANCE` steers it), only when a model is configured.
@@ -276,13 +297,12 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const consolidator = consolidationOn && modelStatus.configured
       ? createFactConsolidator({ model: options.utilityModel ?? model, enabled: true, logger, ...(env.MEMORY_CONSOLIDATION_GUIDANCE ? { guidance: env.MEMORY_CONSOLIDATION_GUIDANCE } : {}) })
       : undefined;
-    if (consolidationOn && !consolidator) logger.warn('MEMORY_CONSOLIDATION_ENABLED is set but no model is configured: the LLM fact consolidator stays off');
     const stores = new Map<string, MemoryStore>();
     const memoryFor = (uid: string): MemoryStore => {
       if (typeof uid !== 'string' || uid.trim() === '') throw new MinaraError('INVALID_ARGUMENT', 'memoryFor: userId must be a non-empty string.');
       let store = stores.get(uid);
       if (!store) {
-        store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, ...(embedder ? { embedder } : {}), ...(consolidator ? { consolidator } : {}) });
+        store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, softDeleteRetentionDays: retentionDays, ...(embedder ? { embedder } : {}), ...(consolidator ? { consolidator } : {}) });
         stores.set(uid, store);
       }
       return store;
@@ -386,7 +406,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     if (options.workspace === false) workspace = undefined;
     else if (options.workspace) workspace = options.workspace;
     else {
-      workspace = createWorkspace({ ...workspaceConfigFromEnv(env), dir: config.workspaceDir, logger, now, ...(modelStatus.configured ? { dreaming: { ...workspaceConfigFromEnv(env).dreaming, model: options.utilityModel ?? model } } : {}) });
+      workspace = createWorkspace({ ...workspaceConfigFromEnv(env), dir: config.workspaceDir, logger, now, ...(modelStatus.configured ? { dreaming: { ...workspaceConfigFromEnv(env).dreaming, model: options.utilityModel ?? model } } : { dreaming: { ...workspaceConfigFromEnv(env).dreaming, enabled: false } }) });
       await workspace.seed();
     }
     // The operator (the app's user) owns the workspace; every other tenant gets a tenant workspace over it:
@@ -479,8 +499,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
 
     // Answers of autonomous turns: the host's deliver hook, and a signed webhook when MINARA_DELIVERY_WEBHOOK_URL is set.
     const webhookUrl = env.MINARA_DELIVERY_WEBHOOK_URL;
-    if (webhookUrl && !env.MINARA_DELIVERY_WEBHOOK_SECRET) throw new ConfigError('MINARA_DELIVERY_WEBHOOK_SECRET: required with MINARA_DELIVERY_WEBHOOK_URL (the HMAC key the receiver verifies, at least 16 characters)', ['MINARA_DELIVERY_WEBHOOK_SECRET']);
-    const toWebhook = webhookUrl ? createWebhookDelivery({ url: webhookUrl, secret: env.MINARA_DELIVERY_WEBHOOK_SECRET!, storage, now, logger }) : undefined;
+    const toWebhook = webhookUrl && !off('delivery-webhook') ? createWebhookDelivery({ url: webhookUrl, secret: env.MINARA_DELIVERY_WEBHOOK_SECRET!, storage, now, logger }) : undefined;
     const hostDeliver = options.background?.deliver;
     const deliver = toWebhook || hostDeliver
       ? async (d: Delivery) => {
@@ -507,11 +526,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       workspace,
       userId,
       memoryStores: () => stores.values(),
-      // Its stores keep the default 30-day retention; tenants not served since the start are purged on the same terms.
-      unservedRetentionDays: 30,
+      // Tenants not served since the start are purged on the same terms as its stores.
+      unservedRetentionDays: retentionDays,
       now,
       logger,
-      ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
+      ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') * (off('heartbeat') ? 0 : 1) } : {}),
       ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
       ...options.background,
       jobs: [...(options.background?.jobs ?? []), ...learningJobs({ env, learning: learningFor(userId), storage, finance, memory: memoryFor(userId), model: reflectionModel, userId, bus, now, logger })],
@@ -538,6 +557,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       envLoad,
       modelStatus,
       embedderConfigured: embedder !== undefined,
+      disabledFeatures: disabled,
       storage,
       tools,
       skills,

@@ -34,6 +34,8 @@ export interface DoctorOptions {
   readonly modelStatus?: ModelConfigStatus | undefined;
   /** Whether an embedder is configured (reported as is). */
   readonly embedder?: boolean | undefined;
+  /** Features the configuration turned on that started disabled (`app.disabledFeatures`); each is reported. */
+  readonly disabledFeatures?: ReadonlyArray<{ readonly feature: string; readonly setting: string; readonly missing: string; readonly message: string }> | undefined;
   /** Bucket every count (`100–999`) and leave out entity names, file names' sizes and the model id, for sharing. */
   readonly anonymous?: boolean | undefined;
   /** Pending role-memory cases closed longer ago than this are reported as overdue. @default 72 h */
@@ -84,6 +86,8 @@ export interface DoctorReport {
     readonly maxTotalChars: number;
   } | undefined;
   readonly model: { readonly configured: boolean; readonly provider?: string | undefined; readonly modelId?: string | undefined; readonly host?: string | undefined; readonly embedder?: boolean | undefined };
+  /** Features turned on but started disabled, and what each is missing (from `disabledFeatures`). */
+  readonly disabledFeatures: ReadonlyArray<{ readonly feature: string; readonly setting: string; readonly missing: string }>;
   /** Things worth a look, one sentence each. */
   readonly warnings: readonly string[];
 }
@@ -248,6 +252,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       }
       : { configured: false, ...(options.embedder !== undefined ? { embedder: options.embedder } : {}) };
   if (status !== undefined && !status.configured) warnings.push('No model is configured: turns, reflection and the personalization rebuild cannot run.');
+  const disabledFeatures = (options.disabledFeatures ?? []).map(({ feature, setting, missing }) => ({ feature, setting, missing }));
 
   return {
     generatedAt: now.toISOString(),
@@ -266,6 +271,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     audit: { rows: c(auditRows) },
     ...(workspace ? { workspace } : {}),
     model,
+    disabledFeatures,
     warnings,
   };
 }
@@ -448,6 +454,7 @@ export function formatDoctorReport(r: DoctorReport): string {
     for (const f of r.workspace.files) lines.push(`  ${f.name.padEnd(14)} ${f.exists ? `${f.chars} chars${f.overCap ? '  OVER CAP' : ''}` : '(missing)'}`);
   }
   lines.push('', `Model: ${r.model.configured ? `${r.model.provider ?? ''}${r.model.modelId ? `:${r.model.modelId}` : ''}${r.model.host ? ` at ${r.model.host}` : ''}` : 'not configured'}${r.model.embedder !== undefined ? `; embedder ${r.model.embedder ? 'yes' : 'no'}` : ''}`);
+  if (r.disabledFeatures.length > 0) lines.push('', 'Disabled (turned on, but missing what they need)', ...r.disabledFeatures.map((d) => `  ${d.feature.padEnd(24)} ${d.setting}: needs ${d.missing}`));
   if (r.warnings.length > 0) lines.push('', 'Warnings', ...r.warnings.map((w) => `  ! ${w}`));
   return lines.join('\n');
 }
