@@ -57,7 +57,7 @@ export async function runDoctorCommand(cli: CliOptions, positionals: readonly st
       return 0;
     }
     const report = await agent.runDoctor({
-      storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured, privatePaths,
+      storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured, privatePaths, disabledFeatures: app.disabledFeatures,
       anonymous: flags.anonymous === true, ...(flags.now ? { now: flags.now } : {}),
     });
     out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorReport(report)}\n`);

@@ -711,7 +711,7 @@ export { type FetchedPage, fetchedPages, htmlTitle, normalizePageUrl, noteFetche
 
 // ── app (issue: createApp) ───────────────────────────────────────────────────
 export {
-  type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, createResearchPack, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints, type ResearchPackDeps,
+  type AppPack, createApp, type CreateAppOptions, createNotConfiguredModel, createResearchPack, type DisabledFeature, HARD_CONSTRAINT_PREFIX, type MinaraApp, readHardConstraints, type ResearchPackDeps,
   type ResearchPackOptions,
 } from './app/index';
 
@@ -736,5 +736,5 @@ export {
   type RankedId,
   type RankOptions,
 } from './memory/index';
-export type { MemoryTextChanges, MemoryTextRow } from './storage/memory-types';
+export type { MemoryTextChanges, MemoryTextIndexSnapshot, MemoryTextRow } from './storage/memory-types';
 // ── END memory-ranking

@@ -34,8 +34,8 @@ export function assembleBackground(
   const { options, env, logger, bus, now, userId } = settings;
   const { storage, runtime, workspace, memory, finance } = parts;
   const webhookUrl = env.MINARA_DELIVERY_WEBHOOK_URL;
-  if (webhookUrl && !env.MINARA_DELIVERY_WEBHOOK_SECRET) throw new ConfigError('MINARA_DELIVERY_WEBHOOK_SECRET: required with MINARA_DELIVERY_WEBHOOK_URL (the HMAC key the receiver verifies, at least 16 characters)', ['MINARA_DELIVERY_WEBHOOK_SECRET']);
-  const toWebhook = webhookUrl ? createWebhookDelivery({ url: webhookUrl, secret: env.MINARA_DELIVERY_WEBHOOK_SECRET!, storage, now, logger }) : undefined;
+  // Without its secret the webhook delivery starts disabled (models.disabledFeatures warned once): nothing unsigned is sent.
+  const toWebhook = webhookUrl && !parts.models.isOff('delivery-webhook') ? createWebhookDelivery({ url: webhookUrl, secret: env.MINARA_DELIVERY_WEBHOOK_SECRET!, storage, now, logger }) : undefined;
   const hostDeliver = options.background?.deliver;
   const deliver = toWebhook || hostDeliver
     ? async (d: Delivery) => {
@@ -63,10 +63,11 @@ export function assembleBackground(
     userId,
     memoryStores: memory.memoryStores,
     // Its stores keep the default 30-day retention; tenants not served since the start are purged on the same terms.
-    unservedRetentionDays: 30,
+    // Tenants not served since the start are purged on the same terms as its stores.
+    unservedRetentionDays: memory.retentionDays,
     now,
     logger,
-    ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') } : {}),
+    ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') * (parts.models.isOff('heartbeat') ? 0 : 1) } : {}),
     ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
     ...options.background,
     jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],

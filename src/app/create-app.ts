@@ -56,6 +56,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       envLoad,
       modelStatus: models.modelStatus,
       embedderConfigured: models.embedder !== undefined,
+      disabledFeatures: models.disabledFeatures,
       storage,
       tools,
       skills: skills.skills,

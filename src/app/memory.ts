@@ -6,6 +6,7 @@ import { createMemoryStore } from '../memory/store';
 import type { MemoryStore } from '../memory/types';
 import type { Storage } from '../storage/types';
 import type { DisposerStack } from './disposers';
+import { softDeleteRetentionDays } from './feature-gates';
 import type { AppModels } from './models';
 import type { AppSettings } from './settings';
 
@@ -19,6 +20,8 @@ export interface AppMemory {
   readonly learningFor: (userId: string, agentId?: string) => LearningStore | undefined;
   /** The learning options; undefined when `learning: false`. */
   readonly learningOptions: Partial<LearningStoreOptions> | undefined;
+  /** Days a soft-deleted memory is kept (`softDeleteRetentionDays`, `MEMORY_SOFT_DELETE_RETENTION_DAYS`). */
+  readonly retentionDays: number;
 }
 
 /**
@@ -30,17 +33,17 @@ export interface AppMemory {
 export function assembleMemoryAndLearning(settings: AppSettings, storage: Storage, models: AppModels, disposers: DisposerStack): AppMemory {
   const { options, env, logger, bus, now } = settings;
   const { model, modelStatus, embedder } = models;
+  const retentionDays = softDeleteRetentionDays(options.softDeleteRetentionDays, env);
   const consolidationOn = /^(1|true|yes|on)$/i.test(env.MEMORY_CONSOLIDATION_ENABLED ?? '');
   const consolidator = consolidationOn && modelStatus.configured
     ? createFactConsolidator({ model: options.utilityModel ?? model, enabled: true, logger, ...(env.MEMORY_CONSOLIDATION_GUIDANCE ? { guidance: env.MEMORY_CONSOLIDATION_GUIDANCE } : {}) })
     : undefined;
-  if (consolidationOn && !consolidator) logger.warn('MEMORY_CONSOLIDATION_ENABLED is set but no model is configured: the LLM fact consolidator stays off');
   const stores = new Map<string, MemoryStore>();
   const memoryFor = (uid: string): MemoryStore => {
     if (typeof uid !== 'string' || uid.trim() === '') throw new MinaraError('INVALID_ARGUMENT', 'memoryFor: userId must be a non-empty string.');
     let store = stores.get(uid);
     if (!store) {
-      store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, ...(embedder ? { embedder } : {}), ...(consolidator ? { consolidator } : {}) });
+      store = createMemoryStore({ storage, scope: { userId: uid }, bus, logger, now, softDeleteRetentionDays: retentionDays, ...(embedder ? { embedder } : {}), ...(consolidator ? { consolidator } : {}) });
       stores.set(uid, store);
     }
     return store;
@@ -66,5 +69,5 @@ export function assembleMemoryAndLearning(settings: AppSettings, storage: Storag
   disposers.push(() => {
     for (const l of learningStores.values()) l.close();
   });
-  return { memoryFor, memoryStores: () => stores.values(), learningFor, learningOptions };
+  return { memoryFor, memoryStores: () => stores.values(), learningFor, learningOptions, retentionDays };
 }

@@ -1,3 +1,4 @@
+import type { DisabledFeature } from './feature-gates';
 import type { ResearchPackOptions } from './research-pack';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { EmbeddingModel, LanguageModel } from 'ai';
@@ -76,6 +77,12 @@ export interface CreateAppOptions {
    * default user tighten the limits. @default {}
    */
   readonly finance?: false | Omit<FinancePackOptions, 'storage'> | undefined;
+  /**
+   * Days a soft-deleted memory is kept before the background purge deletes it for good (every tenant's store,
+   * and tenants this process has not served). From 0 (the next purge) to 36,500.
+   * @default 30, or `MEMORY_SOFT_DELETE_RETENTION_DAYS`
+   */
+  readonly softDeleteRetentionDays?: number | undefined;
   /** More domain packs (tools, hooks, skills, scenarios). */
   readonly packs?: ReadonlyArray<AppPack | ((ctx: { storage: Storage; env: Readonly<Record<string, string | undefined>>; dataDir: string }) => AppPack)> | undefined;
   /**
@@ -156,6 +163,12 @@ export interface MinaraApp {
   readonly modelStatus: ModelConfigStatus;
   /** Whether an embedding model is configured (memory search fuses vectors when the index is available). */
   readonly embedderConfigured: boolean;
+  /**
+   * Features the configuration turned on that started disabled because something they need is missing (a
+   * model, a key, a secret), each with the one warning logged at start; `minara doctor` lists them. Empty when
+   * everything that is on has what it needs.
+   */
+  readonly disabledFeatures: readonly DisabledFeature[];
   readonly storage: Storage;
   readonly tools: ToolRegistry;
   readonly skills: SkillRegistry;

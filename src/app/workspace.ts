@@ -26,7 +26,7 @@ export async function assembleWorkspace(settings: AppSettings, models: AppModels
   if (options.workspace === false) workspace = undefined;
   else if (options.workspace) workspace = options.workspace;
   else {
-    workspace = createWorkspace({ ...workspaceConfigFromEnv(env), dir: config.workspaceDir, logger, now, ...(modelStatus.configured ? { dreaming: { ...workspaceConfigFromEnv(env).dreaming, model: options.utilityModel ?? model } } : {}) });
+    workspace = createWorkspace({ ...workspaceConfigFromEnv(env), dir: config.workspaceDir, logger, now, ...(modelStatus.configured ? { dreaming: { ...workspaceConfigFromEnv(env).dreaming, model: options.utilityModel ?? model } } : { dreaming: { ...workspaceConfigFromEnv(env).dreaming, enabled: false } }) });
     await workspace.seed();
   }
   const tenantWorkspaces = new Map<string, Workspace>();

@@ -1,10 +1,14 @@
-import { parse as parseCsv } from 'csv-parse/sync';
+import { createRequire } from 'node:module';
+import type { Options as CsvOptions } from 'csv-parse/sync';
 import { MinaraError } from '../errors/minara-error';
 import type { ArtifactKind, ArtifactRecord } from '../storage/artifact-types';
 import { createConsoleLogger } from '../util/logger';
 import { compileChart } from './chart';
 import type { Artifact, ArtifactCallScope, ArtifactStore, ArtifactStoreOptions } from './types';
 import { artifactUri, newArtifactId, parseArtifactRef } from './uri';
+
+// csv-parse loads on first use (creating a spreadsheet artifact), not with the package.
+const parseCsv = (input: string, options: CsvOptions): unknown[] => (createRequire(import.meta.url)('csv-parse/sync') as { parse: (input: string, options: CsvOptions) => unknown[] }).parse(input, options);
 
 const MAX_TITLE = 300;
 

@@ -1,8 +1,8 @@
-import MarkdownIt from 'markdown-it';
+import type MarkdownIt from 'markdown-it';
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parse as parseCsv } from 'csv-parse/sync';
+import type { Options as CsvOptions } from 'csv-parse/sync';
 import type { Artifact } from './types';
 
 /** Escape text for HTML element content and attribute values. */
@@ -101,13 +101,17 @@ function csvTable(csv: string, maxRows: number): string {
   return `<table><thead>${cells(head, 'th')}</thead><tbody>${rest.map((r) => cells(r, 'td')).join('\n')}</tbody></table>${rest.length >= maxRows ? `<p class="meta">First ${maxRows} rows shown; the CSV has them all.</p>` : ''}`;
 }
 
+// markdown-it and csv-parse load on first use, not with the package (the REPL's start does not render artifacts).
+const requireLazy = createRequire(import.meta.url);
+let markdownIt: MarkdownIt | undefined;
 /** One renderer: raw HTML in the markdown is escaped (`html: false`), links only with safe schemes (markdown-it's `validateLink`). */
-const markdown = new MarkdownIt({ html: false, linkify: false, typographer: false });
+const markdown = (): MarkdownIt => (markdownIt ??= new (requireLazy('markdown-it') as typeof MarkdownIt)({ html: false, linkify: false, typographer: false }));
+const parseCsv = (input: string, options: CsvOptions): unknown[] => (requireLazy('csv-parse/sync') as { parse: (input: string, options: CsvOptions) => unknown[] }).parse(input, options);
 
 /**
  * A report's markdown as HTML, rendered by `markdown-it` (CommonMark with tables and fenced code): markup
  * in a report can never become HTML, and `javascript:` links are refused by the renderer.
  */
 export function markdownToHtml(source: string): string {
-  return markdown.render(source);
+  return markdown().render(source);
 }

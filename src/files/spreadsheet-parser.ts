@@ -1,6 +1,5 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
-import { parse } from 'csv-parse';
 import { MinaraError } from '../errors/minara-error';
 
 /** Content types the parser reads. */
@@ -70,6 +69,7 @@ function table(name: string, rows: readonly unknown[][], total: number, maxRows:
 
 async function readCsv(source: AsyncIterable<Buffer | Uint8Array>, delimiter: string, maxRows: number): Promise<{ rows: unknown[][]; total: number }> {
   const rows: unknown[][] = [];
+  const { parse } = await import('csv-parse'); // loads on the first CSV, not with the package
   const parser = parse({ delimiter, bom: true, relax_column_count: true, skip_empty_lines: true, relax_quotes: true });
   parser.on('readable', () => {
     let r: unknown[] | null;

@@ -37,8 +37,11 @@ export { MCP_TOOL_NAME_MAX, mcpToolName, mcpToolSet } from './names';
 export {
   createMcpToolServer,
   type CreateMcpToolServerOptions,
+  type McpJsonRpcMessage,
+  type McpMessageHandler,
   type McpRequestIdentity,
   type McpServedTool,
+  type McpServerTransport,
   type McpToolServer,
   type McpToolServerSession,
 } from './server';

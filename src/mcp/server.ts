@@ -64,13 +64,43 @@ export interface McpToolServerSession {
 }
 
 /** What {@link createMcpToolServer} returns. */
+/** A JSON-RPC 2.0 message as an MCP transport carries it (request, notification, result or error). */
+export interface McpJsonRpcMessage {
+  readonly jsonrpc: '2.0';
+  readonly [field: string]: unknown;
+}
+
+/**
+ * The receive callback of an {@link McpServerTransport}. Declared as a method type (compared bivariantly), so the
+ * SDK's generic `onmessage` (`<T extends JSONRPCMessage>(message: T, extra?) => void`) fits it.
+ */
+export type McpMessageHandler = { handle(message: McpJsonRpcMessage, extra?: unknown): void }['handle'];
+
+/**
+ * An MCP server transport, as {@link McpToolServer.connect} takes it: the shape of the MCP SDK's `Transport`
+ * (`@modelcontextprotocol/sdk/shared/transport.js`), declared here so that this package's types never need the
+ * optional SDK installed (a consumer without it still type-checks with `skipLibCheck` off). Every SDK transport
+ * (`StdioServerTransport`, `WebStandardStreamableHTTPServerTransport`, `InMemoryTransport`, a host's own) is one.
+ */
+export interface McpServerTransport {
+  start(): Promise<void>;
+  send(message: McpJsonRpcMessage, options?: Readonly<Record<string, unknown>>): Promise<void>;
+  close(): Promise<void>;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  /** Set by the server before `start()`: called with each message received. */
+  onmessage?: McpMessageHandler | undefined;
+  sessionId?: string | undefined;
+  setProtocolVersion?: ((version: string) => void) | undefined;
+}
+
 export interface McpToolServer {
   /** The tools a host sees: visible tools of the served sets, without MANUAL_ONLY tools and without other MCP servers' tools. */
   listTools(): McpServedTool[];
   /** Serve one session over stdin/stdout (what `minara mcp serve` does). Log to stderr only: stdout carries the protocol. */
   connectStdio(streams?: { readonly stdin?: NodeJS.ReadableStream | undefined; readonly stdout?: NodeJS.WritableStream | undefined }): Promise<McpToolServerSession>;
-  /** Serve one session over any MCP SDK server transport. */
-  connect(transport: Transport, identity?: McpRequestIdentity): Promise<McpToolServerSession>;
+  /** Serve one session over any MCP server transport (an SDK transport or one of the host's own). */
+  connect(transport: McpServerTransport, identity?: McpRequestIdentity): Promise<McpToolServerSession>;
   /**
    * Answer one Streamable HTTP request (`POST`, `GET` or `DELETE` on the MCP path) as a web-standard handler.
    * Sessions are keyed by `Mcp-Session-Id` and bound to the identity that opened them: another tenant gets 404.
@@ -277,7 +307,9 @@ export function createMcpToolServer(options: CreateMcpToolServerOptions): McpToo
     listTools: () => served().map((s) => s.tool),
     async connect(transport, identity) {
       const session = await openSession(identity?.userId ?? defaultUserId, 'transport');
-      await session.server.connect(transport);
+      // The SDK's own type for the same shape: McpServerTransport mirrors it with a looser message type (every SDK
+      // transport is one, test/mcp/server.test.ts); the SDK only ever sends it JSON-RPC messages.
+      await session.server.connect(transport as Transport);
       stdioSessions.add(session);
       transport.onclose = () => stdioSessions.delete(session);
       return { sessionId: session.sessionId, userId: session.userId, close: () => session.close() };

@@ -61,6 +61,36 @@ export interface ScopeIndex {
   remove(id: number): void;
   /** The best rows for `query`, exactly as {@link rankBruteForce} of `lexical-rank.ts` ranks them. */
   rank(query: MemoryQueryNode, options: RankOptions): RankedId[];
+  /** The live rows in a compact, id-ordered form (a snapshot persists it; see `lexical-snapshot.ts`). */
+  state(): ScopeIndexState;
+}
+
+/**
+ * An index's content without its postings (they are derived): the live rows in id order, each row's index
+ * terms and label terms as ids into `terms`, its category as an index into `categories`, and whether it asks a
+ * question. {@link createScopeIndex} rebuilds an index from it without tokenising any text.
+ */
+export interface ScopeIndexState {
+  /** The vocabulary, term id → index term, strictly ascending (JavaScript string order): found by binary search. */
+  readonly terms: readonly string[];
+  /** Category id → category. */
+  readonly categories: readonly string[];
+  /** Row ids, strictly ascending. */
+  readonly ids: Int32Array;
+  /** Rows holding each term (its document frequency), term id → count. */
+  readonly df: Int32Array;
+  /** Row r's index terms are `termIds[termOffsets[r] .. termOffsets[r + 1])`; `rows + 1` entries. */
+  readonly termOffsets: Int32Array;
+  readonly termIds: Int32Array;
+  /** Row r's label terms are `labelIds[labelOffsets[r] .. labelOffsets[r + 1])`; `rows + 1` entries. */
+  readonly labelOffsets: Int32Array;
+  readonly labelIds: Int32Array;
+  /** Category id per row. */
+  readonly cats: Int32Array;
+  /** 1 when the row asks a question. */
+  readonly asks: Uint8Array;
+  /** Highest id ever added (may exceed the last row's id when the newest rows were removed). */
+  readonly maxId: number;
 }
 
 function grow(a: Int32Array, need: number): Int32Array {
@@ -119,10 +149,73 @@ function topK(k: number) {
   };
 }
 
-/** Create an empty scope index. */
-export function createScopeIndex(): ScopeIndex {
+/**
+ * Create a scope index: empty, or restored from a {@link ScopeIndexState} without tokenising any text. A state
+ * that is inconsistent in any way (out-of-range ids, wrong document frequencies, ids out of order) throws.
+ */
+export function createScopeIndex(from?: ScopeIndexState): ScopeIndex {
+  /** Term id → index term. */
+  let names: string[] = [];
+  /**
+   * The terms of a restored state are `names[0 .. sortedTerms)`, in ascending order, and are found by binary
+   * search (no map of a large vocabulary to build on load); `vocab` maps every later term to its id.
+   */
+  let sortedTerms = 0;
   const vocab = new Map<string, number>();
-  const postings: Postings[] = [];
+  const findTerm = (t: string): number | undefined => {
+    const id = vocab.get(t);
+    if (id !== undefined || sortedTerms === 0) return id;
+    let lo = 0;
+    let hi = sortedTerms - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = names[mid] as string;
+      if (v === t) return mid;
+      if (v < t) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return undefined;
+  };
+  /** Calls `fn` with the id of every term that starts with one of `prefixes`. */
+  const eachTermWithPrefix = (prefixes: readonly string[], fn: (t: number) => void): void => {
+    // The sorted part: the range of each prefix (a term under two prefixes is visited once).
+    const seen = new Set<number>();
+    for (const prefix of prefixes) {
+      let lo = 0;
+      let hi = sortedTerms;
+      while (lo < hi) {
+        const mid = (lo + hi) >> 1;
+        if ((names[mid] as string) < prefix) lo = mid + 1;
+        else hi = mid;
+      }
+      for (let t = lo; t < sortedTerms && (names[t] as string).startsWith(prefix); t++) {
+        if (prefixes.length > 1) {
+          if (seen.has(t)) continue;
+          seen.add(t);
+        }
+        fn(t);
+      }
+    }
+    for (const [term, t] of vocab) if (prefixCovers(prefixes, term)) fn(t);
+  };
+  /** Term id → its postings; `undefined` for a term of a restored state not touched since (see `post`). */
+  const postings: Array<Postings | undefined> = [];
+  /**
+   * The postings of a restored state, in one flat array (`start[t]..start[t + 1]` per term): one allocation
+   * instead of two typed arrays per term. A term's own {@link Postings} views its range when first touched.
+   */
+  let base: { start: Int32Array; slots: Int32Array; freqs: Int32Array; df: Int32Array; labelDf: Int32Array } | undefined;
+  const post = (t: number): Postings => {
+    let p = postings[t];
+    if (p === undefined) {
+      const b = base as NonNullable<typeof base>;
+      const from = b.start[t] as number;
+      const to = b.start[t + 1] as number;
+      p = { slots: b.slots.subarray(from, to), freqs: b.freqs.subarray(from, to), length: to - from, df: b.df[t] as number, labelDf: b.labelDf[t] as number };
+      postings[t] = p;
+    }
+    return p;
+  };
   let ids = new Int32Array(1024);
   let lengths = new Int32Array(1024);
   let cats = new Int32Array(1024);
@@ -131,7 +224,11 @@ export function createScopeIndex(): ScopeIndex {
   let asks = new Uint8Array(1024);
   let prev = new Int32Array(1024);
   let next = new Int32Array(1024);
-  let docTerms: Array<Int32Array | undefined> = [];
+  /** Every slot's index term ids, back to back: slot s holds `store[docStart[s] .. docStart[s] + lengths[s])`. */
+  let store: Int32Array<ArrayBufferLike> = new Int32Array(4096);
+  let storeLength = 0;
+  let docStart = new Int32Array(1024);
+  const termsOf = (slot: number): Int32Array => store.subarray(docStart[slot] as number, (docStart[slot] as number) + (lengths[slot] as number));
   /** Label term ids per slot (usually none or one). */
   /** The first label term id per slot (−1: no label); the rest of a multi-term label in `labelRest`. */
   let label0 = new Int32Array(1024).fill(-1);
@@ -148,7 +245,27 @@ export function createScopeIndex(): ScopeIndex {
   };
   const categories: string[] = [];
   const categoryIds = new Map<string, number>();
-  const slotOf = new Map<number, number>();
+  /**
+   * Slots `0 .. ordered)` hold ascending ids (rows added in id order, the usual case) and are found by binary
+   * search; a row added out of order (a changed row read again) is found through `outOfOrder`.
+   */
+  let ordered = 0;
+  const outOfOrder = new Map<number, number>();
+  /** The live slot of `id`, or −1. */
+  const slotOf = (id: number): number => {
+    const o = outOfOrder.get(id);
+    if (o !== undefined) return o;
+    let lo = 0;
+    let hi = ordered - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >> 1;
+      const v = ids[mid] as number;
+      if (v === id) return alive[mid] === 1 ? mid : -1;
+      if (v < id) lo = mid + 1;
+      else hi = mid - 1;
+    }
+    return -1;
+  };
   let slots = 0;
   let live = 0;
   let dead = 0;
@@ -162,10 +279,11 @@ export function createScopeIndex(): ScopeIndex {
   let mark = new Uint8Array(1024);
 
   const termId = (t: string): number => {
-    let id = vocab.get(t);
+    let id = findTerm(t);
     if (id === undefined) {
       id = postings.length;
       vocab.set(t, id);
+      names.push(t);
       postings.push({ slots: new Int32Array(2), freqs: new Int32Array(2), length: 0, df: 0, labelDf: 0 });
     }
     return id;
@@ -181,6 +299,7 @@ export function createScopeIndex(): ScopeIndex {
     };
     ids = g32(ids);
     lengths = g32(lengths);
+    docStart = g32(docStart);
     cats = g32(cats);
     prev = g32(prev);
     next = g32(next);
@@ -211,7 +330,7 @@ export function createScopeIndex(): ScopeIndex {
       counts[t] = (counts[t] as number) + 1;
     }
     for (const t of distinct) {
-      const p = postings[t] as Postings;
+      const p = post(t);
       if (p.length === p.slots.length) {
         p.slots = grow(p.slots, p.length + 1);
         p.freqs = grow(p.freqs, p.length + 1);
@@ -245,11 +364,19 @@ export function createScopeIndex(): ScopeIndex {
     cats[slot] = cat;
     alive[slot] = 1;
     asks[slot] = question ? 1 : 0;
-    docTerms[slot] = terms;
+    if (storeLength + terms.length > store.length) {
+      const bigger = new Int32Array(Math.max(storeLength + terms.length, store.length * 2));
+      bigger.set(store.subarray(0, storeLength));
+      store = bigger;
+    }
+    docStart[slot] = storeLength;
+    store.set(terms, storeLength);
+    storeLength += terms.length;
     label0[slot] = labels.length === 0 ? -1 : (labels[0] as number);
     if (labels.length > 1) labelRest.set(slot, labels.slice(1));
-    for (const t of labels) (postings[t] as Postings).labelDf++;
-    slotOf.set(id, slot);
+    for (const t of labels) post(t).labelDf++;
+    if (slot === ordered && (slot === 0 || id > (ids[slot - 1] as number))) ordered++;
+    else outOfOrder.set(id, slot);
     insertTerms(slot, terms);
     live++;
     totalLength += terms.length;
@@ -267,16 +394,23 @@ export function createScopeIndex(): ScopeIndex {
     const rows: Array<{ id: number; terms: Int32Array; labels: Int32Array; category: string; question: boolean }> = [];
     for (let s = 0; s < slots; s++) {
       if (alive[s] !== 1) continue;
-      rows.push({ id: ids[s] as number, terms: docTerms[s] as Int32Array, labels: labelsOf(s), category: categories[cats[s] as number] as string, question: asks[s] === 1 });
+      rows.push({ id: ids[s] as number, terms: termsOf(s), labels: labelsOf(s), category: categories[cats[s] as number] as string, question: asks[s] === 1 });
     }
     rows.sort((a, b) => a.id - b.id);
-    for (const p of postings) {
-      p.length = 0;
-      p.df = 0;
-      p.labelDf = 0;
+    for (let t = 0; t < postings.length; t++) {
+      const p = postings[t];
+      if (p === undefined) postings[t] = { slots: new Int32Array(2), freqs: new Int32Array(2), length: 0, df: 0, labelDf: 0 };
+      else {
+        p.length = 0;
+        p.df = 0;
+        p.labelDf = 0;
+      }
     }
-    slotOf.clear();
-    docTerms = [];
+    base = undefined;
+    ordered = 0;
+    outOfOrder.clear();
+    store = new Int32Array(Math.max(4096, storeLength));
+    storeLength = 0;
     label0.fill(-1);
     labelRest = new Map();
     slots = 0;
@@ -324,38 +458,38 @@ export function createScopeIndex(): ScopeIndex {
       return { slots: s, freqs: f, length: n };
     };
     if (leaf.kind === 'term') {
-      const t = vocab.get(leaf.term);
-      return t === undefined ? { slots: new Int32Array(0), freqs: new Int32Array(0), length: 0 } : collect(postings[t] as Postings);
+      const t = findTerm(leaf.term);
+      return t === undefined ? { slots: new Int32Array(0), freqs: new Int32Array(0), length: 0 } : collect(post(t));
     }
     if (leaf.kind === 'prefix') {
       const sum = new Map<number, number>();
-      for (const [term, t] of vocab) {
-        if (!prefixCovers(leaf.prefixes, term)) continue;
-        const p = postings[t] as Postings;
+      eachTermWithPrefix(leaf.prefixes, (t) => {
+        const p = post(t);
         for (let i = 0; i < p.length; i++) {
           const slot = p.slots[i] as number;
           if (alive[slot] === 1) sum.set(slot, (sum.get(slot) ?? 0) + (p.freqs[i] as number));
         }
-      }
+      });
       const keys = Int32Array.from(sum.keys()).sort();
       return { slots: keys, freqs: Int32Array.from(keys, (k) => sum.get(k) as number), length: keys.length };
     }
     // Phrase: candidates from its rarest term, verified against each row's terms.
-    const termIds = leaf.terms.map((t) => vocab.get(t));
+    const termIds = leaf.terms.map((t) => findTerm(t));
     if (termIds.length === 0 || termIds.some((t) => t === undefined)) return { slots: new Int32Array(0), freqs: new Int32Array(0), length: 0 };
     const tids = termIds as number[];
     let rarest = tids[0] as number;
-    for (const t of tids) if ((postings[t] as Postings).df < (postings[rarest] as Postings).df) rarest = t;
-    const base = collect(postings[rarest] as Postings);
-    const outS = new Int32Array(base.length);
-    const outF = new Int32Array(base.length);
+    for (const t of tids) if (post(t).df < post(rarest).df) rarest = t;
+    const cand = collect(post(rarest));
+    const outS = new Int32Array(cand.length);
+    const outF = new Int32Array(cand.length);
     let n = 0;
-    for (let i = 0; i < base.length; i++) {
-      const slot = base.slots[i] as number;
-      const terms = docTerms[slot] as Int32Array;
+    for (let i = 0; i < cand.length; i++) {
+      const slot = cand.slots[i] as number;
+      const from = docStart[slot] as number;
+      const length = lengths[slot] as number;
       let f = 0;
-      outer: for (let a = 0; a + tids.length <= terms.length; a++) {
-        for (let j = 0; j < tids.length; j++) if (terms[a + j] !== tids[j]) continue outer;
+      outer: for (let a = 0; a + tids.length <= length; a++) {
+        for (let j = 0; j < tids.length; j++) if (store[from + a + j] !== tids[j]) continue outer;
         f++;
       }
       if (f > 0) {
@@ -408,6 +542,101 @@ export function createScopeIndex(): ScopeIndex {
     return Int32Array.from(all).sort();
   };
 
+  /**
+   * Load a state into the (empty) index: slots in id order, the postings into one flat array (each term's range
+   * sized by its `df`). Checks the state as it goes (ids ascending, offsets monotone, every id in range, the
+   * document frequencies exact) and throws on the first inconsistency; the caller then rebuilds from the rows.
+   */
+  function restore(st: ScopeIndexState): void {
+    const n = st.ids.length;
+    const nTerms = st.terms.length;
+    const bad = (what: string): never => {
+      throw new Error(`inconsistent index state: ${what}`);
+    };
+    if (st.df.length !== nTerms || st.cats.length !== n || st.asks.length !== n || st.termOffsets.length !== n + 1 || st.labelOffsets.length !== n + 1) bad('section lengths');
+    for (let t = 1; t < nTerms; t++) if (!((st.terms[t - 1] as string) < (st.terms[t] as string))) bad('terms out of order');
+    names = st.terms.slice();
+    sortedTerms = nTerms;
+    for (let c = 0; c < st.categories.length; c++) categoryIds.set(st.categories[c] as string, c);
+    if (categoryIds.size !== st.categories.length) bad('duplicate categories');
+    categories.push(...st.categories);
+    postings.length = nTerms;
+    ensureSlots(n);
+    const start = new Int32Array(nTerms + 1);
+    for (let t = 0; t < nTerms; t++) {
+      const d = st.df[t] as number;
+      if (d < 1 || d > n) bad('document frequency');
+      start[t + 1] = (start[t] as number) + d;
+    }
+    const fill = start.slice(0, nTerms);
+    const flatSlots = new Int32Array(start[nTerms] as number);
+    const flatFreqs = new Int32Array(start[nTerms] as number);
+    const labelDf = new Int32Array(nTerms);
+    // The row a term's latest posting belongs to, and where that posting is (a repeat adds to its frequency).
+    const seenAt = new Int32Array(nTerms).fill(-1);
+    const lastAt = new Int32Array(nTerms);
+    if (st.termOffsets[0] !== 0 || st.labelOffsets[0] !== 0 || st.termOffsets[n] !== st.termIds.length || st.labelOffsets[n] !== st.labelIds.length) bad('offsets');
+    let lastId = 0;
+    for (let r = 0; r < n; r++) {
+      const from = st.termOffsets[r] as number;
+      const to = st.termOffsets[r + 1] as number;
+      if (to < from) bad('offsets');
+      for (let k = from; k < to; k++) {
+        const t = st.termIds[k] as number;
+        if (t >>> 0 >= nTerms) bad('term id');
+        if (seenAt[t] !== r) {
+          seenAt[t] = r;
+          const at = fill[t] as number;
+          if (at >= (start[t + 1] as number)) bad('document frequency');
+          fill[t] = at + 1;
+          lastAt[t] = at;
+          flatSlots[at] = r;
+          flatFreqs[at] = 1;
+        } else flatFreqs[lastAt[t] as number] = (flatFreqs[lastAt[t] as number] as number) + 1;
+      }
+      const id = st.ids[r] as number;
+      if (id <= lastId) bad('ids not ascending');
+      lastId = id;
+      const cat = st.cats[r] as number;
+      if (cat >>> 0 >= st.categories.length || (st.asks[r] as number) > 1) bad('category or flag');
+      ids[r] = id;
+      lengths[r] = to - from;
+      cats[r] = cat;
+      alive[r] = 1;
+      asks[r] = st.asks[r] as number;
+      docStart[r] = from;
+      const l0 = st.labelOffsets[r] as number;
+      const l1 = st.labelOffsets[r + 1] as number;
+      if (l1 < l0) bad('offsets');
+      if (l1 > l0) {
+        for (let k = l0; k < l1; k++) {
+          const t = st.labelIds[k] as number;
+          if (t >>> 0 >= nTerms) bad('label id');
+          for (let j = l0; j < k; j++) if (st.labelIds[j] === t) bad('label repeats a term');
+          labelDf[t] = (labelDf[t] as number) + 1;
+        }
+        label0[r] = st.labelIds[l0] as number;
+        if (l1 - l0 > 1) labelRest.set(r, st.labelIds.slice(l0 + 1, l1));
+      }
+      prev[r] = r - 1;
+      next[r] = r + 1 < n ? r + 1 : -1;
+      totalLength += to - from;
+    }
+    for (let t = 0; t < nTerms; t++) if (fill[t] !== start[t + 1]) bad('document frequency');
+    if (st.maxId < lastId) bad('maxId');
+    base = { start, slots: flatSlots, freqs: flatFreqs, df: st.df.slice(), labelDf };
+    store = st.termIds;
+    storeLength = st.termIds.length;
+    slots = n;
+    ordered = n;
+    live = n;
+    lastSlot = n - 1;
+    linksValid = true;
+    maxId = st.maxId;
+  }
+
+  if (from !== undefined) restore(from);
+
   return {
     get size() {
       return live;
@@ -418,24 +647,23 @@ export function createScopeIndex(): ScopeIndex {
     get maxId() {
       return maxId;
     },
-    has: (id) => slotOf.has(id),
+    has: (id) => slotOf(id) >= 0,
 
     add(doc) {
-      if (slotOf.has(doc.id)) throw new Error(`row ${doc.id} is already indexed`);
+      if (slotOf(doc.id) >= 0) throw new Error(`row ${doc.id} is already indexed`);
       addSlot(doc.id, termIds(indexTerms(doc.content)), termIds(labelTerms(doc.content)), doc.category, asksQuestion(doc.content));
     },
 
     remove(id) {
-      const slot = slotOf.get(id);
-      if (slot === undefined) return;
-      slotOf.delete(id);
+      const slot = slotOf(id);
+      if (slot < 0) return;
+      outOfOrder.delete(id);
       alive[slot] = 0;
       live--;
       dead++;
       totalLength -= lengths[slot] as number;
-      for (const t of new Set(docTerms[slot] as Int32Array)) (postings[t] as Postings).df--;
-      for (const t of labelsOf(slot)) (postings[t] as Postings).labelDf--;
-      docTerms[slot] = undefined;
+      for (const t of new Set(termsOf(slot))) post(t).df--;
+      for (const t of labelsOf(slot)) post(t).labelDf--;
       label0[slot] = -1;
       labelRest.delete(slot);
       linksValid = false;
@@ -451,10 +679,10 @@ export function createScopeIndex(): ScopeIndex {
       // The label field: a term leaf's term id (−1 for other leaves, unknown terms and terms no live label holds,
       // so most postings skip the label lookup) and its label IDF.
       const labelTerm = q.leaves.map((leaf) => {
-        const t = leaf.kind === 'term' ? (vocab.get(leaf.term) ?? -1) : -1;
-        return t >= 0 && (postings[t] as Postings).labelDf > 0 ? t : -1;
+        const t = leaf.kind === 'term' ? (findTerm(leaf.term) ?? -1) : -1;
+        return t >= 0 && post(t).labelDf > 0 ? t : -1;
       });
-      const labelIdfs = labelTerm.map((t) => (t < 0 ? 0 : idf(live, (postings[t] as Postings).labelDf)));
+      const labelIdfs = labelTerm.map((t) => (t < 0 ? 0 : idf(live, post(t).labelDf)));
       const inLabel = (i: number, slot: number): boolean => {
         const t = labelTerm[i] as number;
         if (t < 0) return false;
@@ -551,6 +779,75 @@ export function createScopeIndex(): ScopeIndex {
         for (const slot of touched) mark[slot] = 0;
       }
       return heap.sorted();
+    },
+
+    state() {
+      const order: number[] = [];
+      for (let s = 0; s < slots; s++) if (alive[s] === 1) order.push(s);
+      order.sort((a, b) => (ids[a] as number) - (ids[b] as number));
+      // A compact vocabulary (only the terms live rows hold) in ascending order, and the categories in use.
+      const used = new Uint8Array(postings.length);
+      let termTotal = 0;
+      let labelTotal = 0;
+      for (const s of order) {
+        const from = docStart[s] as number;
+        const to = from + (lengths[s] as number);
+        for (let i = from; i < to; i++) used[store[i] as number] = 1;
+        termTotal += to - from;
+        if ((label0[s] as number) >= 0) {
+          used[label0[s] as number] = 1;
+          labelTotal++;
+          const rest = labelRest.get(s);
+          if (rest !== undefined) {
+            for (const t of rest) used[t] = 1;
+            labelTotal += rest.length;
+          }
+        }
+      }
+      const live: number[] = [];
+      for (let t = 0; t < used.length; t++) if (used[t] === 1) live.push(t);
+      live.sort((a, b) => ((names[a] as string) < (names[b] as string) ? -1 : 1));
+      const remap = new Int32Array(postings.length);
+      const df = new Int32Array(live.length);
+      const terms = live.map((t, i) => {
+        remap[t] = i;
+        df[i] = postings[t]?.df ?? ((base as NonNullable<typeof base>).df[t] as number);
+        return names[t] as string;
+      });
+      const catRemap = new Int32Array(categories.length).fill(-1);
+      const catNames: string[] = [];
+      const n = order.length;
+      const outIds = new Int32Array(n);
+      const termOffsets = new Int32Array(n + 1);
+      const labelOffsets = new Int32Array(n + 1);
+      const outCats = new Int32Array(n);
+      const outAsks = new Uint8Array(n);
+      const termIdsOut = new Int32Array(termTotal);
+      const labelIdsOut = new Int32Array(labelTotal);
+      let tk = 0;
+      let lk = 0;
+      for (let r = 0; r < n; r++) {
+        const s = order[r] as number;
+        outIds[r] = ids[s] as number;
+        const from = docStart[s] as number;
+        const to = from + (lengths[s] as number);
+        for (let i = from; i < to; i++) termIdsOut[tk++] = remap[store[i] as number] as number;
+        termOffsets[r + 1] = tk;
+        if ((label0[s] as number) >= 0) {
+          labelIdsOut[lk++] = remap[label0[s] as number] as number;
+          const rest = labelRest.size === 0 ? undefined : labelRest.get(s);
+          if (rest !== undefined) for (let i = 0; i < rest.length; i++) labelIdsOut[lk++] = remap[rest[i] as number] as number;
+        }
+        labelOffsets[r + 1] = lk;
+        const c = cats[s] as number;
+        if ((catRemap[c] as number) < 0) {
+          catRemap[c] = catNames.length;
+          catNames.push(categories[c] as string);
+        }
+        outCats[r] = catRemap[c] as number;
+        outAsks[r] = asks[s] as number;
+      }
+      return { terms, categories: catNames, df, ids: outIds, termOffsets, termIds: termIdsOut, labelOffsets, labelIds: labelIdsOut, cats: outCats, asks: outAsks, maxId };
     },
   };
 }

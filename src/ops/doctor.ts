@@ -36,6 +36,8 @@ export interface DoctorOptions {
   readonly modelStatus?: ModelConfigStatus | undefined;
   /** Whether an embedder is configured (reported as is). */
   readonly embedder?: boolean | undefined;
+  /** Features the configuration turned on that started disabled (`app.disabledFeatures`); each is reported. */
+  readonly disabledFeatures?: ReadonlyArray<{ readonly feature: string; readonly setting: string; readonly missing: string; readonly message: string }> | undefined;
   /** Bucket every count (`100–999`) and leave out entity names, file names' sizes and the model id, for sharing. */
   readonly anonymous?: boolean | undefined;
   /** Pending role-memory cases closed longer ago than this are reported as overdue. @default 72 h */
@@ -97,6 +99,8 @@ export interface DoctorReport {
    * given; the list is empty in an anonymous report, the count stays).
    */
   readonly permissions?: { readonly tooOpen: DoctorCount; readonly loose: readonly LoosePath[] } | undefined;
+  /** Features turned on but started disabled, and what each is missing (from `disabledFeatures`). */
+  readonly disabledFeatures: ReadonlyArray<{ readonly feature: string; readonly setting: string; readonly missing: string }>;
   /** Things worth a look, one sentence each. */
   readonly warnings: readonly string[];
 }
@@ -269,6 +273,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       }
       : { configured: false, ...(options.embedder !== undefined ? { embedder: options.embedder } : {}) };
   if (status !== undefined && !status.configured) warnings.push('No model is configured: turns, reflection and the personalization rebuild cannot run.');
+  const disabledFeatures = (options.disabledFeatures ?? []).map(({ feature, setting, missing }) => ({ feature, setting, missing }));
 
   return {
     generatedAt: now.toISOString(),
@@ -288,6 +293,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     ...(workspace ? { workspace } : {}),
     model,
     ...(permissions ? { permissions } : {}),
+    disabledFeatures,
     warnings,
   };
 }
@@ -489,6 +495,7 @@ export function formatDoctorReport(r: DoctorReport): string {
     lines.push('', r.permissions.tooOpen === 0 || r.permissions.tooOpen === '0' ? 'Permissions: private (directories 0700, files 0600)' : `Permissions: ${r.permissions.tooOpen} too open`, ...shown, ...(r.permissions.loose.length > 10 ? [`  … and ${r.permissions.loose.length - 10} more`] : []));
   }
   lines.push('', `Model: ${r.model.configured ? `${r.model.provider ?? ''}${r.model.modelId ? `:${r.model.modelId}` : ''}${r.model.host ? ` at ${r.model.host}` : ''}` : 'not configured'}${r.model.embedder !== undefined ? `; embedder ${r.model.embedder ? 'yes' : 'no'}` : ''}`);
+  if (r.disabledFeatures.length > 0) lines.push('', 'Disabled (turned on, but missing what they need)', ...r.disabledFeatures.map((d) => `  ${d.feature.padEnd(24)} ${d.setting}: needs ${d.missing}`));
   if (r.warnings.length > 0) lines.push('', 'Warnings', ...r.warnings.map((w) => `  ! ${w}`));
   return lines.join('\n');
 }

@@ -3,7 +3,7 @@
  * rendering and parsing, paths, and the per-file signature. Shared by `exportMemory` and `importMemory`.
  */
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
-import { parse, stringify } from 'yaml';
+import { yaml } from '../util/lazy-yaml';
 
 /** The format version every file carries (`schema_version`); an importer refuses any other. */
 export const MEMORY_EXPORT_SCHEMA_VERSION = 1;
@@ -14,8 +14,8 @@ export const VOLATILE_FIELDS = ['exported_at', 'updated_at'] as const;
 
 /** A markdown file: YAML frontmatter (keys sorted, no line folding) and a body. */
 export function renderMarkdown(front: Readonly<Record<string, unknown>>, body: string): string {
-  const yaml = stringify(dropUndefined(front), { sortMapEntries: true, lineWidth: 0 });
-  return `---\n${yaml}---\n\n${body.replace(/\s+$/u, '')}\n`;
+  const text = yaml().stringify(dropUndefined(front), { sortMapEntries: true, lineWidth: 0 });
+  return `---\n${text}---\n\n${body.replace(/\s+$/u, '')}\n`;
 }
 
 function dropUndefined(o: Readonly<Record<string, unknown>>): Record<string, unknown> {
@@ -29,7 +29,7 @@ export function parseMarkdown(text: string): { front: Record<string, unknown>; b
   if (end < 0) throw new Error('the frontmatter is not closed by a "---" line');
   let front: unknown;
   try {
-    front = parse(text.slice(4, end + 1), { schema: 'core', maxAliasCount: 0, uniqueKeys: true });
+    front = yaml().parse(text.slice(4, end + 1), { schema: 'core', maxAliasCount: 0, uniqueKeys: true });
   } catch (error) {
     throw new Error(`invalid frontmatter: ${error instanceof Error ? error.message.split('\n')[0] : String(error)}`);
   }

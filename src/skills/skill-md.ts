@@ -5,7 +5,7 @@
  */
 import { existsSync, readdirSync, readFileSync, realpathSync, statSync } from 'node:fs';
 import { basename, join, relative, sep } from 'node:path';
-import { parse as parseYaml } from 'yaml';
+import { yaml } from '../util/lazy-yaml';
 import { defineSkill, SkillDefinitionError } from './define-skill';
 import type { HiddenSkill } from './registry';
 import { compareIds } from './router';
@@ -76,7 +76,7 @@ export function parseSkillMd(
   if (end < 0 || (after !== undefined && after !== '\n')) return { issues: [issue('frontmatter', 'not closed: add a "---" line after the frontmatter')] };
   let fm: unknown;
   try {
-    fm = parseYaml(src.slice(4, end + 1), { prettyErrors: true, uniqueKeys: true });
+    fm = yaml().parse(src.slice(4, end + 1), { prettyErrors: true, uniqueKeys: true });
   } catch (e) {
     return { issues: [issue('frontmatter', `invalid YAML: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`)] };
   }

@@ -127,6 +127,16 @@ export interface MemoryTextRow {
   readonly category: string;
 }
 
+/** What {@link MemoryStorage.saveTextIndex} stores. */
+export interface MemoryTextIndexSnapshot {
+  /** The encoded index (opaque to the engine). */
+  readonly data: Uint8Array;
+  /** The change-log position (from {@link MemoryStorage.textChanges}) the index's rows were read after. */
+  readonly seq: number;
+  /** The highest row id the index has seen. */
+  readonly maxId: number;
+}
+
 /** What {@link MemoryStorage.textChanges} returns. */
 export interface MemoryTextChanges {
   /** The log's current sequence number: pass it as `since` next time. */
@@ -290,6 +300,21 @@ export interface MemoryStorage {
    * physically deleted, after sequence number `since`. Inserts are not logged (they are found by id).
    */
   textChanges(scope: MemoryScope, since: number): Promise<MemoryTextChanges>;
+  /**
+   * The scope's saved lexical index snapshot (the bytes last stored by {@link MemoryStorage.saveTextIndex}),
+   * or `undefined`. The memory layer checks the bytes itself and ignores ones it cannot use. Optional for
+   * engines written elsewhere (the first lookup of a scope in a process then reads every row); the built-in
+   * engines have it.
+   */
+  loadTextIndex?(scope: MemoryScope): Promise<Uint8Array | undefined>;
+  /**
+   * Store the scope's lexical index snapshot, replacing any, unless a row of the scope with an id up to
+   * `maxId` appears in the change log after position `seq` (or the log was pruned past `seq`): the snapshot
+   * could then hold text that is no longer stored. Check and write are atomic with respect to other writers.
+   * The engine must drop the scope's snapshot whenever one of its rows is deleted or its `content` changes.
+   * Returns whether it stored the snapshot.
+   */
+  saveTextIndex?(scope: MemoryScope, snapshot: MemoryTextIndexSnapshot): Promise<boolean>;
 
   /**
    * Full-text match ranked by the engine's own BM25 (higher is better; file-wide statistics on SQLite).

@@ -13,7 +13,7 @@
 import { lookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
-import { Agent, fetch as undiciFetch } from 'undici';
+import type { Agent, fetch as UndiciFetch } from 'undici';
 import { MinaraError } from '../errors/minara-error';
 
 /** The host lists and resolver of a {@link UrlPolicy}. */
@@ -123,9 +123,11 @@ export function createUrlPolicy(factory: string, options: UrlPolicyOptions): Url
   let agent: Agent | undefined;
   return {
     async fetch(url, init) {
-      agent ??= new Agent({ connect: { lookup: connectLookup } });
+      // undici loads on the first fetch, not with the package (~100 ms of a cold start).
+      const undici = await import('undici');
+      agent ??= new undici.Agent({ connect: { lookup: connectLookup } });
       try {
-        return (await undiciFetch(url, { ...(init as unknown as NonNullable<Parameters<typeof undiciFetch>[1]>), dispatcher: agent })) as unknown as Response;
+        return (await undici.fetch(url, { ...(init as unknown as NonNullable<Parameters<typeof UndiciFetch>[1]>), dispatcher: agent })) as unknown as Response;
       } catch (error) {
         // undici reports a refused connect as `TypeError: fetch failed` with the lookup's error as the cause.
         const cause = error instanceof Error ? error.cause : undefined;

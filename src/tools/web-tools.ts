@@ -1,4 +1,3 @@
-import { convert } from 'html-to-text';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import { scanInput } from '../safety/input-scanner';
@@ -74,7 +73,9 @@ export function createWebTools(options: WebToolsOptions = {}): ToolEntry[] {
         if (!/^(text\/|application\/(json|xml|xhtml\+xml|rss\+xml|atom\+xml))/i.test(type)) throw new MinaraError('TOOL_BLOCKED', `url: ${type || 'an unknown content type'} is not text`);
         const read = await readCapped(response!, maxBytes);
         const body = { text: new TextDecoder('utf-8').decode(read.bytes), cut: read.cut };
-        let text = /html/i.test(type) ? convert(body.text, { wordwrap: false, selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }] }) : body.text;
+        // html-to-text loads on the first HTML page, not with the package.
+        const convert = /html/i.test(type) ? (await import('html-to-text')).convert : undefined;
+        let text = convert ? convert(body.text, { wordwrap: false, selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }] }) : body.text;
         const cutChars = text.length > maxChars;
         if (cutChars) text = text.slice(0, maxChars);
         const findings = scanInput(text);

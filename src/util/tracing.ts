@@ -1,4 +1,12 @@
-import { type Attributes, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
+import { createRequire } from 'node:module';
+import type * as Otel from '@opentelemetry/api';
+import type { Attributes, Span, Tracer } from '@opentelemetry/api';
+
+// Loaded with the first span, not with the package. On Node the package's entry is CommonJS (no `import`
+// condition), so this is the same instance an `import` gives a host that registers its SDK.
+let otel: typeof Otel | undefined;
+const api = (): typeof Otel => (otel ??= createRequire(import.meta.url)('@opentelemetry/api') as typeof Otel);
+let cached: Tracer | undefined;
 
 /**
  * The package's OpenTelemetry tracer. Without a tracer provider registered by the host (`@opentelemetry/sdk-node`
@@ -6,15 +14,18 @@ import { type Attributes, type Span, SpanStatusCode, trace } from '@opentelemetr
  * exporter is bundled. Attributes never carry inputs, outputs or message text (they may hold secrets): only names,
  * ids, tiers, decisions, outcomes and token counts.
  */
-export const tracer = trace.getTracer('@minara/agent');
+export function tracer(): Tracer {
+  cached ??= api().trace.getTracer('@minara/agent');
+  return cached;
+}
 
 /** Run `fn` in a span named `name`; an exception ends the span with an error status and is rethrown. */
 export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+  return tracer().startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await fn(span);
     } catch (error) {
-      span.setStatus({ code: SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
+      span.setStatus({ code: api().SpanStatusCode.ERROR, message: error instanceof Error ? error.message : String(error) });
       throw error;
     } finally {
       span.end();

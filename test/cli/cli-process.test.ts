@@ -57,6 +57,36 @@ describe('minara (process)', () => {
     expect(minara(['demo', '--no-background']).stderr).toContain('only applies to "minara serve" and the REPL ("minara")');
   });
 
+  it('a feature turned on without a model does not stop minara, minara serve or minara doctor: one warning each, listed by the doctor (issue 32)', async () => {
+    const dir = tempDir();
+    const env = { WORKSPACE_DREAM_ENABLED: '1', MEMORY_CONSOLIDATION_ENABLED: '1' };
+    const repl = minara(['--data-dir', dir, '--no-background'], { input: '/exit\n', env });
+    expect(repl.code).toBe(0);
+    expect(repl.stderr).not.toContain('CONFIG_INVALID');
+    expect(repl.stderr.match(/WORKSPACE_DREAM_ENABLED=1 is set but a model .* is missing: dreaming stays off/g)).toHaveLength(1);
+    expect(repl.stderr.match(/MEMORY_CONSOLIDATION_ENABLED=1 is set but a model .* is missing/g)).toHaveLength(1);
+    const doctor = minara(['doctor', '--data-dir', dir], { env });
+    expect(doctor.code).toBe(0);
+    expect(doctor.stdout).toMatch(/Disabled \(turned on, but missing what they need\)\n\s+dreaming\s+WORKSPACE_DREAM_ENABLED=1: needs a model/);
+    expect(doctor.stdout).toMatch(/memory-consolidation\s+MEMORY_CONSOLIDATION_ENABLED=1: needs a model/);
+    // minara serve starts and answers /healthz.
+    const port = 20_000 + Math.floor(Math.random() * 20_000);
+    const serve = spawn(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'serve', '--data-dir', dir, '--port', String(port), '--no-background'], { cwd: root, env: cleanEnv(env) });
+    let stderr = '';
+    serve.stderr.on('data', (d: Buffer) => void (stderr += d.toString()));
+    try {
+      let ok = false;
+      for (let i = 0; i < 150 && !ok && serve.exitCode === null; i++) {
+        ok = await fetch(`http://127.0.0.1:${port}/healthz`).then((r) => r.ok, () => false);
+        if (!ok) await new Promise((r) => setTimeout(r, 200));
+      }
+      expect(ok, stderr).toBe(true);
+      expect(stderr).not.toContain('CONFIG_INVALID');
+    } finally {
+      serve.kill();
+    }
+  }, 90_000);
+
   it('minara learning and minara preferences: seed, list, the operator\'s decisions (refused, forced), usage errors exit 2', () => {
     const dir = tempDir();
     const seed = path.join(dir, 'seed.md');

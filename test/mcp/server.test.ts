@@ -10,12 +10,15 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
+import type { WebStandardStreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js';
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { z } from 'zod';
 import { createAgentRuntime, createToolCallContext, createToolRegistry, defineTool, MinaraError, PermissionTier, silentLogger, type ToolRegistry } from '@minara/agent';
 import { createGateway, DECIDE_SCOPE, serveGateway, type ServedGateway } from '@minara/agent/gateway';
-import { createMcpToolServer, type McpToolServer } from '@minara/agent/mcp';
+import { createMcpToolServer, type McpServerTransport, type McpToolServer } from '@minara/agent/mcp';
 import { createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, expectTypeOf, it } from 'vitest';
 
 const ROOT = join(import.meta.dirname, '..', '..');
 
@@ -64,6 +67,15 @@ function fixture() {
   });
   return { tools, storage, runs };
 }
+
+describe('McpServerTransport (our own type at the boundary, so the package types need no MCP SDK)', () => {
+  it('accepts every SDK server transport (and the SDK Transport type itself)', () => {
+    expectTypeOf<InMemoryTransport>().toExtend<McpServerTransport>();
+    expectTypeOf<StdioServerTransport>().toExtend<McpServerTransport>();
+    expectTypeOf<WebStandardStreamableHTTPServerTransport>().toExtend<McpServerTransport>();
+    expectTypeOf<Transport>().toExtend<McpServerTransport>();
+  });
+});
 
 async function inMemoryClient(server: McpToolServer): Promise<Client> {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();

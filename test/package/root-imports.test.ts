@@ -31,6 +31,30 @@ describe('package entry points', () => {
     expect(loaded).toEqual([]);
   });
 
+  it('importing the root loads none of the packages only some calls need (issue 32: cold start)', () => {
+    // Each is loaded on first use: markdown-it and csv-parse (artifacts, spreadsheets), undici and html-to-text
+    // (web tools), jose (JWT auth), yaml (SKILL.md, memory export), @opentelemetry/api (the first span), and the
+    // optional peers. CommonJS packages are seen through require.cache, ES modules through a load hook.
+    const code = `
+      import { register, createRequire } from 'node:module';
+      const seen = new Set();
+      const { port1, port2 } = new MessageChannel();
+      port1.on('message', (url) => seen.add(url));
+      register('data:text/javascript,' + encodeURIComponent('let p; export function initialize(d) { p = d.port; } export async function load(u, c, n) { p.postMessage(u); return n(u, c); }'), { parentURL: import.meta.url, data: { port: port2 }, transferList: [port2] });
+      await import('${join(ROOT, 'src/index.ts')}');
+      await new Promise((r) => setTimeout(r, 200));
+      port1.close();
+      const all = [...seen, ...Object.keys(createRequire(import.meta.url).cache)];
+      const packages = new Set(all.map((u) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(u)?.[1]).filter(Boolean));
+      console.log(JSON.stringify([...packages]));`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const packages = JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') as string[];
+    expect(packages, r.stderr).toContain('zod'); // the hook saw the root's own imports
+    for (const lazy of ['markdown-it', 'csv-parse', 'undici', 'html-to-text', 'jose', 'yaml', '@opentelemetry/api', 'exceljs', 'vega', 'vega-lite', '@modelcontextprotocol/sdk', 'pg', '@electric-sql/pglite', 'playwright-core']) {
+      expect(packages, lazy).not.toContain(lazy);
+    }
+  });
+
   it('the SQLite engine loads the addon when asked for', () => {
     const loaded = addonsLoadedBy(`
       const { createSqliteStorage } = await import('${join(ROOT, 'src/storage/sqlite/index.ts')}');

@@ -98,10 +98,15 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
       if (!dup) edges.push({ ...e, id: nextEdgeId++, memoryId, createdAt: now, userId: scope.userId, agentId: scope.agentId });
     }
   };
+  /** Saved lexical index snapshots per scope (`saveTextIndex`), dropped when a row of the scope goes or its content changes. */
+  const textIndexes = new Map<string, Uint8Array>();
   const removeRows = (ids: readonly number[]) => {
     for (const id of ids) {
       const gone = rows.get(id);
-      if (gone !== undefined) logText(gone.record);
+      if (gone !== undefined) {
+        logText(gone.record);
+        textIndexes.delete(scopeId({ userId: gone.record.userId, agentId: gone.record.agentId }));
+      }
       rows.delete(id);
       vectors.delete(id);
     }
@@ -174,6 +179,7 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
       const doc = patch.searchText !== undefined || patch.category !== undefined ? makeDoc(patch.searchText ?? row.doc.tokens.join(' '), next.category) : row.doc;
       rows.set(id, { record: next, doc });
       if (next.content !== cur.content || next.category !== cur.category) logText(next);
+      if (next.content !== cur.content) textIndexes.delete(scopeId(scope));
       if (next.contentHash !== cur.contentHash) vectors.delete(id);
       if (patch.edges !== undefined) {
         edges = edges.filter((e) => e.memoryId !== id);
@@ -261,6 +267,16 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
       if (since >= textSeq) return { seq: textSeq, reset: false, ids: [] };
       if (since < textPrunedThrough) return { seq: textSeq, reset: true, ids: [] };
       return { seq: textSeq, reset: false, ids: textLog.filter((e) => e.seq > since && e.scope === key).map((e) => e.id) };
+    },
+    async loadTextIndex(scope) {
+      const data = textIndexes.get(scopeId(scope));
+      return data === undefined ? undefined : data.slice();
+    },
+    async saveTextIndex(scope, snapshot) {
+      const key = scopeId(scope);
+      if (snapshot.seq < textPrunedThrough || textLog.some((e) => e.seq > snapshot.seq && e.scope === key && e.id <= snapshot.maxId)) return false;
+      textIndexes.set(key, snapshot.data.slice());
+      return true;
     },
     async searchText(scope, query, filter) {
       const docs = Array.from(rows.values());

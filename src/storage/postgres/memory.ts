@@ -466,6 +466,34 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
       return { seq, reset: false, ids: rows.map((r) => Number(r.memory_id)) };
     },
 
+    async loadTextIndex(scope) {
+      const row = await h.op('memory.loadTextIndex').get(`SELECT data FROM ${h.t('memory_text_index')} WHERE user_id = $1 AND agent_key = $2`, [scope.userId, scope.agentId ?? '']);
+      const data = row?.data;
+      return data instanceof Uint8Array ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : undefined;
+    },
+
+    async saveTextIndex(scope, snapshot) {
+      return h.tx('memory.saveTextIndex', async (tx) => {
+        // The lock the delete trigger takes too (schema memory v3), then: no change since the snapshot's position
+        // to a row it holds, then the upsert.
+        await tx.run("SELECT pg_advisory_xact_lock(hashtextextended('minara.memory_text_index:' || length($1::text) || ':' || $1::text || $2::text, 0))", [scope.userId, scope.agentId ?? '']);
+        const state = await tx.get(`SELECT pruned_before FROM ${h.t('memory_text_log_state')} WHERE id = 1`);
+        if (snapshot.seq < Number(state?.pruned_before ?? 0)) return false;
+        const changed = await tx.get(`SELECT 1 AS x FROM ${h.t('memory_text_log')} WHERE user_id = $1 AND agent_key = $2 AND xid >= $3 AND memory_id <= $4 LIMIT 1`, [
+          scope.userId,
+          scope.agentId ?? '',
+          snapshot.seq,
+          snapshot.maxId,
+        ]);
+        if (changed !== undefined) return false;
+        await tx.run(
+          `INSERT INTO ${h.t('memory_text_index')} (user_id, agent_key, data) VALUES ($1, $2, $3) ON CONFLICT (user_id, agent_key) DO UPDATE SET data = EXCLUDED.data`,
+          [scope.userId, scope.agentId ?? '', Buffer.from(snapshot.data.buffer, snapshot.data.byteOffset, snapshot.data.byteLength)],
+        );
+        return true;
+      });
+    },
+
     async topEntities(scope, options) {
       const rows = await h.op('memory.topEntities').all(
         `SELECT e.dst_entity_kind AS kind, e.dst_entity_key AS key, COUNT(DISTINCT e.src_id) AS n, array_agg(e.edge_type) AS types

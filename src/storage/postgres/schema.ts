@@ -349,4 +349,26 @@ export const memoryMigrations: readonly PostgresMigration[] = [
       await tx.run(`CREATE TRIGGER memories_text_log AFTER INSERT OR DELETE OR UPDATE OF content, category ON ${t('memories')} FOR EACH ROW EXECUTE FUNCTION ${t('memory_text_log_fn')}()`);
     },
   },
+  {
+    domain: 'memory',
+    version: 3,
+    name: 'memory_text_index: saved lexical index snapshots, dropped on delete or content change',
+    // One snapshot per scope (MemoryStorage.saveTextIndex). The trigger drops a scope's snapshot when one of its
+    // rows is deleted or its content changes; it and the save take the same per-scope transaction lock, so a save
+    // that checked the log before a concurrent delete committed is removed by that delete (never left holding
+    // text the table no longer has).
+    up: async (tx, { t }) => {
+      const INDEX = t('memory_text_index');
+      await tx.run(`CREATE TABLE ${INDEX} (user_id TEXT NOT NULL, agent_key TEXT NOT NULL, data BYTEA NOT NULL, PRIMARY KEY (user_id, agent_key))`);
+      await tx.run(`CREATE FUNCTION ${t('memory_text_index_fn')}() RETURNS trigger LANGUAGE plpgsql AS $fn$
+        BEGIN
+          IF TG_OP = 'UPDATE' AND OLD.content IS NOT DISTINCT FROM NEW.content THEN RETURN NULL; END IF;
+          PERFORM pg_advisory_xact_lock(hashtextextended('minara.memory_text_index:' || length(OLD.user_id) || ':' || OLD.user_id || COALESCE(OLD.agent_id, ''), 0));
+          DELETE FROM ${INDEX} WHERE user_id = OLD.user_id AND agent_key = COALESCE(OLD.agent_id, '');
+          RETURN NULL;
+        END
+      $fn$`);
+      await tx.run(`CREATE TRIGGER memories_text_index AFTER DELETE OR UPDATE OF content ON ${t('memories')} FOR EACH ROW EXECUTE FUNCTION ${t('memory_text_index_fn')}()`);
+    },
+  },
 ];

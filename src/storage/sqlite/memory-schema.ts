@@ -37,6 +37,11 @@ import { signBits } from './memory-vector-cache';
  * more than 20,000 behind and records the pruned position in `memory_text_log_state`, so a reader that fell
  * further behind reloads its scope instead of missing a change. `memories_scope_id` finds a scope's rows added
  * since an id without walking other tenants' newer rows.
+ *
+ * v6 — `memory_text_index`: one saved lexical index snapshot per scope (`MemoryStorage.saveTextIndex`), so a
+ * fresh process loads a large scope's index instead of reading and tokenising every row. Two triggers drop a
+ * scope's snapshot when one of its rows is deleted or its `content` changes, so a snapshot never holds text the
+ * table no longer has (an erased memory leaves no trace in it).
  */
 export const memoryMigrations: readonly SqliteMigration[] = [
   {
@@ -286,6 +291,28 @@ export const memoryMigrations: readonly SqliteMigration[] = [
         WHEN new.seq % 1000 = 0 BEGIN
           DELETE FROM memory_text_log WHERE seq <= new.seq - 20000;
           UPDATE memory_text_log_state SET pruned_through = MAX(pruned_through, new.seq - 20000) WHERE id = 1;
+        END;
+      `);
+    },
+  },
+  {
+    domain: 'memory',
+    version: 6,
+    name: 'memory_text_index: saved lexical index snapshots, dropped on delete or content change',
+    up(db) {
+      db.exec(`
+        CREATE TABLE memory_text_index (
+          user_id    TEXT NOT NULL,
+          agent_key  TEXT NOT NULL,
+          data       BLOB NOT NULL,
+          PRIMARY KEY (user_id, agent_key)
+        ) WITHOUT ROWID;
+        CREATE TRIGGER memories_text_index_delete AFTER DELETE ON memories BEGIN
+          DELETE FROM memory_text_index WHERE user_id = old.user_id AND agent_key = COALESCE(old.agent_id, '');
+        END;
+        CREATE TRIGGER memories_text_index_update AFTER UPDATE OF content ON memories
+        WHEN old.content IS NOT new.content BEGIN
+          DELETE FROM memory_text_index WHERE user_id = old.user_id AND agent_key = COALESCE(old.agent_id, '');
         END;
       `);
     },

@@ -333,6 +333,31 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
       );
     },
 
+    async loadTextIndex(scope) {
+      const data = handle.read('memory.loadTextIndex', () =>
+        prepare('SELECT data FROM memory_text_index WHERE user_id = ? AND agent_key = ?').pluck().get(scope.userId, agentKey(scope)),
+      ) as Buffer | undefined;
+      return data === undefined ? undefined : new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+    },
+
+    async saveTextIndex(scope, snapshot) {
+      return handle.write('memory.saveTextIndex', () => {
+        // In the write transaction: no change to a row the snapshot holds since its position, then the upsert.
+        const pruned = prepare('SELECT pruned_through FROM memory_text_log_state WHERE id = 1').pluck().get() as number;
+        if (snapshot.seq < pruned) return false;
+        const changed = prepare('SELECT 1 FROM memory_text_log WHERE user_id = ? AND agent_key = ? AND seq > ? AND memory_id <= ? LIMIT 1')
+          .pluck()
+          .get(scope.userId, agentKey(scope), snapshot.seq, snapshot.maxId);
+        if (changed !== undefined) return false;
+        prepare('INSERT INTO memory_text_index (user_id, agent_key, data) VALUES (?, ?, ?) ON CONFLICT (user_id, agent_key) DO UPDATE SET data = excluded.data').run(
+          scope.userId,
+          agentKey(scope),
+          Buffer.from(snapshot.data.buffer, snapshot.data.byteOffset, snapshot.data.byteLength),
+        );
+        return true;
+      });
+    },
+
     async searchText(scope, query, filter) {
       return search.text(scope, query, filter);
     },
