@@ -70,6 +70,13 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
 
 export async function runServe(cli: CliOptions, options: ServeOptions = {}): Promise<number> {
   const write = options.write ?? ((s: string) => process.stdout.write(s));
+  // Listen for Ctrl-C before anything starts, so a signal during start-up still stops cleanly (exit 0).
+  const stop =
+    options.until ??
+    new Promise<void>((resolve) => {
+      process.once('SIGINT', () => resolve());
+      process.once('SIGTERM', () => resolve());
+    });
   const [{ buildApp }, { serveGateway }] = await Promise.all([import('./app'), import('@minara/agent/gateway')]);
   const app = await buildApp(cli, { surface: 'gateway' });
   try {
@@ -86,11 +93,7 @@ export async function runServe(cli: CliOptions, options: ServeOptions = {}): Pro
     }
     if (!app.modelStatus.configured) write('No model is configured: chat turns will answer with how to configure one.\n');
     write('Press Ctrl-C to stop.\n');
-    await (options.until ??
-      new Promise<void>((resolve) => {
-        process.once('SIGINT', () => resolve());
-        process.once('SIGTERM', () => resolve());
-      }));
+    await stop;
     write('Stopping: waiting for running turns…\n');
     await served.close();
     return 0;

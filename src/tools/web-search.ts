@@ -1,4 +1,3 @@
-import { convert } from 'html-to-text';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import { scanInput } from '../safety/input-scanner';
@@ -31,8 +30,12 @@ export interface WebSearchToolsOptions extends UrlPolicyOptions {
 
 const SEARCHES_KEY = 'minara.webSearch.calls';
 
+type Convert = typeof import('html-to-text').convert;
+/** html-to-text, loaded with the first search (not with the package: most starts never search). */
+let converter: Promise<Convert> | undefined;
+
 /** Markup out, entities decoded, whitespace collapsed, cut to `max` characters. */
-function plain(text: string | undefined, max: number): string {
+function plain(convert: Convert, text: string | undefined, max: number): string {
   if (!text) return '';
   const t = /[<&]/.test(text) ? convert(text, { wordwrap: false, selectors: [{ selector: 'a', options: { ignoreHref: true } }, { selector: 'img', format: 'skip' }] }) : text;
   const flat = t.replace(/\s+/g, ' ').trim();
@@ -90,6 +93,8 @@ export function createWebSearchTools(options: WebSearchToolsOptions): ToolEntry[
       candidates.push({ hit, url });
     }
     const checks = await Promise.allSettled(candidates.map((c) => policy.check(c.url)));
+    converter ??= import('html-to-text').then((m) => m.convert);
+    const convert = await converter;
     const now = Date.now();
     const results: WebSearchResult[] = [];
     checks.forEach((check, i) => {
@@ -100,7 +105,7 @@ export function createWebSearchTools(options: WebSearchToolsOptions): ToolEntry[
       }
       if (results.length >= limit) return;
       const date = isoDate(hit.date, now);
-      results.push({ title: plain(hit.title, 300) || url.hostname, url: url.href, snippet: plain(hit.snippet, 500), ...(date ? { date } : {}) });
+      results.push({ title: plain(convert, hit.title, 300) || url.hostname, url: url.href, snippet: plain(convert, hit.snippet, 500), ...(date ? { date } : {}) });
     });
     return { results, dropped };
   };
