@@ -19,7 +19,7 @@ import { createDelegateTool } from '../runtime/delegate';
 import { createWebTools, type WebToolsOptions } from '../tools/web-tools';
 import { type BrowserToolsOptions, createBrowserTools } from '../tools/browser-tools';
 import { createFallbackModel } from '../llm/fallback-model';
-import { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from '../llm/pricing';
+import type { ModelPrice } from '../llm/pricing';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { AgentRuntimeOptions, ScenarioClassifier, TurnStartInfo, TurnSummary } from '../runtime/types';
 import { createExternalSkillsManager, type ExternalSkillsManager } from '../skills/external';
@@ -82,6 +82,12 @@ export interface CreateAppOptions {
   readonly storage?: Storage | undefined;
   /** The model, or a `provider:model` string. @default resolved from MINARA_MODEL and provider keys */
   readonly model?: LanguageModel | string | undefined;
+  /**
+   * How to configure a model, in the words of your surface: the text every turn's `MODEL_NOT_CONFIGURED` error
+   * and `modelStatus.help` carry when no model is configured. @default MODEL_HELP (the env variables and this
+   * `model` option); the `minara` CLI passes CLI_MODEL_HELP (its `--model` flag)
+   */
+  readonly modelHelp?: string | undefined;
   /**
    * Model objects tried in order: the next answers when one fails with overload, a 5xx, a timeout or a network
    * error (never a 400 or a refusal); `turn-end.modelId` says which answered (`createFallbackModel`). Wins over `model`.
@@ -265,7 +271,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       const modelId = typeof model === 'string' ? model : model.modelId;
       modelStatus = { configured: true, provider: 'custom', modelId, label: `custom:${modelId}` };
     } else {
-      modelStatus = modelConfigStatus({ model: config.model, baseUrl: config.baseUrl, env });
+      modelStatus = modelConfigStatus({ model: config.model, baseUrl: config.baseUrl, env, help: options.modelHelp });
       model = modelStatus.configured ? await resolveModel({ model: config.model, baseUrl: config.baseUrl, env }) : createNotConfiguredModel(modelStatus);
     }
     const embedder = options.embedder === false ? undefined : (options.embedder ?? (await resolveEmbedder({ env })));
@@ -420,7 +426,6 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     };
 
     const liveMcp = mcp;
-    const prices = { ...DEFAULT_MODEL_PRICES, ...options.prices };
     const runtime = createAgentRuntime({
       maxSteps: config.maxSteps,
       ...options.runtime,
@@ -435,18 +440,9 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       defaultUserId: userId,
       ...(files ? { messageTranslator: createMessageTranslator({ files, logger, ...(options.files && options.files.spreadsheetRows !== undefined ? { spreadsheetRows: options.files.spreadsheetRows } : {}) }) } : {}),
       ...(learningOptions ? { learning: createTurnLearning({ learningFor: (s) => learningFor(s.userId, s.agentId) }) } : {}),
-      // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
+      // The runtime records every turn's tokens and cost in the usage ledger, at these prices over the defaults.
+      ...(options.prices ? { prices: options.prices } : {}),
       onTurnEnd: [
-        async (summary: TurnSummary) => {
-          // A sub-agent's tokens are in its parent turn's usage (and entry): recording them twice would double the cost.
-          if (summary.source === 'subagent') return;
-          const modelId = summary.modelId ?? (typeof model === 'string' ? model : model.modelId);
-          const price = priceFor(modelId, prices);
-          await storage.usage.record({
-            turnId: summary.turnId, sessionId: summary.sessionId, userId: summary.userId, source: summary.source, modelId, at: now().toISOString(),
-            ...summary.usage, costUsd: price ? usageCostUsd(summary.usage, price) : 0,
-          });
-        },
         // The materializer: browsable files for the artifact URIs in the final message.
         ...(liveMaterializer
           ? [async (summary: TurnSummary) => {
