@@ -3,6 +3,7 @@ import { MinaraError } from '../errors/minara-error';
 import type { ApprovalDecision } from '../runtime/types';
 import { readJsonObject } from './body';
 import { assertChatId, parseChatRequest } from './chat-request';
+import { assertCanDecide } from './decide';
 import { loadMessages } from '../runtime/conversation';
 import { toUIMessages } from '../runtime/ui-stream';
 import { HttpError, json, notFound } from './http-error';
@@ -27,10 +28,12 @@ export function streamResponse(body: ReadableStream<Uint8Array>): Response {
  * nothing (the runtime persists the turn) and can resume with `GET /v1/chat/:id/stream`.
  */
 export function postChat(deps: GatewayDeps): RouteHandler {
-  return async ({ request, userId }: RouteContext) => {
+  return async ({ request, userId, canDecide }: RouteContext) => {
     if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
     const body = await readJsonObject(request, deps.maxBodyBytes);
     const parsed = parseChatRequest(body);
+    // Approval answers in a chat body decide like POST /v1/approvals/:id: the same capability.
+    if (parsed.approvals.length > 0) assertCanDecide(canDecide);
     const { chatId } = parsed;
     await assertSessionVisible(deps, chatId, userId);
 
