@@ -123,7 +123,8 @@ export function programEnv(home: string): Record<string, string> {
     HOME: home,
     USERPROFILE: home,
     MINARA_DATA_DIR: path.join(home, '.minara'),
-    TMPDIR: path.join(home, 'tmp'),
+    // The caller's temporary directory: tsx keeps its transform cache there, warm across programs.
+    ...(process.env.TMPDIR ? { TMPDIR: process.env.TMPDIR } : {}),
     TZ: 'UTC',
     // A server a program starts listens on a free port, so programs never collide with each other or a dev server.
     GATEWAY_PORT: '0',
@@ -180,7 +181,6 @@ async function runOne(block: DocBlock, options: RunProgramsOptions, timeoutMs: n
   const home = mkdtempSync(path.join(tmpdir(), 'minara-doc-'));
   const cwd = path.join(home, 'project');
   mkdirSync(cwd);
-  mkdirSync(path.join(home, 'tmp'));
   const [exe, ...args] = options.command(options.fileOf(block));
   try {
     return await new Promise<ProgramResult>((resolve) => {
