@@ -37,6 +37,17 @@ describe('createApp', () => {
     expect(r.ofType('turn-end')[0]!.stopReason).toBe('error');
   });
 
+  it('a second finance pack in packs is refused with what to do instead (the built-in one is on by default)', async () => {
+    const { createFinancePack } = await import('@minara/agent/finance');
+    const dataDir = tmp();
+    await expect(open({ env: { MINARA_DATA_DIR: dataDir }, packs: [({ storage }) => createFinancePack({ storage, provider: 'paper' })] })).rejects.toThrow(
+      /^packs\[0\]: its tool "[a-z_]+" is the finance pack's, which createApp already adds; configure that one with `finance: \{ … \}`, or pass `finance: false` to bring your own\.$/,
+    );
+    // With the built-in pack off, the host's own finance pack is the one.
+    const app = await open({ env: { MINARA_DATA_DIR: tmp() }, finance: false, packs: [({ storage }) => createFinancePack({ storage, provider: 'paper' })] });
+    expect(app.tools.has('buy_token')).toBe(true);
+  });
+
   it('words the no-model instructions for the surface: modelHelp (the CLI passes CLI_MODEL_HELP)', async () => {
     const app = await open({ env: { MINARA_DATA_DIR: tmp() }, modelHelp: CLI_MODEL_HELP });
     const r = await recordEvents(app.runtime.run({ sessionId: 'no-model', message: 'hello' }));
