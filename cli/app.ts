@@ -4,7 +4,7 @@
  * the environment says otherwise (`MINARA_API_KEY` for market data, `MINARA_TRADING=live`).
  */
 import type { LanguageModel } from 'ai';
-import { createApp, type CreateAppOptions, type Logger, type LogFields, type LogLevel, type MinaraApp, MODEL_HELP } from '@minara/agent';
+import { createApp, type CreateAppOptions, type Logger, type LogFields, type LogLevel, type MinaraApp, CLI_MODEL_HELP } from '@minara/agent';
 
 /** The global options every command accepts. */
 export interface CliOptions {
@@ -19,7 +19,7 @@ export interface CliOptions {
 }
 
 const LEVELS: readonly LogLevel[] = ['debug', 'info', 'warn', 'error', 'silent'];
-const NO_MODEL = MODEL_HELP.split('\n')[0]!;
+const NO_MODEL = CLI_MODEL_HELP.split('\n')[0]!;
 
 /**
  * Log lines for people (`minara: warn: message (key=value)`) on stderr, at MINARA_LOG_LEVEL (default
@@ -62,6 +62,7 @@ export async function buildApp(options: CliOptions = {}, extras: BuildAppExtras 
   const model = extras.model ?? options.model;
   return createApp({
     surface: extras.surface ?? 'repl',
+    modelHelp: CLI_MODEL_HELP,
     config: {
       ...(options.dataDir ? { dataDir: options.dataDir } : {}),
       ...(options.workspace ? { workspaceDir: options.workspace } : {}),

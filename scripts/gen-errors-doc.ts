@@ -17,7 +17,7 @@ the field or operation and what was expected, an optional \`cause\`, and \`retry
 \`Symbol.for('@minara/agent.error')\` marker instead of the prototype chain).
 
 \`\`\`ts
-import { MinaraError } from '@minara/agent';
+import { createToolRegistry, MinaraError } from '@minara/agent';
 
 try {
   createToolRegistry({ hooks: [{ before: 'nope' } as never] });

@@ -18,6 +18,10 @@
  * console.log(await tools.dispatch('get_price', { symbol: 'BTC' }));
  * ```
  */
+import { assertSupportedNode } from './util/node-version';
+
+// Refuse a Node.js older than 22.12 as the package loads, before anything can open the native SQLite addon (it would crash).
+assertSupportedNode();
 
 // ── errors ───────────────────────────────────────────────────────────────────
 export {
@@ -718,7 +722,8 @@ export {
 // ── models ───────────────────────────────────────────────────────────────────
 export { createFallbackModel, type FallbackModelOptions, isFallbackError } from './llm/fallback-model';
 export { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from './llm/pricing';
-export { DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';
+export { assertSupportedNode, MIN_NODE_VERSION, nodeVersionProblem } from './util/node-version';
+export { CLI_MODEL_HELP, DEFAULT_MODELS, endpointWarnings, type EnvVars, MODEL_HELP, MODEL_PROVIDERS, type ModelConfigStatus, type ModelProvider, modelConfigStatus, resolveEmbedder, resolveModel } from './llm/index';
 
 // ── memory ranking (issue 22) ── BEGIN memory-ranking
 export {

@@ -78,8 +78,8 @@ export function createDemoModel(options: { chunkDelayMs?: number } = {}): Langua
   return model;
 }
 
-/** Build the stack and serve it. Returns the served gateway (call `close()` to stop). */
-export async function startServer(options: { port?: number; host?: string; env?: NodeJS.ProcessEnv; model?: LanguageModel } = {}): Promise<ServedGateway> {
+/** Build the stack and serve it. Returns the served gateway (call `close()` to stop) and its per-start local key. */
+export async function startServer(options: { port?: number; host?: string; env?: NodeJS.ProcessEnv; model?: LanguageModel } = {}): Promise<ServedGateway & { readonly localKey: string | undefined }> {
   const env = options.env ?? process.env;
   const settings = gatewayEnv(env);
   const logger = createConsoleLogger({ level: 'info' });
@@ -104,6 +104,8 @@ export async function startServer(options: { port?: number; host?: string; env?:
   const served = await serveGateway({ gateway, port: options.port ?? settings.port, host: options.host ?? settings.host });
   return {
     ...served,
+    // Without a token, deciding approvals needs this per-start key; the served web app receives it in its page.
+    localKey: gateway.localKey,
     async close() {
       await served.close();
       for (const s of stores.values()) await s.close();

@@ -35,7 +35,7 @@ export async function resolveAppModels(settings: AppSettings): Promise<AppModels
     const modelId = typeof model === 'string' ? model : model.modelId;
     modelStatus = { configured: true, provider: 'custom', modelId, label: `custom:${modelId}` };
   } else {
-    modelStatus = modelConfigStatus({ model: config.model, baseUrl: config.baseUrl, env });
+    modelStatus = modelConfigStatus({ model: config.model, baseUrl: config.baseUrl, env, help: options.modelHelp });
     model = modelStatus.configured ? await resolveModel({ model: config.model, baseUrl: config.baseUrl, env }) : createNotConfiguredModel(modelStatus);
   }
   // Features the environment turns on without what they need start disabled, one warning each (feature-gates.ts).

@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors/subclasses';
 import type { ArtifactStore } from '../artifacts/types';
 import { createResearchPack } from './research-pack';
 import path from 'node:path';
@@ -49,6 +50,13 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
     ...(finance ? [finance] : []),
     ...(options.packs ?? []).map((p) => (typeof p === 'function' ? p({ storage, env, dataDir: config.dataDir }) : p)),
   ];
+  // The finance pack is built in: a host pack with its tools (a second createFinancePack) says so here, not
+  // later as a bare "already registered".
+  const builtIn = new Set(finance?.tools.map((t) => t.name) ?? []);
+  for (const [i, p] of packs.slice(finance ? 1 : 0).entries()) {
+    const clash = (p.tools ?? []).find((t) => builtIn.has(t.name));
+    if (clash) throw new ConfigError(`packs[${i}]: its tool "${clash.name}" is the finance pack's, which createApp already adds; configure that one with \`finance: { … }\`, or pass \`finance: false\` to bring your own.`, [`packs[${i}]`]);
+  }
 
   let mcp: McpTools | undefined;
   const mcpConfig = await resolveMcpConfig(options.mcp, env, config.workspaceDir);

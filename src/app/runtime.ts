@@ -1,7 +1,6 @@
 import type { MaterializedArtifact } from '../artifacts/materializer';
 import { createMessageTranslator } from '../files/message-translator';
 import { createTurnLearning } from '../learning/turn-learning';
-import { DEFAULT_MODEL_PRICES, priceFor, usageCostUsd } from '../llm/pricing';
 import { createDelegateTool } from '../runtime/delegate';
 import { createAgentRuntime, type AgentRuntime } from '../runtime/runtime';
 import type { TurnStartInfo, TurnSummary } from '../runtime/types';
@@ -42,7 +41,6 @@ export function assembleRuntime(settings: AppSettings, parts: RuntimeParts): Age
   const { files } = parts.artifacts;
   const liveMaterializer = parts.artifacts.materializer;
   const liveMcp = packs.mcp;
-  const prices = { ...DEFAULT_MODEL_PRICES, ...options.prices };
   const runtime = createAgentRuntime({
     maxSteps: config.maxSteps,
     ...options.runtime,
@@ -57,18 +55,9 @@ export function assembleRuntime(settings: AppSettings, parts: RuntimeParts): Age
     defaultUserId: userId,
     ...(files ? { messageTranslator: createMessageTranslator({ files, logger, ...(options.files && options.files.spreadsheetRows !== undefined ? { spreadsheetRows: options.files.spreadsheetRows } : {}) }) } : {}),
     ...(memory.learningOptions ? { learning: createTurnLearning({ learningFor: (s) => memory.learningFor(s.userId, s.agentId) }) } : {}),
-    // Every turn's tokens and cost go to the usage ledger (then the host's hooks).
+    // The runtime records every turn's tokens and cost in the usage ledger, at these prices over the defaults.
+    ...(options.prices ? { prices: options.prices } : {}),
     onTurnEnd: [
-      async (summary: TurnSummary) => {
-        // A sub-agent's tokens are in its parent turn's usage (and entry): recording them twice would double the cost.
-        if (summary.source === 'subagent') return;
-        const modelId = summary.modelId ?? (typeof model === 'string' ? model : model.modelId);
-        const price = priceFor(modelId, prices);
-        await storage.usage.record({
-          turnId: summary.turnId, sessionId: summary.sessionId, userId: summary.userId, source: summary.source, modelId, at: now().toISOString(),
-          ...summary.usage, costUsd: price ? usageCostUsd(summary.usage, price) : 0,
-        });
-      },
       // The materializer: browsable files for the artifact URIs in the final message.
       ...(liveMaterializer
         ? [async (summary: TurnSummary) => {

@@ -62,6 +62,12 @@ export interface CreateAppOptions {
   /** The model, or a `provider:model` string. @default resolved from MINARA_MODEL and provider keys */
   readonly model?: LanguageModel | string | undefined;
   /**
+   * How to configure a model, in the words of your surface: the text every turn's `MODEL_NOT_CONFIGURED` error
+   * and `modelStatus.help` carry when no model is configured. @default MODEL_HELP (the env variables and this
+   * `model` option); the `minara` CLI passes CLI_MODEL_HELP (its `--model` flag)
+   */
+  readonly modelHelp?: string | undefined;
+  /**
    * Model objects tried in order: the next answers when one fails with overload, a 5xx, a timeout or a network
    * error (never a 400 or a refusal); `turn-end.modelId` says which answered (`createFallbackModel`). Wins over `model`.
    */

@@ -6,6 +6,7 @@ export const ERROR_CODES = {
   // configuration and input
   CONFIG_INVALID: 'A configuration value or option is missing or of the wrong shape.',
   INVALID_ARGUMENT: 'An argument to a public function is missing or of the wrong shape.',
+  UNSUPPORTED_RUNTIME: 'The Node.js version is older than the package supports (22.12); nothing was loaded that would crash it.',
   NOT_FOUND: 'A record addressed by id does not exist (or is not visible in this scope).',
   SESSION_FORBIDDEN: 'The session belongs to another user; nothing was read, decided or executed.',
   // tools

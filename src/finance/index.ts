@@ -18,6 +18,10 @@
  * console.log(await tools.dispatch('get_price', { symbol: 'ETH' })); // {"ok":true,"data":{…,"simulated":true}}
  * ```
  */
+import { assertSupportedNode } from '../util/node-version';
+
+// Refuse a Node.js older than 22.12 as the package loads, before anything can open the native SQLite addon (it would crash).
+assertSupportedNode();
 
 // ── the pack ─────────────────────────────────────────────────────────────────
 export { createFinancePack, type FinancePack, type FinancePackOptions } from './create-finance-pack';

@@ -1,7 +1,7 @@
 import type { ApprovalRecord, ApprovalStatus } from '../storage/types';
-import { DECIDE_SCOPE } from './auth';
 import { field, readJsonObject } from './body';
 import { assertSessionVisible } from './chat-routes';
+import { assertCanDecide } from './decide';
 import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteContext, type RouteHandler } from './router';
 import type { GatewayDeps } from './types';
@@ -64,15 +64,7 @@ export function listApprovals(deps: GatewayDeps): RouteHandler {
 export function decideApproval(deps: GatewayDeps): RouteHandler {
   return async ({ request, params, userId, canDecide }: RouteContext) => {
     const id = decodeParam('id', params['id'] ?? '');
-    // Requesting and deciding are different capabilities: an MCP host or a script that asked for this approval
-    // cannot give it. Checked before the approval is even looked up, so the answer says nothing about it.
-    if (!canDecide) {
-      throw new HttpError(
-        403,
-        'HTTP_FORBIDDEN',
-        `Deciding approvals needs a person's credential (the ${DECIDE_SCOPE} scope, the gateway token, or the web app served by this gateway); this one may request approvals but not decide them.`,
-      );
-    }
+    assertCanDecide(canDecide);
     const body = await readJsonObject(request, deps.maxBodyBytes);
     field.only(body, ['approved', 'reason']);
     const approved = field.boolean(body, 'approved');

@@ -44,7 +44,8 @@ const MAX_MESSAGE_CHARS = 200_000;
 export function parseChatRequest(body: Record<string, unknown>): ParsedChatRequest {
   const chatId = assertChatId(body['id'], 'id');
   const messages = body['messages'];
-  if (!Array.isArray(messages) || messages.length === 0) throw badRequest(`messages: expected a non-empty array of UI messages, got ${describe(messages)}.`);
+  if (!Array.isArray(messages)) throw badRequest(`messages: expected a non-empty array of UI messages, got ${describe(messages)}.`);
+  if (messages.length === 0) throw badRequest('messages: expected at least one UI message (the new user message, or the assistant message with approval responses), got an empty array.');
   if (body['trigger'] !== undefined && body['trigger'] !== 'submit-message' && body['trigger'] !== 'regenerate-message') {
     throw badRequest(`trigger: expected "submit-message" or "regenerate-message", got ${JSON.stringify(body['trigger'])}.`);
   }

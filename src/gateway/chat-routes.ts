@@ -1,9 +1,9 @@
 import { UI_MESSAGE_STREAM_HEADERS } from 'ai';
 import { MinaraError } from '../errors/minara-error';
 import type { ApprovalDecision } from '../runtime/types';
-import { DECIDE_SCOPE } from './auth';
 import { readJsonObject } from './body';
 import { assertChatId, parseChatRequest } from './chat-request';
+import { assertCanDecide } from './decide';
 import { loadMessages } from '../runtime/conversation';
 import { toUIMessages } from '../runtime/ui-stream';
 import { HttpError, json, notFound } from './http-error';
@@ -32,11 +32,9 @@ export function postChat(deps: GatewayDeps): RouteHandler {
     if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
     const body = await readJsonObject(request, deps.maxBodyBytes);
     const parsed = parseChatRequest(body);
+    // Approval answers in a chat body decide like POST /v1/approvals/:id: the same capability.
+    if (parsed.approvals.length > 0) assertCanDecide(canDecide);
     const { chatId } = parsed;
-    // An approval answer in the chat history decides an approval: the same capability as POST /v1/approvals/:id.
-    if (parsed.approvals.length > 0 && !canDecide) {
-      throw new HttpError(403, 'HTTP_FORBIDDEN', `${parsed.approvals[0]!.path}: answering an approval needs a person's credential (the ${DECIDE_SCOPE} scope, the gateway token, or the web app served by this gateway); this one may request approvals but not decide them.`);
-    }
     await assertSessionVisible(deps, chatId, userId);
 
     // Only answers to approvals this chat is still waiting for are passed on; a stale answer (already

@@ -12,6 +12,11 @@
  * const served = await serveGateway({ gateway, port: env.port, host: env.host });
  * ```
  */
+import { assertSupportedNode } from '../util/node-version';
+
+// Refuse a Node.js older than 22.12 as the package loads, before anything can open the native SQLite addon (it would crash).
+assertSupportedNode();
+
 export { createGateway } from './gateway';
 export type { Gateway, GatewayJobsSource, GatewayMcpHandler, GatewayOptions, GatewayWebhook } from './types';
 export { isLoopbackHost, serveGateway, type ServedGateway, type ServeGatewayOptions } from './serve';

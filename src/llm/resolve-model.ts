@@ -16,21 +16,32 @@ export type ModelConfigStatus =
   | { readonly configured: true; readonly provider: ModelProvider | 'custom'; readonly modelId: string; readonly baseUrl?: string | undefined; readonly label: string }
   | { readonly configured: false; readonly reason: string; readonly help: string };
 
-/** How to configure a model, for messages shown to people. */
-export const MODEL_HELP = [
+const MODEL_CHOICES = [
   'No language model is configured. Set one of:',
   '  MINARA_MODEL=anthropic:claude-sonnet-4-5   with ANTHROPIC_API_KEY',
   '  MINARA_MODEL=openai:gpt-4.1-mini           with OPENAI_API_KEY',
   '  MINARA_MODEL=openai-compatible:llama3.1    with MINARA_MODEL_BASE_URL=http://127.0.0.1:11434/v1 (Ollama, LM Studio, vLLM, OpenRouter)',
-  'in the shell or in a .env file, or pass --model provider:model.',
+];
+
+/**
+ * How to configure a model, for messages shown to people, in the words of a host application: the environment
+ * variables, or `createApp`'s `model` option. Its first line is the same as {@link CLI_MODEL_HELP}'s.
+ */
+export const MODEL_HELP = [
+  ...MODEL_CHOICES,
+  "in the environment or a .env file, or pass `model` to createApp: an AI SDK model (e.g. openai('gpt-4.1-mini')) or a \"provider:model\" string.",
 ].join('\n');
+
+/** {@link MODEL_HELP} for a command line (the `minara` CLI): the last line names the `--model` flag. */
+export const CLI_MODEL_HELP = [...MODEL_CHOICES, 'in the shell or in a .env file, or pass --model provider:model.'].join('\n');
 
 /** Environment variables as the resolvers read them (`process.env` or a plain object). */
 export type EnvVars = Readonly<Record<string, string | undefined>>;
 
 /**
  * Read the model configuration from options and env without importing a provider: `model` (or
- * `MINARA_MODEL`) as `provider:model`; with none, a provider key alone picks that provider's default.
+ * `MINARA_MODEL`) as `provider:model`; with none, a provider key alone picks that provider's default. `help` is
+ * the instructions an unconfigured status carries (default {@link MODEL_HELP}; the CLI passes {@link CLI_MODEL_HELP}).
  *
  * @example
  * ```ts
@@ -38,14 +49,15 @@ export type EnvVars = Readonly<Record<string, string | undefined>>;
  * // { configured: true, provider: 'openai', modelId: 'gpt-4.1-mini', label: 'openai:gpt-4.1-mini' }
  * ```
  */
-export function modelConfigStatus(options: { model?: string | undefined; baseUrl?: string | undefined; env?: EnvVars } = {}): ModelConfigStatus {
+export function modelConfigStatus(options: { model?: string | undefined; baseUrl?: string | undefined; env?: EnvVars; help?: string | undefined } = {}): ModelConfigStatus {
   const env = options.env ?? process.env;
+  const help = options.help ?? MODEL_HELP;
   const spec = options.model ?? env.MINARA_MODEL;
   const baseUrl = options.baseUrl ?? env.MINARA_MODEL_BASE_URL ?? env.MINARA_BASE_URL;
   if (spec === undefined || spec.trim() === '') {
     if (env.ANTHROPIC_API_KEY) return { configured: true, provider: 'anthropic', modelId: DEFAULT_MODELS.anthropic, label: `anthropic:${DEFAULT_MODELS.anthropic}` };
     if (env.OPENAI_API_KEY) return { configured: true, provider: 'openai', modelId: DEFAULT_MODELS.openai, label: `openai:${DEFAULT_MODELS.openai}` };
-    return { configured: false, reason: 'MINARA_MODEL is not set and no provider key was found.', help: MODEL_HELP };
+    return { configured: false, reason: 'MINARA_MODEL is not set and no provider key was found.', help };
   }
   const i = spec.indexOf(':');
   const provider = (i > 0 ? spec.slice(0, i) : '') as ModelProvider;
@@ -57,12 +69,12 @@ export function modelConfigStatus(options: { model?: string | undefined; baseUrl
     return {
       configured: false,
       reason: `MINARA_MODEL="${spec}" is not "provider:model" with provider one of ${MODEL_PROVIDERS.join(', ')}.${guess ? ` Did you mean MINARA_MODEL=${guess}?` : ''}`,
-      help: MODEL_HELP,
+      help,
     };
   }
-  if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses anthropic but ANTHROPIC_API_KEY is not set.', help: MODEL_HELP };
-  if (provider === 'openai' && !env.OPENAI_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses openai but OPENAI_API_KEY is not set.', help: MODEL_HELP };
-  if (provider === 'openai-compatible' && !baseUrl) return { configured: false, reason: 'MINARA_MODEL uses openai-compatible but MINARA_MODEL_BASE_URL is not set.', help: MODEL_HELP };
+  if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses anthropic but ANTHROPIC_API_KEY is not set.', help };
+  if (provider === 'openai' && !env.OPENAI_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses openai but OPENAI_API_KEY is not set.', help };
+  if (provider === 'openai-compatible' && !baseUrl) return { configured: false, reason: 'MINARA_MODEL uses openai-compatible but MINARA_MODEL_BASE_URL is not set.', help };
   return { configured: true, provider, modelId, ...(provider === 'openai-compatible' ? { baseUrl } : {}), label: `${provider}:${modelId}` };
 }
 
@@ -75,7 +87,7 @@ export function modelConfigStatus(options: { model?: string | undefined; baseUrl
  * const model = await resolveModel({ env: process.env });
  * ```
  */
-export async function resolveModel(options: { model?: string | undefined; baseUrl?: string | undefined; env?: EnvVars } = {}): Promise<LanguageModel> {
+export async function resolveModel(options: { model?: string | undefined; baseUrl?: string | undefined; env?: EnvVars; help?: string | undefined } = {}): Promise<LanguageModel> {
   const env = options.env ?? process.env;
   const status = modelConfigStatus(options);
   if (!status.configured) throw new MinaraError('MODEL_NOT_CONFIGURED', `${status.reason}\n${status.help}`);

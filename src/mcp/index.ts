@@ -11,6 +11,11 @@
  * const tools = createToolRegistry({ storage, tools: mcp.tools });
  * ```
  */
+import { assertSupportedNode } from '../util/node-version';
+
+// Refuse a Node.js older than 22.12 as the package loads, before anything can open the native SQLite addon (it would crash).
+assertSupportedNode();
+
 export {
   createMcpTools,
   type CreateMcpToolsOptions,

@@ -9,6 +9,7 @@ import type { Storage } from '../storage/types';
 import type { ToolOrderFacts, ToolRegistry } from '../tools/types';
 import type { IdGenerator } from '../util/ids';
 import type { Logger } from '../util/logger';
+import type { ModelPrice } from '../llm/pricing';
 import type { Workspace } from '../workspace/workspace';
 import type { MessageTranslator } from '../files/message-translator';
 import type { CompactionOptions } from './compaction';
@@ -218,6 +219,13 @@ export interface AgentRuntimeOptions {
    * Without it, a run with attachments is refused. @default none
    */
   readonly messageTranslator?: MessageTranslator | undefined;
+  /**
+   * The usage ledger: after every turn (a sub-agent's tokens count in its parent's turn) its tokens and cost go to
+   * `storage.usage`, which `GET /v1/usage` sums. `false` records nothing. @default true
+   */
+  readonly recordUsage?: boolean | undefined;
+  /** Prices per model id (USD per million tokens) for the ledger's cost, merged over `DEFAULT_MODEL_PRICES`. @default DEFAULT_MODEL_PRICES */
+  readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
   /** Decision-capture and observability hooks, called after every turn (errors are logged). */
   readonly onTurnEnd?: ReadonlyArray<(summary: TurnSummary) => void | Promise<void>> | undefined;
   readonly bus?: MinaraBus | undefined;

@@ -11,6 +11,10 @@
  * await storage.meta.set('emergency_stop', 'on');
  * ```
  */
+import { assertSupportedNode } from '../util/node-version';
+
+// Refuse a Node.js older than 22.12 as the package loads, before anything can open the native SQLite addon (it would crash).
+assertSupportedNode();
 
 // ── storage ──────────────────────────────────────────────────────────────────
 export { createInMemoryStorage, type InMemoryStorage, type InMemoryStorageOptions } from '../storage/in-memory/index';

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createApp, defineSkill, defineTool, type MinaraApp, PermissionTier, silentLogger } from '@minara/agent';
+import { CLI_MODEL_HELP, createApp, defineSkill, defineTool, type MinaraApp, MODEL_HELP, PermissionTier, silentLogger } from '@minara/agent';
 import { createScriptedModel, recordEvents } from '@minara/agent/testing';
 
 const apps: MinaraApp[] = [];
@@ -30,7 +30,29 @@ describe('createApp', () => {
     const error = r.ofType('error')[0]!;
     expect(error.code).toBe('MODEL_NOT_CONFIGURED');
     expect(error.message).toMatch(/MINARA_MODEL=anthropic/);
+    // A host is told about its own knobs (the env, createApp's `model`), not the CLI's --model flag.
+    expect(error.message).toContain('pass `model` to createApp');
+    expect(error.message).not.toContain('--model');
+    expect(app.modelStatus).toMatchObject({ configured: false, help: MODEL_HELP });
     expect(r.ofType('turn-end')[0]!.stopReason).toBe('error');
+  });
+
+  it('a second finance pack in packs is refused with what to do instead (the built-in one is on by default)', async () => {
+    const { createFinancePack } = await import('@minara/agent/finance');
+    const dataDir = tmp();
+    await expect(open({ env: { MINARA_DATA_DIR: dataDir }, packs: [({ storage }) => createFinancePack({ storage, provider: 'paper' })] })).rejects.toThrow(
+      /^packs\[0\]: its tool "[a-z_]+" is the finance pack's, which createApp already adds; configure that one with `finance: \{ … \}`, or pass `finance: false` to bring your own\.$/,
+    );
+    // With the built-in pack off, the host's own finance pack is the one.
+    const app = await open({ env: { MINARA_DATA_DIR: tmp() }, finance: false, packs: [({ storage }) => createFinancePack({ storage, provider: 'paper' })] });
+    expect(app.tools.has('buy_token')).toBe(true);
+  });
+
+  it('words the no-model instructions for the surface: modelHelp (the CLI passes CLI_MODEL_HELP)', async () => {
+    const app = await open({ env: { MINARA_DATA_DIR: tmp() }, modelHelp: CLI_MODEL_HELP });
+    const r = await recordEvents(app.runtime.run({ sessionId: 'no-model', message: 'hello' }));
+    expect(r.ofType('error')[0]!.message).toContain('pass --model provider:model');
+    expect(CLI_MODEL_HELP.split('\n')[0]).toBe(MODEL_HELP.split('\n')[0]);
   });
 
   it('accepts replacements: model, extra tools and skills, SKILL.md directories; memory is scoped per user', async () => {

@@ -135,10 +135,10 @@ describe('app.background over a day of fake time', () => {
     await expect(a.background.deliveries({ userId: 'default', limit: 0 })).rejects.toThrow(/limit must be an integer from 1 to 100/);
     const { createGateway } = await import('@minara/agent/gateway');
     const gateway = createGateway({ runtime: a.runtime, storage: a.storage, tools: a.tools, logger: silentLogger, background: a.background });
-    const body = (await (await gateway.fetch(new Request('http://x/v1/deliveries?limit=1'))).json()) as { deliveries: Array<{ text: string }> };
+    const body = (await (await gateway.fetch(new Request('http://127.0.0.1/v1/deliveries?limit=1'))).json()) as { deliveries: Array<{ text: string }> };
     expect(body.deliveries.map((d) => d.text)).toEqual(['Whale alert on ETH.']);
-    expect((await gateway.fetch(new Request('http://x/v1/deliveries?after=yesterday'))).status).toBe(400);
-    expect(await (await gateway.fetch(new Request('http://x/v1/info'))).json()).toMatchObject({ features: { deliveries: true } });
+    expect((await gateway.fetch(new Request('http://127.0.0.1/v1/deliveries?after=yesterday'))).status).toBe(400);
+    expect(await (await gateway.fetch(new Request('http://127.0.0.1/v1/info'))).json()).toMatchObject({ features: { deliveries: true } });
   });
 
   it('a schedule line the runner ignores is told to the user in their next own turn, once; not in autonomous or other users\' turns', async () => {
@@ -176,13 +176,13 @@ describe('surfaces', () => {
       runtime: a.runtime, storage: a.storage, tools: a.tools, logger: silentLogger, background: a.background,
       authenticate: (r) => (r.headers.get('authorization') === 'Bearer op' ? { userId: 'ops', roles: ['operator'] } : { userId: 'alice' }),
     });
-    const ok = await gateway.fetch(new Request('http://x/v1/jobs?limit=5', { headers: { authorization: 'Bearer op' } }));
+    const ok = await gateway.fetch(new Request('http://127.0.0.1/v1/jobs?limit=5', { headers: { authorization: 'Bearer op' } }));
     expect(ok.status).toBe(200);
     const body = (await ok.json()) as { started: boolean; jobs: Array<{ id: string; schedule: string }>; runs: Array<{ jobId: string; outcome: string }> };
     expect(body.started).toBe(false);
     expect(body.jobs.map((j) => j.schedule)).toEqual(['every 30m', 'every 6h']);
     expect(body.runs.map((r) => [r.jobId.startsWith('schedule:'), r.outcome])).toContainEqual([true, 'ok']);
-    expect((await gateway.fetch(new Request('http://x/v1/jobs', { headers: { authorization: 'Bearer alice' } }))).status).toBe(403);
+    expect((await gateway.fetch(new Request('http://127.0.0.1/v1/jobs', { headers: { authorization: 'Bearer alice' } }))).status).toBe(403);
     const { formatJobs } = await import('../../cli/slash-commands');
     const text = await formatJobs(a);
     expect(text).toContain('Background runner: not started in this process.');

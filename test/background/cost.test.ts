@@ -5,9 +5,9 @@
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createApp, priceFor, silentLogger, usageCostUsd } from '@minara/agent';
+import { createAgentRuntime, createApp, createToolRegistry, priceFor, silentLogger, usageCostUsd } from '@minara/agent';
 import { createGateway } from '@minara/agent/gateway';
-import { createScriptedModel, recordEvents } from '@minara/agent/testing';
+import { createInMemoryStorage, createScriptedModel, recordEvents } from '@minara/agent/testing';
 import { afterAll, describe, expect, it } from 'vitest';
 
 const dirs: string[] = [];
@@ -79,11 +79,29 @@ describe('cost', () => {
       const { formatCost } = await import('../../cli/slash-commands');
       expect(await formatCost(app, 'u1')).toMatch(/this session\s+1 turns/);
       const gateway = createGateway({ runtime: app.runtime, storage: app.storage, tools: app.tools, logger: silentLogger });
-      const usage = (await (await gateway.fetch(new Request('http://x/v1/usage?day=2026-03-02&session=u1'))).json()) as { today: { turns: number }; autonomous: { turns: number }; session: { turns: number } };
+      const usage = (await (await gateway.fetch(new Request('http://127.0.0.1/v1/usage?day=2026-03-02&session=u1'))).json()) as { today: { turns: number }; autonomous: { turns: number }; session: { turns: number } };
       expect(usage).toMatchObject({ today: { turns: 2 }, autonomous: { turns: 1 }, session: { turns: 1 } });
-      expect((await gateway.fetch(new Request('http://x/v1/usage?day=soon'))).status).toBe(400);
+      expect((await gateway.fetch(new Request('http://127.0.0.1/v1/usage?day=soon'))).status).toBe(400);
     } finally {
       await app.close();
     }
+  });
+
+  it('a runtime wired by hand records usage too: GET /v1/usage counts its turns (recordUsage: false opts out)', async () => {
+    const storage = createInMemoryStorage();
+    const tools = createToolRegistry({ storage });
+    const model = createScriptedModel([{ text: 'one', usage: { inputTokens: 1_000, outputTokens: 100 } }, { text: 'two', usage: { inputTokens: 500, outputTokens: 50 } }], { modelId: 'gpt-4.1-mini' });
+    const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger, prices: { 'gpt-4.1-mini': { inputPerMTok: 1_000, outputPerMTok: 1_000 } } });
+    await runtime.generate({ sessionId: 's1', message: 'hi' });
+    const gateway = createGateway({ runtime, storage, tools, logger: silentLogger });
+    const usage = (await (await gateway.fetch(new Request('http://127.0.0.1/v1/usage?session=s1'))).json()) as { today: { turns: number; inputTokens: number; costUsd: number }; session: { turns: number } };
+    expect(usage.today).toMatchObject({ turns: 1, inputTokens: 1_000 });
+    expect(usage.today.costUsd).toBeCloseTo(1.1, 6); // the host's price table, over the defaults
+    expect(usage.session.turns).toBe(1);
+
+    const quiet = createAgentRuntime({ model, tools, storage, logger: silentLogger, recordUsage: false });
+    await quiet.generate({ sessionId: 's2', message: 'hi' });
+    expect((await storage.usage.totals({})).turns).toBe(1);
+    model.assertConsumed();
   });
 });

@@ -5,6 +5,8 @@ import { chatBody, type Harness, postJson, sseChunks, sseData, startGateway, wai
 
 const swap = { toolName: 'swap_tokens', input: { from: 'USDC', to: 'ETH', amountUsd: 50, confirm: true } };
 const LONG = 'BTC trades at $97,000. '.repeat(30);
+/** What the trusted proxy of these tests sets for a person who may decide approvals (answers in a chat body decide too). */
+const PERSON = { 'x-minara-scopes': 'approvals:decide' };
 
 let h: Harness | undefined;
 afterEach(async () => {
@@ -61,7 +63,7 @@ describe('POST /v1/chat: the AI SDK UI message stream', () => {
 
   it('an approval round trip through the protocol: tool-approval-request, then addToolApprovalResponse executes the tool', async () => {
     h = await startGateway([{ toolCalls: [swap] }, { text: 'Done: swapped 50 USDC to ETH.' }]);
-    const chat = new TestChat({ api: `${h.url}/v1/chat`, id: 'trade-1', sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    const chat = new TestChat({ api: `${h.url}/v1/chat`, id: 'trade-1', headers: PERSON, sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
     await chat.sendMessage({ text: 'swap 50 USDC to ETH' });
     const asked = chat.messages.at(-1)!;
     const [part] = toolParts(asked);
@@ -100,7 +102,7 @@ describe('POST /v1/chat: the AI SDK UI message stream', () => {
     expect(waiting.messages[0]!.parts).toEqual([{ type: 'text', text: 'swap 50 USDC to ETH' }]);
     expect(toolParts(waiting.messages[1])[0]).toMatchObject({ type: 'tool-swap_tokens', toolCallId: req.toolCallId, state: 'approval-requested', approval: { id: req.approvalId }, input: swap.input });
     // A client that loaded this answers the approval like any useChat client, and the reload shows the result.
-    const chat = new TestChat({ api: `${h.url}/v1/chat`, id: 'load-1', messages: waiting.messages, sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
+    const chat = new TestChat({ api: `${h.url}/v1/chat`, id: 'load-1', headers: PERSON, messages: waiting.messages, sendAutomaticallyWhen: lastAssistantMessageIsCompleteWithApprovalResponses });
     await chat.addToolApprovalResponse({ id: req.approvalId, approved: true });
     await waitFor(() => chat.status === 'ready' && h!.ledger.length > 0 && h!.gateway.activeStreams() === 0);
     const after = (await (await fetch(`${h.url}/v1/chat/load-1`)).json()) as { messages: UIMessage[] };
@@ -121,12 +123,12 @@ describe('POST /v1/chat: the AI SDK UI message stream', () => {
       parts: [{ type: 'tool-swap_tokens', toolCallId: req.toolCallId, state: 'approval-responded', input: swap.input, approval: { id: req.approvalId, approved: false, reason: 'no' } }],
     };
     const body = { id: 'deny-1', trigger: 'submit-message', messages: [chatBody('deny-1', 'swap').messages[0], assistant] };
-    const second = sseChunks(await (await postJson(`${h.url}/v1/chat`, body)).text());
+    const second = sseChunks(await (await postJson(`${h.url}/v1/chat`, body, PERSON)).text());
     expect(second[0]).toEqual({ type: 'start', messageId: assistant.id });
     expect(second).toContainEqual({ type: 'tool-output-denied', toolCallId: req.toolCallId });
     expect(h.ledger).toEqual([]);
     // Replaying the same (now stale) client history is refused, not re-dispatched.
-    const again = await postJson(`${h.url}/v1/chat`, body);
+    const again = await postJson(`${h.url}/v1/chat`, body, PERSON);
     expect(again.status).toBe(409);
     expect(await again.json()).toMatchObject({ error: { code: 'HTTP_CONFLICT' } });
   });

@@ -176,6 +176,31 @@ describe('attack 2: requesting and deciding are different capabilities', () => {
     expect((await h!.tools.approvals.get(approval.id))?.status).not.toBe('pending');
   });
 
+  it('approval answers in a POST /v1/chat body decide too: without the scope they are refused, with it they run', async () => {
+    const host = await jwt({ sub: 'alice' });
+    const approval = await withPendingApproval({ gateway: { authenticate: createJwtAuthenticator({ secret: SECRET, audience: 'minara' }) } }, { authorization: `Bearer ${host}` });
+    // The answer a useChat client sends: the last assistant message with the tool part in state approval-responded.
+    const answer = {
+      id: 's-1', trigger: 'submit-message',
+      messages: [
+        chatBody('s-1', 'buy $50 of ETH').messages[0],
+        { id: 'a-1', role: 'assistant', parts: [{ type: 'tool-swap_tokens', toolCallId: approval.toolCallId, state: 'approval-responded', input: JSON.parse(approval.inputJson) as unknown, approval: { id: approval.id, approved: true } }] },
+      ],
+    };
+    const post = (token: string) => fetch(`${h!.url}/v1/chat`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(answer) });
+    const refused = await post(host);
+    expect(refused.status).toBe(403);
+    expect(((await refused.json()) as { error: { code: string; message: string } }).error).toMatchObject({ code: 'HTTP_FORBIDDEN', message: expect.stringContaining(DECIDE_SCOPE) });
+    expect((await h!.tools.approvals.get(approval.id))?.status).toBe('pending');
+    expect(h!.ledger).toEqual([]);
+    const person = await jwt({ sub: 'alice', scope: DECIDE_SCOPE });
+    const decided = await post(person);
+    expect(decided.status).toBe(200);
+    await decided.text();
+    await waitFor(() => h!.ledger.length > 0);
+    expect(h!.ledger).toEqual(['swap:USDC->ETH:50']);
+  });
+
   it('without authentication, only a caller holding the per-start local key (the served web app) decides', async () => {
     const web = mkdtempSync(path.join(tmpdir(), 'minara-perimeter-web-'));
     mkdirSync(path.join(web, 'assets'));

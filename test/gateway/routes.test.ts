@@ -105,6 +105,18 @@ describe('/v1/workspace/files', () => {
   });
 });
 
+describe('POST /v1/chat: bad bodies name the field', () => {
+  it('an empty messages array is reported as empty, not as "an array"', async () => {
+    h = await startGateway();
+    const empty = await send('POST', `${h.url}/v1/chat`, { id: 'c1', messages: [] });
+    expect(empty.status).toBe(400);
+    const { error } = (await empty.json()) as Json;
+    expect(error.message).toBe('messages: expected at least one UI message (the new user message, or the assistant message with approval responses), got an empty array.');
+    const notArray = await send('POST', `${h.url}/v1/chat`, { id: 'c1', messages: 'hi' });
+    expect(((await notArray.json()) as Json).error.message).toMatch(/^messages: expected a non-empty array of UI messages, got string/);
+  });
+});
+
 describe('/v1/approvals', () => {
   const swap = { toolName: 'swap_tokens', input: { from: 'USDC', to: 'ETH', amountUsd: 50, confirm: true } };
 

@@ -102,7 +102,7 @@ describe('gateway /v1/learning and /v1/preferences', () => {
   async function gatewayOver(app: MinaraApp) {
     const gateway = createGateway({ runtime: app.runtime, storage: app.storage, tools: app.tools, memoryFor: app.memoryFor, learningFor: (u) => app.learningFor(u), trustUserHeader: true, logger: silentLogger });
     return (method: string, url: string, init: { user?: string; roles?: string; body?: unknown } = {}) =>
-      gateway.fetch(new Request(`http://gw${url}`, {
+      gateway.fetch(new Request(`http://127.0.0.1${url}`, {
         method,
         headers: { ...(init.user ? { 'x-minara-user': init.user } : {}), ...(init.roles ? { 'x-minara-roles': init.roles } : {}), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(init.body !== undefined ? { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) } : {}),
@@ -169,7 +169,7 @@ describe('gateway /v1/learning and /v1/preferences', () => {
   it('without learningFor the routes do not exist, and /v1/info says so', async () => {
     const { app } = await open();
     const gateway = createGateway({ runtime: app.runtime, storage: app.storage, tools: app.tools, logger: silentLogger });
-    expect((await gateway.fetch(new Request('http://gw/v1/learning/methodologies'))).status).toBe(404);
-    expect(await (await gateway.fetch(new Request('http://gw/v1/info'))).json()).toMatchObject({ features: { learning: false } });
+    expect((await gateway.fetch(new Request('http://127.0.0.1/v1/learning/methodologies'))).status).toBe(404);
+    expect(await (await gateway.fetch(new Request('http://127.0.0.1/v1/info'))).json()).toMatchObject({ features: { learning: false } });
   });
 });

@@ -15,6 +15,11 @@
  * await storage.close();
  * ```
  */
+import { assertSupportedNode } from '../../util/node-version';
+
+// Refuse a Node.js older than 22.12 as the package loads, before anything can open the native SQLite addon (it would crash).
+assertSupportedNode();
+
 import { ConfigError, StorageError } from '../../errors/subclasses';
 import { createConsoleLogger, type Logger } from '../../util/logger';
 import { guardClosed } from '../in-memory/guard';

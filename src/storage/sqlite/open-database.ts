@@ -2,6 +2,7 @@ import { dirname, resolve } from 'node:path';
 import Database from 'better-sqlite3';
 import * as sqliteVec from 'sqlite-vec';
 import { StorageError } from '../../errors/subclasses';
+import { assertSupportedNode } from '../../util/node-version';
 import type { Logger } from '../../util/logger';
 import { ensurePrivateDirSync, ensurePrivateFileSync } from '../../util/private-fs';
 import { withBusyRetry } from './sqlite-handle';
@@ -35,6 +36,7 @@ export function isInMemoryPath(path: string): boolean {
  */
 export function openDatabase(options: OpenDatabaseOptions): OpenedDatabase {
   const { path, busyTimeoutMs, logger, vector } = options;
+  assertSupportedNode(); // the addon crashes an older Node instead of failing
   if (!isInMemoryPath(path)) {
     try {
       ensurePrivateDirSync(dirname(resolve(path)));
