@@ -1,14 +1,11 @@
 import type { UIMessageChunk } from 'ai';
 import type { AgentEvent } from '../runtime/events';
 import type { Logger } from '../util/logger';
-import { createUIStreamEncoder } from '../runtime/ui-stream';
-
-const encoder = new TextEncoder();
-const DONE_FRAME = encoder.encode('data: [DONE]\n\n');
+import { createUIStreamEncoder, UI_STREAM_DONE_FRAME as DONE_FRAME, uiChunkFrame } from '../runtime/ui-stream';
 
 /** One SSE frame of the UI message stream. */
 export function sseFrame(chunk: UIMessageChunk): Uint8Array {
-  return encoder.encode(`data: ${JSON.stringify(chunk)}\n\n`);
+  return uiChunkFrame(chunk);
 }
 
 /** How a turn driven by the registry ended. */

@@ -1,11 +1,10 @@
-import { UI_MESSAGE_STREAM_HEADERS } from 'ai';
 import { MinaraError } from '../errors/minara-error';
 import type { ApprovalDecision } from '../runtime/types';
 import { readJsonObject } from './body';
 import { assertChatId, parseChatRequest } from './chat-request';
 import { assertCanDecide } from './decide';
 import { loadMessages } from '../runtime/conversation';
-import { toUIMessages } from '../runtime/ui-stream';
+import { toUIMessages, UI_STREAM_HEADERS } from '../runtime/ui-stream';
 import { HttpError, json, notFound } from './http-error';
 import type { RouteContext, RouteHandler } from './router';
 import { decodeParam } from './router';
@@ -19,7 +18,7 @@ export async function assertSessionVisible(deps: GatewayDeps, sessionId: string,
 
 /** The UI message stream response of an active turn. */
 export function streamResponse(body: ReadableStream<Uint8Array>): Response {
-  return new Response(body, { status: 200, headers: UI_MESSAGE_STREAM_HEADERS });
+  return new Response(body, { status: 200, headers: UI_STREAM_HEADERS });
 }
 
 /**

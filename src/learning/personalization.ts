@@ -7,7 +7,8 @@
  * no-op without a model call.
  */
 import { createHash } from 'node:crypto';
-import { generateText, type LanguageModel, Output } from 'ai';
+import type { LanguageModel } from 'ai';
+import { loadAi } from '../util/lazy-ai';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import type { MinaraBus } from '../events/bus';
@@ -121,6 +122,7 @@ export function createPersonalizationRebuilder(options: PersonalizationRebuilder
       }
       let facts: Array<{ content: string }> = [];
       if (excerpts.length > 0) {
+        const { generateText, Output } = await loadAi();
         const result = await generateText({
           model, instructions: INSTRUCTIONS, prompt: `Chat excerpts (the user's messages):\n${excerpts.join('\n')}`, output: Output.object({ schema: factsSchema }), maxRetries: 1,
           ...(rebuildOptions.signal ? { abortSignal: rebuildOptions.signal } : {}),

@@ -5,7 +5,8 @@
  * reflection is set once and never rewritten. A model answer that fails or does not fit the schema changes
  * nothing: the case stays pending for the next pass.
  */
-import { generateText, type LanguageModel, Output } from 'ai';
+import type { LanguageModel } from 'ai';
+import { loadAi } from '../util/lazy-ai';
 import { z } from 'zod';
 import type { MemoryStore } from '../memory/types';
 import type { RoleCaseRecord, RoleOutcomeClass } from '../storage/learning-types';
@@ -87,6 +88,7 @@ export async function reflectCases(
     let s2: z.output<typeof stage2Schema>;
     try {
       const prompt = caseText(c);
+      const { generateText, Output } = await loadAi();
       const r1 = await generateText({ model, instructions: STAGE1, prompt, output: Output.object({ schema: stage1Schema }), maxRetries: 1, ...(signal ? { abortSignal: signal } : {}) });
       s1 = stage1Schema.parse(r1.output);
       const r2 = await generateText({

@@ -14,7 +14,8 @@
  * 6. a malformed or failed model answer changes nothing.
  * Every decision, `kept_both` included, is written to `memory_consolidation_events`.
  */
-import { type LanguageModel, Output, generateText } from 'ai';
+import type { LanguageModel } from 'ai';
+import { loadAi } from '../util/lazy-ai';
 import { z } from 'zod';
 import type { MemoryRecord, MemoryScope, MemoryStorage } from '../storage/memory-types';
 import { silentLogger, type Logger } from '../util/logger';
@@ -123,6 +124,7 @@ export function createFactConsolidator(options: FactConsolidatorOptions): FactCo
       let verdicts: ConsolidationVerdict[] | undefined;
       let failure: string | undefined;
       try {
+        const { generateText, Output } = await loadAi();
         const result = await generateText({ model, instructions: INSTRUCTIONS, prompt, output: Output.object({ schema: verdictSchema }), maxRetries: 1 });
         verdicts = verdictSchema.parse(result.output).decisions;
       } catch (error) {

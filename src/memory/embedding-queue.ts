@@ -6,7 +6,8 @@
  * Identical content is embedded once: a process-wide LRU keyed by model + content hash, then the engine's
  * stored vector of any row of the scope with the same hash, and only then the embedding model.
  */
-import { embed, embedMany, type EmbeddingModel } from 'ai';
+import type { EmbeddingModel } from 'ai';
+import { loadAi } from '../util/lazy-ai';
 import type { MemoryScope, MemoryStorage } from '../storage/memory-types';
 import type { Logger } from '../util/logger';
 
@@ -103,6 +104,7 @@ export function createEmbeddingQueue(options: EmbeddingQueueOptions): EmbeddingQ
     if (missing.size > 0) {
       const hashes = Array.from(missing.keys());
       try {
+        const { embedMany } = await loadAi();
         const { embeddings } = await embedMany({ model: embedder, values: Array.from(missing.values()), maxRetries: retries });
         hashes.forEach((hash, i) => {
           const raw = embeddings[i];
@@ -179,6 +181,7 @@ export function createEmbeddingQueue(options: EmbeddingQueueOptions): EmbeddingQ
             resolve(undefined);
           }, timeoutMs);
         });
+        const { embed } = await loadAi();
         const result = await Promise.race([embed({ model: embedder, value: text, maxRetries: 0, abortSignal: controller.signal }), timeout]);
         if (result === undefined) {
           logger.warn('memory query embedding timed out; searching BM25 only', { timeoutMs });

@@ -1,4 +1,5 @@
-import { generateText, type LanguageModel, type ModelMessage } from 'ai';
+import type { LanguageModel, ModelMessage } from 'ai';
+import { loadAi } from '../util/lazy-ai';
 import { estimateTokens } from './conversation';
 
 /** Marks the synthetic message that replaces compacted history; everything before it is sliced off. */
@@ -125,6 +126,7 @@ export async function compactMessages(
       const older = messages.slice(0, cut);
       let summary: string;
       if (summarizer) {
+        const { generateText } = await loadAi();
         const { text } = await generateText({
           model: summarizer,
           instructions: 'Summarise this conversation between a user and a finance agent for the agent itself. Keep: the user\'s goals, decisions, stated preferences, numbers, assets, open questions, pending confirmations, and what tools returned that still matters. Drop chit-chat. Plain bullet points, at most 300 words.',

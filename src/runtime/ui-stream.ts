@@ -1,4 +1,4 @@
-import { createUIMessageStreamResponse, type FinishReason, type ModelMessage, type UIMessage, type UIMessageChunk } from 'ai';
+import type { FinishReason, ModelMessage, UIMessage, UIMessageChunk } from 'ai';
 import type { ToolEnvelope } from '../tools/envelope';
 import { generateId as defaultGenerateId } from '../util/ids';
 import type { AgentEvent, TurnStopReason } from './events';
@@ -244,13 +244,43 @@ export function toUIMessageStream(events: AsyncIterable<AgentEvent>, options: To
   });
 }
 
-/** {@link toUIMessageStream} as an SSE `Response` with the UI message stream headers. */
+/**
+ * The headers of a UI message stream response: the AI SDK's `UI_MESSAGE_STREAM_HEADERS` (a test holds them equal),
+ * kept here so that answering a chat does not need the `ai` package loaded.
+ */
+export const UI_STREAM_HEADERS: Readonly<Record<string, string>> = Object.freeze({
+  'content-type': 'text/event-stream',
+  'cache-control': 'no-cache',
+  connection: 'keep-alive',
+  'x-vercel-ai-ui-message-stream': 'v1',
+  'x-accel-buffering': 'no',
+});
+
+const sseEncoder = new TextEncoder();
+
+/** One UI chunk as an SSE frame (`data: <json>` and a blank line), as the AI SDK frames it. */
+export function uiChunkFrame(chunk: UIMessageChunk): Uint8Array {
+  return sseEncoder.encode(`data: ${JSON.stringify(chunk)}\n\n`);
+}
+
+/** The frame that ends a UI message stream. */
+export const UI_STREAM_DONE_FRAME: Uint8Array = sseEncoder.encode('data: [DONE]\n\n');
+
+/** {@link toUIMessageStream} as an SSE `Response` with the UI message stream headers (what `createUIMessageStreamResponse` sends). */
 export function toUIMessageStreamResponse(events: AsyncIterable<AgentEvent>, options: ToUIMessageStreamOptions & { readonly status?: number | undefined; readonly headers?: ConstructorParameters<typeof Headers>[0] | undefined } = {}): Response {
-  return createUIMessageStreamResponse({
-    stream: toUIMessageStream(events, options),
-    ...(options.status !== undefined ? { status: options.status } : {}),
-    ...(options.headers !== undefined ? { headers: options.headers } : {}),
-  });
+  const body = toUIMessageStream(events, options).pipeThrough(
+    new TransformStream<UIMessageChunk, Uint8Array>({
+      transform(chunk, controller) {
+        controller.enqueue(uiChunkFrame(chunk));
+      },
+      flush(controller) {
+        controller.enqueue(UI_STREAM_DONE_FRAME);
+      },
+    }),
+  );
+  const headers = new Headers(options.headers ?? {});
+  for (const [key, value] of Object.entries(UI_STREAM_HEADERS)) if (!headers.has(key)) headers.set(key, value);
+  return new Response(body, { ...(options.status !== undefined ? { status: options.status } : {}), headers });
 }
 
 type ToolPart = Extract<MinaraUIMessage['parts'][number], { toolCallId: string }>;

@@ -1,4 +1,7 @@
-import { jsonSchema, tool as aiTool, type Tool } from 'ai';
+// From the AI SDK's own utilities package rather than `ai`: the same `jsonSchema` and `tool` (ai re-exports them),
+// without loading the whole SDK when the package is imported (`ai` loads with the first model call).
+import { jsonSchema, tool as aiTool } from '@ai-sdk/provider-utils';
+import type { Tool } from 'ai';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import type { ToolEnvelope } from './envelope';

@@ -2,7 +2,7 @@
  * A turn to `useChat` without the gateway: `toUIMessageStreamResponse(runtime.run(…))` read back with the AI
  * SDK's own client code (schema-validated chunks, `readUIMessageStream`), typed as `MinaraUIMessage`.
  */
-import { parseJsonEventStream, readUIMessageStream, uiMessageChunkSchema, type UIMessageChunk } from 'ai';
+import { parseJsonEventStream, readUIMessageStream, UI_MESSAGE_STREAM_HEADERS, uiMessageChunkSchema, type UIMessageChunk } from 'ai';
 import { z } from 'zod';
 import {
   createAgentRuntime,
@@ -62,6 +62,8 @@ describe('toUIMessageStream / toUIMessageStreamResponse / toUIMessages', () => {
     const { runtime } = setup([{ toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] }, { text: 'BTC is $97,000.' }]);
     const response = toUIMessageStreamResponse(runtime.run({ sessionId: 's1', message: 'price?' }), { messageId: 'a1' });
     expect(response.headers.get('content-type')).toBe('text/event-stream');
+    // The same headers as the AI SDK's own createUIMessageStreamResponse (this package frames SSE without loading ai).
+    expect(Object.fromEntries(response.headers)).toMatchObject(UI_MESSAGE_STREAM_HEADERS);
     const message = await readMessage(response);
     expect(message.id).toBe('a1');
     expect(message.parts.filter((p) => p.type === 'text').map((p) => p.text).join('')).toBe('BTC is $97,000.');

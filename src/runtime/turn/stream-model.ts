@@ -1,4 +1,5 @@
-import { isStepCount, type ModelMessage, type StepResult, type ToolSet, streamText } from 'ai';
+import type { ModelMessage, StepResult, ToolSet } from 'ai';
+import { loadAi } from '../../util/lazy-ai';
 import { assembleModelCall } from './assemble-model-call';
 import { compactOnOverflow, type TurnCompaction } from './compact-history';
 import { handleStreamPart } from './handle-stream-part';
@@ -13,6 +14,7 @@ import type { Emit, TurnDeps, TurnPrompt } from './types';
 export async function streamModel(deps: TurnDeps, turn: TurnState, prompt: TurnPrompt, compaction: TurnCompaction, emit: Emit): Promise<void> {
   const { options } = deps;
   const { input } = turn;
+  const { isStepCount, streamText } = await loadAi();
   for (let attempt = 0; ; attempt++) {
     let overflow: unknown;
     const call = await assembleModelCall(deps, turn, prompt, emit);

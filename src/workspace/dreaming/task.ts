@@ -1,6 +1,7 @@
 import { join } from 'node:path';
 import { realpath } from 'node:fs/promises';
-import { generateText, type LanguageModel } from 'ai';
+import type { LanguageModel } from 'ai';
+import { loadAi } from '../../util/lazy-ai';
 import { findPersonalData } from '../../safety/personal-data';
 import type { Logger } from '../../util/logger';
 import { type LockRecord, tryAcquireFileLock } from '../file-lock';
@@ -115,6 +116,7 @@ export async function runDreamTick(deps: DreamDeps): Promise<DreamTickResult> {
     let response: string;
     try {
       const signals = [AbortSignal.timeout(settings.timeoutMs), ...(deps.signal ? [deps.signal] : [])];
+      const { generateText } = await loadAi();
       const result = await generateText({
         model: deps.model,
         instructions: CURATOR_INSTRUCTIONS,
