@@ -188,6 +188,22 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('a clarifying question shows its choices as buttons; picking one answers it', async () => {
+    const url = await start([
+      { toolCalls: [{ toolName: 'clarify', input: { question: 'Which account should I use?', choices: ['Spot', { label: 'Perps (1)', value: 'perps sub-account 1' }] } }] },
+      { text: 'Using your perps sub-account.' },
+    ]);
+    const page = await open(url);
+    await send(page, 'move my funds');
+    const card = page.getByTestId('clarify');
+    await card.getByText('Which account should I use?').waitFor();
+    await shot(page, 'clarify');
+    await card.getByRole('button', { name: 'Perps (1)' }).click();
+    await page.locator('[data-role="user"]').getByText('perps sub-account 1').waitFor();
+    await page.getByText('Using your perps sub-account.').waitFor();
+    await page.close();
+  }, 60_000);
+
   it('approve a paper trade from the button and see the fill; deny another and nothing runs', async () => {
     const buy = { symbol: 'ETH', amountUsd: 50, intent: 'buy 50 USD of ETH', slippageBps: 50, confirm: true };
     const url = await start([

@@ -61,6 +61,37 @@ function ToolCard({ part, onAnswer }: { part: ToolPart; onAnswer: (id: string, a
   );
 }
 
+/** What the `clarify` tool returned: a question the person answers by picking a choice (or typing). */
+interface Clarification {
+  readonly kind: 'clarification';
+  readonly question: string;
+  readonly choices: ReadonlyArray<{ readonly label: string; readonly value: string }>;
+  readonly allowFreeText: boolean;
+}
+
+function clarificationOf(part: ToolPart): Clarification | undefined {
+  if (part.type !== 'tool-clarify' || part.state !== 'output-available') return undefined;
+  const data = (part.output as { ok?: boolean; data?: unknown } | undefined)?.data as Partial<Clarification> | undefined;
+  return data?.kind === 'clarification' && typeof data.question === 'string' && Array.isArray(data.choices) ? (data as Clarification) : undefined;
+}
+
+/** The agent's question with its choices as buttons; picking one sends it as the person's answer. */
+function ClarifyCard({ question, onPick, disabled }: { question: Clarification; onPick: (text: string) => void; disabled: boolean }) {
+  return (
+    <div className="card clarify" role="group" aria-label="The agent asks" data-testid="clarify">
+      <p className="card-body">{question.question}</p>
+      <div className="choices">
+        {question.choices.map((c) => (
+          <button key={c.value} type="button" disabled={disabled} onClick={() => onPick(c.value)}>
+            {c.label}
+          </button>
+        ))}
+      </div>
+      {question.allowFreeText ? <p className="muted">Or type your own answer below.</p> : null}
+    </div>
+  );
+}
+
 /** Artifact URIs in an answer (`chart://x-…`, `report://r-…`, `spreadsheet://x-…`). */
 const ARTIFACT_URI = /\b(?:chart|report|spreadsheet):\/\/([xr]-[a-z0-9]{6,64})(?![a-z0-9])/g;
 
@@ -120,6 +151,8 @@ function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMe
                   {m.role === 'assistant' ? <Markdown text={p.text} /> : <p className="text">{p.text}</p>}
                   {m.role === 'assistant' ? [...new Set([...p.text.matchAll(ARTIFACT_URI)].map((x) => x[1]!))].map((id) => <ArtifactFrame key={id} id={id} />) : null}
                 </div>
+              ) : isToolPart(p) && clarificationOf(p) ? (
+                <ClarifyCard key={p.toolCallId} question={clarificationOf(p)!} disabled={busy || m.id !== messages.at(-1)?.id} onPick={(text) => void sendMessage({ text })} />
               ) : isToolPart(p) ? (
                 <ToolCard key={p.toolCallId} part={p} onAnswer={(id, approved) => void addToolApprovalResponse({ id, approved })} />
               ) : null,
