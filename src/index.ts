@@ -587,6 +587,23 @@ export type {
   TradeStatus,
 } from './storage/learning-types';
 // ── END learning
+// ── learning from conversations and outcomes (issue 29) ── BEGIN learning-loop
+export {
+  CHAT_EXTRACTED_SOURCE,
+  createMemoryExtractor,
+  DEFAULT_MEMORY_EXTRACTION_MODE,
+  type ExtractionAnswer,
+  type ExtractionUsage,
+  looksLikeAgentInstruction,
+  MEMORY_EXTRACTION_MODES,
+  MEMORY_EXTRACTION_USAGE_SOURCE,
+  type MemoryExtractionMode,
+  type MemoryExtractionResult,
+  type MemoryExtractor,
+  type MemoryExtractorOptions,
+} from './learning/index';
+export type { ExtractionTurnRecord, NewExtractionTurn } from './storage/learning-types';
+// ── END learning-loop
 // ── ops (issue 17: doctor, memory export and import) ── BEGIN ops
 export {
   bucketCount,

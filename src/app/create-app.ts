@@ -1,6 +1,7 @@
 import { assembleArtifactsAndFiles } from './artifacts';
 import { assembleBackground } from './background';
 import { createDisposerStack } from './disposers';
+import { assembleExtraction } from './extraction';
 import { assembleMemoryAndLearning } from './memory';
 import { resolveAppModels } from './models';
 import { assemblePacks, withResearchPack } from './packs';
@@ -45,10 +46,12 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const tools = assembleSecurity(settings, storage, { memory, packs, artifacts }); // approval key, registry, grants, stop
     const skills = assembleSkills(settings, tools, packs); // packs', host's, SKILL.md directories, external
     const workspace = await assembleWorkspace(settings, models, disposers); // the operator's (seeded) and tenants'
+    // Memory from conversations: queued after user turns, drained by a background job within the daily budget.
+    const extraction = assembleExtraction(settings, { storage, models, memory, admit: async () => jobs.admit?.() });
     const runtime = assembleRuntime(settings, { // the runtime, its turn hooks, the delegate tool
-      storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, operatorNotices: () => jobs.background.takeNotices(),
+      storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, extraction, operatorNotices: () => jobs.background.takeNotices(),
     });
-    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance }, disposers);
+    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance, extraction }, disposers);
     listenForFleetStop(settings, storage, tools, disposers); // the fleet's emergency stop, released first
 
     return {
@@ -68,6 +71,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       memory: memory.memoryFor(userId),
       learningFor: memory.learningFor,
       learning: memory.learningFor(userId),
+      memoryExtraction: { mode: extraction.mode, extractor: extraction.extractor },
       runtime,
       finance: packs.finance,
       mcp: packs.mcp,

@@ -9,6 +9,7 @@ import type { SkillRegistry } from '../skills/registry';
 import type { Storage } from '../storage/types';
 import type { ToolRegistry } from '../tools/types';
 import type { AppArtifacts } from './artifacts';
+import type { AppExtraction } from './extraction';
 import type { AppMemory } from './memory';
 import type { AppModels } from './models';
 import { composeScenarios, type AppPacks } from './packs';
@@ -25,6 +26,8 @@ export interface RuntimeParts {
   readonly tools: ToolRegistry;
   readonly skills: SkillRegistry;
   readonly workspace: AppWorkspace;
+  /** Memory from conversations: the user's message of every user turn is queued for the extraction pass. */
+  readonly extraction: AppExtraction;
   /** Notices for the operator's next own turn (the background runner's; read at turn time). */
   readonly operatorNotices: () => readonly string[];
 }
@@ -69,6 +72,13 @@ export function assembleRuntime(settings: AppSettings, parts: RuntimeParts): Age
           ...summary.usage, costUsd: price ? usageCostUsd(summary.usage, price) : 0,
         });
       },
+      // Memory from conversations: the user's message is queued for the extraction pass (a background job).
+      ...(parts.extraction.extractor
+        ? [async (summary: TurnSummary) => {
+            if (summary.source !== 'user' || !summary.userText) return;
+            await parts.extraction.extractor!.enqueue({ userId: summary.userId, sessionId: summary.sessionId, turnId: summary.turnId, text: summary.userText });
+          }]
+        : []),
       // The materializer: browsable files for the artifact URIs in the final message.
       ...(liveMaterializer
         ? [async (summary: TurnSummary) => {

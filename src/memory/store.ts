@@ -108,8 +108,8 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
     bus,
     consolidator,
     debounceMs: options.factSweepDebounceMs ?? 250,
-    insertPending: (content, metadata) =>
-      insertRow({ category: FACT_CATEGORY, content, metadata, source: undefined, status: 'pending', forceSource: 'agent_recorded' }),
+    insertPending: (content, metadata, source) =>
+      insertRow({ category: FACT_CATEGORY, content, metadata, source: undefined, status: 'pending', forceSource: source }),
   });
 
   const store: MemoryStore = {
@@ -180,7 +180,8 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
     async read(opts = {}) {
       const limit = validateLimit(opts.limit, 20);
       const category = opts.category === undefined ? undefined : validateName('category', opts.category);
-      const rows = await storage.list(scope, { ...(category === undefined ? {} : { categories: [category] }), limit });
+      const source = opts.source === undefined ? undefined : validateName('source', opts.source);
+      const rows = await storage.list(scope, { ...(category === undefined ? {} : { categories: [category] }), ...(source === undefined ? {} : { source }), limit });
       return rows.map((r) => toHit(r, 0));
     },
 
@@ -257,7 +258,9 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
 
     async recordFact(content, opts) {
       validateContent(content, maxContentBytes);
-      return facts.recordFact(content, validateMetadata(opts?.metadata));
+      const source = opts?.source === undefined ? 'agent_recorded' : validateName('source', opts.source);
+      if (source === 'user_manual') throw new MinaraError('MEMORY_INVALID', '`source` user_manual is reserved for memories a person wrote by hand; a recorded fact cannot claim it');
+      return facts.recordFact(content, validateMetadata(opts?.metadata), source);
     },
     consolidatePending: () => facts.consolidatePending(),
     consolidationEvents: (opts) => facts.events(opts),

@@ -8,6 +8,9 @@ import type { SqliteMigration } from './handle';
  * methodology and trade), `role_memory` (one case per closed trade), `learned_preferences`, the trade-history
  * mirror (`perps_fills`, `external_spot_activities`, `history_sync_state`) and `personalization_snapshots`.
  * Every table carries `user_id` and `agent_id` (`''` for user-level rows).
+ *
+ * v2 — `memory_extraction_queue`: user turns waiting for the memory extraction pass (UNIQUE per scope and turn
+ * id), claimed under a lease (`claimed_by`, `claimed_until`, `attempts`) and deleted once processed.
  */
 export const learningMigrations: readonly SqliteMigration[] = [
   {
@@ -202,6 +205,29 @@ export const learningMigrations: readonly SqliteMigration[] = [
           created_at        TEXT NOT NULL
         );
         CREATE INDEX personalization_snapshots_scope ON personalization_snapshots (user_id, agent_id, id DESC);
+      `);
+    },
+  },
+  {
+    domain: 'learning',
+    version: 2,
+    name: 'memory_extraction_queue: user turns waiting for the memory extraction pass',
+    up(db) {
+      db.exec(`
+        CREATE TABLE memory_extraction_queue (
+          id            INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id       TEXT NOT NULL,
+          agent_id      TEXT NOT NULL DEFAULT '',
+          session_id    TEXT NOT NULL,
+          turn_id       TEXT NOT NULL,
+          text          TEXT NOT NULL,
+          created_at    TEXT NOT NULL,
+          attempts      INTEGER NOT NULL DEFAULT 0,
+          claimed_by    TEXT,
+          claimed_until TEXT,
+          UNIQUE (user_id, agent_id, turn_id)
+        );
+        CREATE INDEX memory_extraction_queue_scope ON memory_extraction_queue (user_id, agent_id, id);
       `);
     },
   },

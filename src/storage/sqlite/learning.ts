@@ -5,10 +5,10 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkExtractionClaim, checkExtractionTurn, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
 } from '../learning-logic';
 import type {
-  ExternalSpotRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
+  ExternalSpotRecord, ExtractionTurnRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
   PreferenceRecord, RoleCaseRecord, TradeRecord,
 } from '../learning-types';
 import { checkLimit, invalidArgument } from './checks';
@@ -34,6 +34,13 @@ function toTrade(r: Row): TradeRecord {
     status: r.status as TradeRecord['status'], closedQuantity: r.closed_quantity as number, ...o('exitPrice', r.exit_price), ...o('closedAt', r.closed_at),
     ...o('holdingMs', r.holding_ms), ...o('outcome', r.outcome), ...(r.closes_trade_ids == null ? {} : { closesTradeIds: ids(r.closes_trade_ids) }),
     ...(r.details_json == null ? {} : { details: JSON.parse(r.details_json as string) as Record<string, unknown> }),
+  };
+}
+
+function toExtraction(r: Row): ExtractionTurnRecord {
+  return {
+    id: r.id as number, userId: r.user_id as string, ...agent(r), sessionId: r.session_id as string, turnId: r.turn_id as string, text: r.text as string,
+    createdAt: r.created_at as string, attempts: r.attempts as number,
   };
 }
 
@@ -489,6 +496,41 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
           c.openedAt, c.closedAt, c.now, c.reflectedAt ?? null, c.classification ?? null, c.reflection ?? null).lastInsertRowid);
         return { case: toCase(get('SELECT * FROM role_memory WHERE id = ?', caseId)!), created: true };
       });
+    },
+
+    async enqueueExtraction(scope, t) {
+      const op = 'learning.enqueueExtraction';
+      checkExtractionTurn(op, scope, t);
+      return handle.write(op, () =>
+        p(`INSERT OR IGNORE INTO memory_extraction_queue (user_id, agent_id, session_id, turn_id, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+          .run(...sp(scope), t.sessionId, t.turnId, t.text, t.now).changes === 1,
+      );
+    },
+
+    async claimExtractions(scope, c) {
+      const op = 'learning.claimExtractions';
+      const limit = checkExtractionClaim(op, scope, c);
+      return handle.write(op, () => {
+        const rows = all(`SELECT id FROM memory_extraction_queue WHERE ${S} AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY id LIMIT ?`, ...sp(scope), c.now, limit);
+        if (rows.length === 0) return [];
+        const idList = rows.map((r) => r.id as number);
+        p(`UPDATE memory_extraction_queue SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 WHERE id IN (${placeholders(idList.length)}) AND ${S}`).run(c.owner, c.leaseUntil, ...idList, ...sp(scope));
+        return all(`SELECT * FROM memory_extraction_queue WHERE id IN (${placeholders(idList.length)}) AND ${S} ORDER BY id`, ...idList, ...sp(scope)).map(toExtraction);
+      });
+    },
+
+    async completeExtractions(scope, list) {
+      const op = 'learning.completeExtractions';
+      checkLearningScope(op, scope);
+      const idList = checkRowIds(op, 'ids', list);
+      if (idList.length === 0) return 0;
+      return handle.write(op, () => p(`DELETE FROM memory_extraction_queue WHERE id IN (${placeholders(idList.length)}) AND ${S}`).run(...idList, ...sp(scope)).changes);
+    },
+
+    async extractionScopes(limit) {
+      const op = 'learning.extractionScopes';
+      const n = checkLimit(op, limit, 100);
+      return handle.read(op, () => all('SELECT DISTINCT user_id, agent_id FROM memory_extraction_queue ORDER BY user_id, agent_id LIMIT ?', n)).map((r) => ({ userId: r.user_id as string, ...agent(r) }));
     },
 
     async stats(scope, options) {
