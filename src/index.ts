@@ -601,6 +601,13 @@ export {
   type MemoryExtractionResult,
   type MemoryExtractor,
   type MemoryExtractorOptions,
+  METHODOLOGY_SYNTHESIS_USAGE_SOURCE,
+  type SynthesisOptions,
+  type SynthesisPattern,
+  type SynthesisResult,
+  type SynthesisUsage,
+  synthesisKeyOf,
+  synthesisSourceRef,
 } from './learning/index';
 export type { ExtractionTurnRecord, NewExtractionTurn } from './storage/learning-types';
 // ── END learning-loop

@@ -6,6 +6,7 @@ import type { AgentRuntime } from '../runtime/runtime';
 import type { Storage } from '../storage/types';
 import type { Workspace } from '../workspace/workspace';
 import { MEMORY_EXTRACTION_USAGE_SOURCE } from '../learning/extraction';
+import { METHODOLOGY_SYNTHESIS_USAGE_SOURCE } from '../learning/synthesis';
 import type { DisposerStack } from './disposers';
 import type { AppExtraction } from './extraction';
 import { parseDuration, parseHours } from './env-parse';
@@ -18,7 +19,7 @@ import type { AppSettings } from './settings';
  * The usage-ledger sources the daily budget of autonomous spend sums: autonomous turns, and the background passes
  * that call a model on their own (memory extraction, methodology synthesis).
  */
-export const AUTONOMOUS_SPEND_SOURCES: readonly string[] = ['heartbeat', 'cron', 'webhook', 'workflow', MEMORY_EXTRACTION_USAGE_SOURCE];
+export const AUTONOMOUS_SPEND_SOURCES: readonly string[] = ['heartbeat', 'cron', 'webhook', 'workflow', MEMORY_EXTRACTION_USAGE_SOURCE, METHODOLOGY_SYNTHESIS_USAGE_SOURCE];
 
 /** The background runner and the autonomous-turn budget. */
 export interface AppBackground {
@@ -81,7 +82,7 @@ export function assembleBackground(
     ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') * (parts.models.isOff('heartbeat') ? 0 : 1) } : {}),
     ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
     ...options.background,
-    jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],
+    jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger, ...(admit ? { admit } : {}), prices: options.prices })],
     ...(deliver ? { deliver } : {}),
     ...(admit ? { admit } : {}),
   });

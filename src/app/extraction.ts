@@ -3,12 +3,28 @@ import { ConfigError } from '../errors/subclasses';
 import {
   createMemoryExtractor, DEFAULT_MEMORY_EXTRACTION_MODE, MEMORY_EXTRACTION_MODES, MEMORY_EXTRACTION_USAGE_SOURCE, type MemoryExtractionMode, type MemoryExtractor,
 } from '../learning/extraction';
-import { DEFAULT_MODEL_PRICES, priceFor, usageCostUsd } from '../llm/pricing';
+import { DEFAULT_MODEL_PRICES, type ModelPrice, priceFor, usageCostUsd } from '../llm/pricing';
 import type { Storage } from '../storage/types';
 import { parseDuration } from './env-parse';
 import type { AppMemory } from './memory';
 import type { AppModels } from './models';
 import type { AppSettings } from './settings';
+
+/**
+ * Records a background pass's model call in the usage ledger (one row per call, priced like turns) under
+ * `source`, which the daily budget of autonomous spend sums (`AUTONOMOUS_SPEND_SOURCES`).
+ */
+export function backgroundUsageRecorder(storage: Storage, prices: Readonly<Record<string, ModelPrice>> | undefined, source: string) {
+  const table = { ...DEFAULT_MODEL_PRICES, ...prices };
+  return async (u: { callId: string; userId: string; sessionId: string; modelId: string; at: string; inputTokens: number; outputTokens: number; cacheReadTokens: number; cacheWriteTokens: number }) => {
+    const price = priceFor(u.modelId, table);
+    await storage.usage.record({
+      turnId: u.callId, sessionId: u.sessionId, userId: u.userId, source, modelId: u.modelId, at: u.at,
+      inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadTokens, cacheWriteTokens: u.cacheWriteTokens,
+      costUsd: price ? usageCostUsd(u, price) : 0,
+    });
+  };
+}
 
 /** The memory extraction pass of the app (`MEMORY_EXTRACTION`). */
 export interface AppExtraction {
@@ -54,20 +70,12 @@ export function assembleExtraction(
     else logger.info(line);
     return { mode, extractor: undefined, job: undefined };
   }
-  const prices = { ...DEFAULT_MODEL_PRICES, ...options.prices };
   const extractor = createMemoryExtractor({
     storage,
     memoryFor: (scope) => memory.memoryFor(scope.userId),
     model,
     admit,
-    recordUsage: async (u) => {
-      const price = priceFor(u.modelId, prices);
-      await storage.usage.record({
-        turnId: u.callId, sessionId: u.sessionId, userId: u.userId, source: MEMORY_EXTRACTION_USAGE_SOURCE, modelId: u.modelId, at: u.at,
-        inputTokens: u.inputTokens, outputTokens: u.outputTokens, cacheReadTokens: u.cacheReadTokens, cacheWriteTokens: u.cacheWriteTokens,
-        costUsd: price ? usageCostUsd(u, price) : 0,
-      });
-    },
+    recordUsage: backgroundUsageRecorder(storage, options.prices, MEMORY_EXTRACTION_USAGE_SOURCE),
     now,
     logger,
   });

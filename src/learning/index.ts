@@ -20,3 +20,6 @@ export {
   CHAT_EXTRACTED_SOURCE, createMemoryExtractor, DEFAULT_MEMORY_EXTRACTION_MODE, type ExtractionAnswer, type ExtractionUsage, looksLikeAgentInstruction,
   MEMORY_EXTRACTION_MODES, MEMORY_EXTRACTION_USAGE_SOURCE, type MemoryExtractionMode, type MemoryExtractionResult, type MemoryExtractor, type MemoryExtractorOptions,
 } from './extraction';
+export {
+  METHODOLOGY_SYNTHESIS_USAGE_SOURCE, type SynthesisOptions, type SynthesisPattern, type SynthesisResult, type SynthesisUsage, synthesisKeyOf, synthesisSourceRef,
+} from './synthesis';

@@ -15,6 +15,7 @@ import { compilePage, createPageCache } from './compiled-pages';
 import { observationsOf, tradeRowsOf } from './capture';
 import { parseMethodologySeed, renderLearningBlock } from './prompt';
 import { reflectCases } from './reflection';
+import { synthesisKeyOf, synthesizeMethodologies } from './synthesis';
 import type { LearningStore, LearningStoreOptions, PreferenceGraduationRule } from './types';
 
 const EMPTY: CaptureResult = Object.freeze({ recorded: [], duplicates: [], closed: [], updated: [], methodologyChanges: [], cases: [], preferences: [] });
@@ -303,6 +304,36 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       if (!listening || !bus) return;
       for (const event of INVALIDATING) bus.off(event, invalidate);
       listening = false;
+    },
+
+    async synthesize(synthesisOptions = {}) {
+      const model = synthesisOptions.model ?? options.model;
+      if (typeof model !== 'object' && typeof model !== 'string') throw new MinaraError('MODEL_NOT_CONFIGURED', 'synthesize: a model is required (synthesize({ model }) or createLearningStore({ model }))');
+      const { limit = 500, minCases = 5, minConfidence = 0.5, maxPatterns = 10 } = synthesisOptions;
+      for (const [k, v] of Object.entries({ limit, minCases, maxPatterns })) {
+        if (!Number.isSafeInteger(v) || v < 1) throw new MinaraError('LEARNING_INVALID', `synthesize: ${k} must be a positive integer, got ${String(v)}`);
+      }
+      if (!(typeof minConfidence === 'number' && minConfidence >= 0 && minConfidence <= 1)) throw new MinaraError('LEARNING_INVALID', `synthesize: minConfidence must be a number from 0 to 1, got ${String(minConfidence)}`);
+      return synthesizeMethodologies(
+        {
+          listReflected: (n) => db.listCases(scope, { status: 'reflected', limit: n }),
+          getTrade: (id) => db.getTrade(scope, id),
+          synthesized: async () => {
+            const out = new Map<string, number>();
+            for (const m of await db.listMethodologies(scope, { limit: 5000 })) {
+              const key = synthesisKeyOf(m.sourceRef);
+              if (key !== undefined && !out.has(key)) out.set(key, m.id);
+            }
+            return out;
+          },
+          createMethodology: async (i) => {
+            const r = await store.createMethodology({ text: i.text, assetClass: i.assetClass, origin: 'synthesis', sourceRef: i.sourceRef });
+            return { id: r.methodology.id, created: r.created };
+          },
+          recordUsage: synthesisOptions.recordUsage, admit: synthesisOptions.admit, logger,
+        },
+        { limit, minCases, minConfidence, maxPatterns, model, ...(synthesisOptions.signal ? { signal: synthesisOptions.signal } : {}) },
+      );
     },
 
     async reflect(reflectOptions = {}) {

@@ -267,7 +267,7 @@ export function checkNewMethodology(operation: string, m: { assetClass: unknown;
   if (!str(m.assetClass, 64) || !/^[a-z][a-z0-9_]*$/u.test(m.assetClass)) throw invalidArgument(operation, `assetClass must be a lower snake case name (crypto_major, perps, any, …), got ${JSON.stringify(m.assetClass)}`);
   if (!str(m.text)) throw invalidArgument(operation, 'text must be a non-empty string of at most 4000 characters');
   if (!str(m.normalizedText)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
-  if (!['seed', 'lesson', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
+  if (!['seed', 'lesson', 'synthesis', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, synthesis, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
 }
 
 const iso = (v: unknown): v is string => typeof v === 'string' && v.length <= 40 && !Number.isNaN(Date.parse(v));

@@ -98,7 +98,7 @@ export interface TradeQuery {
 }
 
 /** Where a methodology came from. */
-export type MethodologyOrigin = 'seed' | 'lesson' | 'memory_learn' | 'api' | 'import';
+export type MethodologyOrigin = 'seed' | 'lesson' | 'synthesis' | 'memory_learn' | 'api' | 'import';
 /** `candidate` is scored as it is used; `graduated` by an operator call; `quarantined` never reaches a prompt. */
 export type MethodologyState = 'candidate' | 'graduated' | 'quarantined';
 

@@ -112,3 +112,17 @@ describe('createApp: memory from conversations (MEMORY_EXTRACTION)', () => {
     expect(await app.storage.learning.extractionScopes(10)).toEqual([]);
   });
 });
+
+describe('createApp: the scenario and stage a trade was decided in', () => {
+  it('are on the post-turn record and in the trade details, also when the trade runs in the approval run', async () => {
+    const { app, model } = await open({ MEMORY_EXTRACTION: 'off' });
+    model.push({ toolCalls: [{ toolName: 'buy_token', input: { symbol: 'ETH', amountUsd: 50, intent: 'buy 50 USD of ETH', confirm: true } }] });
+    const first = await app.runtime.generate({ sessionId: 's1', message: 'buy 50 USD of ETH' });
+    expect(first.pendingApprovals).toHaveLength(1);
+    model.push({ text: 'Bought.' });
+    await app.runtime.generate({ sessionId: 's1', approvals: first.pendingApprovals.map((p) => ({ approvalId: p.approvalId, approved: true })) });
+    model.assertConsumed();
+    const [trade] = await app.learning!.listTrades();
+    expect(trade?.details).toMatchObject({ scenarioId: 'SCENARIO_SPOT_TRADE', stage: 'decide' });
+  });
+});
