@@ -608,6 +608,9 @@ export {
   type SynthesisUsage,
   synthesisKeyOf,
   synthesisSourceRef,
+  caseMemoryContent,
+  TRADE_CASE_CATEGORY,
+  TRADE_CASE_SOURCE,
 } from './learning/index';
 export type { ExtractionTurnRecord, NewExtractionTurn } from './storage/learning-types';
 // ── END learning-loop

@@ -2,7 +2,7 @@ import { assembleArtifactsAndFiles } from './artifacts';
 import { assembleBackground } from './background';
 import { createDisposerStack } from './disposers';
 import { assembleExtraction } from './extraction';
-import { assembleMemoryAndLearning } from './memory';
+import { assembleMemoryAndLearning, indexTradeCases } from './memory';
 import { resolveAppModels } from './models';
 import { assemblePacks, withResearchPack } from './packs';
 import { assembleRuntime } from './runtime';
@@ -40,6 +40,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   try {
     const models = await resolveAppModels(settings); // model, its status, embedder
     const memory = assembleMemoryAndLearning(settings, storage, models, disposers); // per tenant, made on first use
+    await indexTradeCases(storage, memory, logger); // trade cases without their memory row get one (learning migration v3)
     const base = await assemblePacks(settings, storage, memory, disposers); // finance, the host's packs, MCP servers
     const artifacts = assembleArtifactsAndFiles(settings, storage, disposers); // artifacts, materializer, uploads
     const packs = withResearchPack(settings, storage, memory, artifacts.artifacts, base, disposers); // web search, code sandbox, research

@@ -23,3 +23,4 @@ export {
 export {
   METHODOLOGY_SYNTHESIS_USAGE_SOURCE, type SynthesisOptions, type SynthesisPattern, type SynthesisResult, type SynthesisUsage, synthesisKeyOf, synthesisSourceRef,
 } from './synthesis';
+export { caseMemoryContent, TRADE_CASE_CATEGORY, TRADE_CASE_SOURCE } from './case-memories';

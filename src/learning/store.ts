@@ -16,6 +16,7 @@ import { observationsOf, tradeRowsOf } from './capture';
 import { parseMethodologySeed, renderLearningBlock } from './prompt';
 import { reflectCases } from './reflection';
 import { synthesisKeyOf, synthesizeMethodologies } from './synthesis';
+import { indexCase, indexCases } from './case-memories';
 import type { LearningStore, LearningStoreOptions, PreferenceGraduationRule } from './types';
 
 const EMPTY: CaptureResult = Object.freeze({ recorded: [], duplicates: [], closed: [], updated: [], methodologyChanges: [], cases: [], preferences: [] });
@@ -148,6 +149,13 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       for (const c of result.methodologyChanges) {
         if (c.change === 'quarantined') logger.warn('methodology quarantined', { methodologyId: c.methodology.id, reason: c.methodology.stateReason });
       }
+      // Each new case becomes a memory of its own (edges, embedding); a failure is logged and backfilled later.
+      if (memory) {
+        for (const c of result.cases) {
+          await indexCase({ db, scope, memory, logger }, c).catch((error: unknown) =>
+            logger.warn('trade case index: the case memory was not written; indexCases() backfills it', { caseId: c.id, error: error instanceof Error ? error.message : String(error) }));
+        }
+      }
       return result;
     },
 
@@ -218,6 +226,13 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
     },
 
     listTrades: (query) => db.listTrades(scope, query),
+
+    async indexCases(indexOptions = {}) {
+      if (!memory) throw new MinaraError('CONFIG_INVALID', 'indexCases: the learning store needs `memory` to write case memories (createLearningStore({ memory }))');
+      const limit = indexOptions.limit ?? 1000;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new MinaraError('LEARNING_INVALID', `indexCases: limit must be a positive integer, got ${String(limit)}`);
+      return { linked: await indexCases({ db, scope, memory, logger }, limit) };
+    },
     listCases: (query) => db.listCases(scope, query),
 
     async proposePreference(input) {
@@ -348,9 +363,12 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
           listPending: (n, role) => db.listCases(scope, { status: 'pending', limit: n, ...(role !== undefined ? { role } : {}) }),
           markReflected: (id, r) => db.markCaseReflected(scope, id, { ...r, now: now() }),
           createMethodology: async (c, text) => (await store.createMethodology({ text, assetClass: c.assetClass ?? 'any', origin: 'lesson', sourceRef: `case:${c.id}` })).created,
-          onReflected: (c, classification, lessons) => {
+          onReflected: async (c, classification, lessons, reflection) => {
             pages.clear();
             bus?.emit('role_memory:reflected', { ...who, caseId: c.id, classification, lessons });
+            // The case's memory now carries its classification and lessons (re-indexed, re-embedded).
+            await indexCase({ db, scope, memory, logger }, { ...c, classification, reflection, reflectedAt: now() }).catch((error: unknown) =>
+              logger.warn('trade case index: the reflected case memory was not rewritten', { caseId: c.id, error: error instanceof Error ? error.message : String(error) }));
           },
         },
         { ...reflectOptions, model, limit },

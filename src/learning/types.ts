@@ -117,6 +117,12 @@ export interface LearningStore {
   reinstateMethodology(id: number, reason?: string): Promise<MethodologyRecord>;
 
   listTrades(query?: TradeQuery): Promise<TradeRecord[]>;
+  /**
+   * Write the memory row of every case that has none yet (oldest first, at most `limit`, default 1000): category
+   * `trade_outcome`, source `trade_case`, with entity edges and an embedding, linked from the case. Decision capture
+   * does it for each new case; this is the backfill (`createApp` runs it when it opens the storage). Needs `memory`.
+   */
+  indexCases(options?: { readonly limit?: number | undefined }): Promise<{ readonly linked: number }>;
   listCases(query?: RoleCaseQuery): Promise<RoleCaseRecord[]>;
 
   /** Propose a preference (`proposed`); a hard constraint is only ever activated by {@link LearningStore.approvePreference}. */

@@ -28,6 +28,8 @@ import {
 
 const DAY_MS = 86_400_000;
 const SNAPSHOT_CACHE_SIZE = 256;
+/** Sources the frozen snapshot leaves out: trade cases (reached by search, entity lookups and compiled pages). */
+const SNAPSHOT_EXCLUDED_SOURCES = ['trade_case'];
 
 /**
  * Create a memory store confined to one tenant (`scope`). Writes persist at once (row, full-text index and
@@ -246,7 +248,8 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
         if (cached !== undefined) return cached;
       }
       const limit = validateLimit(opts.limit, SNAPSHOT_LIMIT);
-      const [profile, memories] = await Promise.all([storage.profileList(scope), storage.list(scope, { limit })]);
+      // Trade cases are episodes, found by search and by entity: they never crowd the frozen block.
+      const [profile, memories] = await Promise.all([storage.profileList(scope), storage.list(scope, { limit, excludeSources: SNAPSHOT_EXCLUDED_SOURCES })]);
       const text = renderMemorySnapshot({ profile, memories });
       const snapshot: MemorySnapshot = { text, memoryIds: memories.map((m) => m.id), profileKeys: profile.map((p) => p.key), hash: snapshotHash(text) };
       if (sessionId !== undefined) {

@@ -210,6 +210,8 @@ export interface RoleCaseRecord {
   /** The reflection as JSON text (stage-1 rationale and stage-2 lessons). */
   readonly reflection?: string | undefined;
   readonly lessonMemoryIds: readonly number[];
+  /** The case's own memory row (category `trade_outcome`, source `trade_case`): its edges and embedding make it searchable. */
+  readonly memoryId?: number | undefined;
 }
 
 /** Filter of {@link LearningStorage.listCases}. Pending: oldest first; reflected: newest reflection first. */
@@ -218,6 +220,8 @@ export interface RoleCaseQuery {
   readonly status?: 'pending' | 'reflected' | undefined;
   readonly role?: string | undefined;
   readonly asset?: string | undefined;
+  /** Only cases without their memory row yet (oldest first): what the trade-case index still has to write. */
+  readonly withoutMemory?: boolean | undefined;
   /** @default 100 */
   readonly limit?: number | undefined;
 }
@@ -524,6 +528,10 @@ export interface LearningStorage {
 
   /** Restore a reflected trade case with its opening trade (memory import); the existing case when the order id is known. */
   importTradeCase(scope: LearningScope, input: ImportedTradeCase): Promise<{ readonly case: RoleCaseRecord; readonly created: boolean }>;
+  /** Link a case to its memory row, once: false when the case is absent or already linked (the caller then removes its row). */
+  linkCaseMemory(scope: LearningScope, caseId: number, memoryId: number): Promise<boolean>;
+  /** Scopes that have cases without their memory row (the trade-case index backfills them); at most `limit`. */
+  caseMemoryScopes(limit: number): Promise<LearningScope[]>;
   /** Queue a user turn for the memory extraction pass; false when this turn id is already queued in the scope. */
   enqueueExtraction(scope: LearningScope, turn: NewExtractionTurn): Promise<boolean>;
   /**

@@ -244,6 +244,22 @@ describe.each(engines)('learning storage domain ($name)', ({ make }) => {
     await expect(s.learning.completeExtractions(S, [0])).rejects.toThrow(/ids\[0\] must be a positive integer/);
   });
 
+  it('case memories: cases start unlinked, link once (compare-and-set) within the scope, and the unlinked scopes are listed', async () => {
+    const s = make();
+    await s.learning.recordExecutions(S, { executions: [exec({ orderId: 'o1' }), exec({ orderId: 'c1', action: 'close', side: 'close', price: 110, realizedPnlUsd: 10, at: at(5) })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(5) });
+    await s.learning.recordExecutions({ userId: 'u2' }, { executions: [exec({ orderId: 'o1' }), exec({ orderId: 'c1', action: 'close', side: 'close', price: 90, realizedPnlUsd: -10, at: at(5) })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(5) });
+    const [c] = await s.learning.listCases(S, { withoutMemory: true });
+    expect(c?.memoryId).toBeUndefined();
+    expect(await s.learning.caseMemoryScopes(10)).toEqual([{ userId: 'u1' }, { userId: 'u2' }]);
+    expect(await s.learning.linkCaseMemory({ userId: 'u2' }, c!.id, 41)).toBe(false); // another tenant's case
+    expect(await s.learning.linkCaseMemory(S, c!.id, 42)).toBe(true);
+    expect(await s.learning.linkCaseMemory(S, c!.id, 43)).toBe(false);
+    expect((await s.learning.listCases(S))[0]?.memoryId).toBe(42);
+    expect(await s.learning.listCases(S, { withoutMemory: true })).toEqual([]);
+    expect(await s.learning.caseMemoryScopes(10)).toEqual([{ userId: 'u2' }]);
+    await expect(s.learning.linkCaseMemory(S, c!.id, 0)).rejects.toThrow(/memoryId must be a positive integer/);
+  });
+
   it('a closed storage refuses learning calls', async () => {
     const s = make();
     await s.close();

@@ -202,8 +202,9 @@ export function createInMemoryLearningStorage(): LearningStorage {
       checkLearningScope('learning.listCases', scope);
       const limit = checkLimit('learning.listCases', query.limit, 100);
       const rows = [...cases.values()].filter((c) => inScope(c, scope) && (query.status !== 'pending' || c.reflectedAt === undefined)
-        && (query.status !== 'reflected' || c.reflectedAt !== undefined) && (query.role === undefined || c.role === query.role) && (query.asset === undefined || c.asset === query.asset));
-      if (query.status === 'pending') rows.sort((a, b) => a.id - b.id);
+        && (query.status !== 'reflected' || c.reflectedAt !== undefined) && (query.role === undefined || c.role === query.role) && (query.asset === undefined || c.asset === query.asset)
+        && (query.withoutMemory !== true || c.memoryId === undefined));
+      if (query.status === 'pending' || query.withoutMemory === true) rows.sort((a, b) => a.id - b.id);
       else if (query.status === 'reflected') rows.sort((a, b) => (a.reflectedAt! < b.reflectedAt! ? 1 : a.reflectedAt! > b.reflectedAt! ? -1 : b.id - a.id));
       else rows.sort((a, b) => b.id - a.id);
       return rows.slice(0, limit).map(copy);
@@ -397,6 +398,24 @@ export function createInMemoryLearningStorage(): LearningStorage {
       });
       cases.set(row.id, row);
       return { case: copy(row), created: true };
+    },
+
+    async linkCaseMemory(scope, caseId, memoryId) {
+      const op = 'learning.linkCaseMemory';
+      checkLearningScope(op, scope);
+      checkRowId(op, 'caseId', caseId);
+      checkRowId(op, 'memoryId', memoryId);
+      const c = cases.get(caseId);
+      if (!c || !inScope(c, scope) || c.memoryId !== undefined) return false;
+      cases.set(caseId, { ...c, memoryId });
+      return true;
+    },
+
+    async caseMemoryScopes(limit) {
+      const n = checkLimit('learning.caseMemoryScopes', limit, 100);
+      const seen = new Map<string, LearningScope>();
+      for (const c of cases.values()) if (c.memoryId === undefined) seen.set(key(c), scopeFields(c));
+      return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, n).map(([, v]) => v);
     },
 
     async enqueueExtraction(scope, t) {

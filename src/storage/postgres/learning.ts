@@ -53,7 +53,7 @@ function toCase(r: Row): RoleCaseRecord {
     kind: r.kind as RoleCaseRecord['kind'], ...o('direction', r.direction), summary: String(r.summary), outcome: r.outcome as RoleCaseRecord['outcome'],
     realizedPnlUsd: Number(r.realized_pnl_usd), holdingMs: Number(r.holding_ms), methodologyIds: ids(r.methodology_ids), openedAt: String(r.opened_at),
     closedAt: String(r.closed_at), createdAt: String(r.created_at), ...o('reflectedAt', r.reflected_at), ...o('classification', r.classification),
-    ...o('reflection', r.reflection), lessonMemoryIds: ids(r.lesson_memory_ids),
+    ...o('reflection', r.reflection), lessonMemoryIds: ids(r.lesson_memory_ids), ...o('memoryId', num(r.memory_id)),
   };
 }
 
@@ -384,7 +384,8 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
       if (query.status === 'reflected') where.push('reflected_at IS NOT NULL');
       if (query.role !== undefined) (args.push(query.role), where.push(`role = $${args.length}`));
       if (query.asset !== undefined) (args.push(query.asset), where.push(`asset = $${args.length}`));
-      const order = query.status === 'pending' ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
+      if (query.withoutMemory === true) where.push('memory_id IS NULL');
+      const order = query.status === 'pending' || query.withoutMemory === true ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
       args.push(limit);
       return (await h.op(op).all(`SELECT * FROM ${RM} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${args.length}`, args)).map(toCase);
     },
@@ -612,6 +613,21 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
         if (keepId !== null) await advanceIdentity(tx, RM);
         return { case: toCase(row!), created: true };
       });
+    },
+
+    async linkCaseMemory(scope, caseId, memoryId) {
+      const op = 'learning.linkCaseMemory';
+      checkLearningScope(op, scope);
+      checkRowId(op, 'caseId', caseId);
+      checkRowId(op, 'memoryId', memoryId);
+      return (await h.op(op).run(`UPDATE ${RM} SET memory_id = $1 WHERE id = $2 AND ${S(3)} AND memory_id IS NULL`, [memoryId, caseId, ...sp(scope)])) === 1;
+    },
+
+    async caseMemoryScopes(limit) {
+      const op = 'learning.caseMemoryScopes';
+      const n = checkLimit(op, limit, 100);
+      const rows = await h.op(op).all(`SELECT DISTINCT user_id, agent_id FROM ${RM} WHERE memory_id IS NULL ORDER BY user_id, agent_id LIMIT $1`, [n]);
+      return rows.map((r) => ({ userId: String(r.user_id), ...agent(r) }));
     },
 
     async enqueueExtraction(scope, t) {

@@ -260,6 +260,14 @@ export const learningMigrations: readonly PostgresMigration[] = [
       );
       CREATE INDEX memory_extraction_queue_scope ON §.memory_extraction_queue (user_id, agent_id, id)`),
   },
+  {
+    domain: 'learning',
+    version: 3,
+    name: 'role_memory.memory_id: each trade case linked to its own memory row (edges, embedding)',
+    up: sql(`
+      ALTER TABLE §.role_memory ADD COLUMN memory_id BIGINT;
+      CREATE INDEX role_memory_unindexed ON §.role_memory (user_id, agent_id, id) WHERE memory_id IS NULL`),
+  },
 ];
 
 /**

@@ -11,6 +11,10 @@ import type { SqliteMigration } from './handle';
  *
  * v2 — `memory_extraction_queue`: user turns waiting for the memory extraction pass (UNIQUE per scope and turn
  * id), claimed under a lease (`claimed_by`, `claimed_until`, `attempts`) and deleted once processed.
+ *
+ * v3 — `role_memory.memory_id`: each trade case's own memory row (its edges and embedding make it reachable by
+ * entity and hybrid search). Existing cases start at NULL; the trade-case index (`LearningStore.indexCases`, run by
+ * `createApp` when it opens the storage) writes their rows, a partial index finding them.
  */
 export const learningMigrations: readonly SqliteMigration[] = [
   {
@@ -228,6 +232,17 @@ export const learningMigrations: readonly SqliteMigration[] = [
           UNIQUE (user_id, agent_id, turn_id)
         );
         CREATE INDEX memory_extraction_queue_scope ON memory_extraction_queue (user_id, agent_id, id);
+      `);
+    },
+  },
+  {
+    domain: 'learning',
+    version: 3,
+    name: 'role_memory.memory_id: each trade case linked to its own memory row (edges, embedding)',
+    up(db) {
+      db.exec(`
+        ALTER TABLE role_memory ADD COLUMN memory_id INTEGER;
+        CREATE INDEX role_memory_unindexed ON role_memory (user_id, agent_id, id) WHERE memory_id IS NULL;
       `);
     },
   },

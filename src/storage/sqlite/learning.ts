@@ -61,6 +61,7 @@ function toCase(r: Row): RoleCaseRecord {
     outcome: r.outcome as RoleCaseRecord['outcome'], realizedPnlUsd: r.realized_pnl_usd as number, holdingMs: r.holding_ms as number,
     methodologyIds: ids(r.methodology_ids), openedAt: r.opened_at as string, closedAt: r.closed_at as string, createdAt: r.created_at as string,
     ...o('reflectedAt', r.reflected_at), ...o('classification', r.classification), ...o('reflection', r.reflection), lessonMemoryIds: ids(r.lesson_memory_ids),
+    ...o('memoryId', r.memory_id),
   };
 }
 
@@ -296,7 +297,8 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
       if (query.status === 'reflected') where.push('reflected_at IS NOT NULL');
       if (query.role !== undefined) (where.push('role = ?'), args.push(query.role));
       if (query.asset !== undefined) (where.push('asset = ?'), args.push(query.asset));
-      const order = query.status === 'pending' ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
+      if (query.withoutMemory === true) where.push('memory_id IS NULL');
+      const order = query.status === 'pending' || query.withoutMemory === true ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
       return handle.read(op, () => all(`SELECT * FROM role_memory WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`, ...args, limit)).map(toCase);
     },
 
@@ -496,6 +498,20 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
           c.openedAt, c.closedAt, c.now, c.reflectedAt ?? null, c.classification ?? null, c.reflection ?? null).lastInsertRowid);
         return { case: toCase(get('SELECT * FROM role_memory WHERE id = ?', caseId)!), created: true };
       });
+    },
+
+    async linkCaseMemory(scope, caseId, memoryId) {
+      const op = 'learning.linkCaseMemory';
+      checkLearningScope(op, scope);
+      checkRowId(op, 'caseId', caseId);
+      checkRowId(op, 'memoryId', memoryId);
+      return handle.write(op, () => p(`UPDATE role_memory SET memory_id = ? WHERE id = ? AND ${S} AND memory_id IS NULL`).run(memoryId, caseId, ...sp(scope)).changes === 1);
+    },
+
+    async caseMemoryScopes(limit) {
+      const op = 'learning.caseMemoryScopes';
+      const n = checkLimit(op, limit, 100);
+      return handle.read(op, () => all('SELECT DISTINCT user_id, agent_id FROM role_memory WHERE memory_id IS NULL ORDER BY user_id, agent_id LIMIT ?', n)).map((r) => ({ userId: r.user_id as string, ...agent(r) }));
     },
 
     async enqueueExtraction(scope, t) {
