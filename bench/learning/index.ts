@@ -48,6 +48,14 @@ const execution = (i: number): TurnExecution => {
 async function turnEnd(label: string, storage: Storage) {
   let t = T0;
   const store = createLearningStore({ storage, scope: { userId: 'bench' }, now: () => new Date((t += 1000)), logger: silentLogger });
+  // As createApp wires it: with the tenant's memory, every closed trade also writes its case's memory row.
+  const memory = createMemoryStore({ storage, scope: { userId: 'bench-mem' }, logger: silentLogger });
+  const withMemory = createLearningStore({ storage, scope: { userId: 'bench-mem' }, memory, now: () => new Date((t += 1000)), logger: silentLogger });
+  const { methodology: m2 } = await withMemory.createMethodology({ asset: 'BTC', text: 'Buy BTC breakouts above the prior day high' });
+  for (let i = 0; i < 200; i++) await withMemory.captureTurn(record(-5000 - i, [execution(3_000_000 + i)], [m2.id])); // warm-up
+  const withCaseMemory = await timeEach(TURNS, (i) => withMemory.captureTurn(record(2_000_000 + i, [execution(2_000_000 + i)], [m2.id])));
+  if ((await withMemory.listCases({ withoutMemory: true })).length > 0) throw new Error('a case was left without its memory row');
+  await memory.close();
   const { methodology } = await store.createMethodology({ asset: 'BTC', text: 'Buy BTC breakouts above the prior day high' });
   for (let i = 0; i < 200; i++) await store.captureTurn(record(-1 - i, [execution(1_000_000 + i)], [methodology.id])); // warm-up
   const withTrade = await timeEach(TURNS, (i) => store.captureTurn(record(i, [execution(i)], [methodology.id])));
@@ -60,6 +68,7 @@ async function turnEnd(label: string, storage: Storage) {
   });
   return [
     [label, 'turn end: one execution (open or close + attribution)', ...stats(withTrade)],
+    [label, 'turn end: one execution, with the case memory row of a close (as createApp)', ...stats(withCaseMemory)],
     [label, 'turn end: no execution', ...stats(noTrade)],
     [label, 'turn start: graduation + learned block', ...stats(start)],
   ];
