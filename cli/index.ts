@@ -46,6 +46,8 @@ Usage:
                                         Idempotent repairs (dry run without --apply)
   minara memory export [--out dir] [--sign] [--include-constraints]
   minara memory import <dir> [--apply] [--approve-hard-constraints]
+  minara memory list [--source chat_extracted] [--category c] [--limit n]   memories with their source
+  minara memory delete <id>               soft-delete one (what was learned from chat, too)
                                         Learned memory as markdown, and back
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
@@ -79,14 +81,17 @@ interface Parsed {
   /** `--reason text` (approvals) */
   readonly reason?: string | undefined;
   /** doctor and memory export/import flags */
-  readonly ops: { anonymous: boolean; json: boolean; fix: boolean; apply: boolean; only?: readonly string[] | undefined; out?: string | undefined; sign: boolean; includeConstraints: boolean; approveHardConstraints: boolean };
+  readonly ops: {
+    anonymous: boolean; json: boolean; fix: boolean; apply: boolean; only?: readonly string[] | undefined; out?: string | undefined; sign: boolean; includeConstraints: boolean;
+    approveHardConstraints: boolean; source?: string | undefined; category?: string | undefined; limit?: number | undefined;
+  };
   /** `--no-web` (serve) */
   readonly noWeb: boolean;
   /** `--no-background` (serve, the REPL) */
   readonly noBackground: boolean;
 }
 
-const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out']);
+const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out', '--source', '--category', '--limit']);
 const BOOLEAN_FLAGS = new Set([
   '--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
@@ -111,6 +116,9 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--sign': ['memory'],
   '--include-constraints': ['memory'],
   '--approve-hard-constraints': ['memory'],
+  '--source': ['memory'],
+  '--category': ['memory'],
+  '--limit': ['memory'],
 };
 
 export function parseArgs(argv: readonly string[]): Parsed {
@@ -178,9 +186,12 @@ export function parseArgs(argv: readonly string[]): Parsed {
   const rawOnly = values.get('--only');
   const only = rawOnly?.split(',').map((s) => s.trim());
   if (only?.some((s) => s === '')) throw new UsageError(`--only expects comma-separated fix names, e.g. embeddings,edges, got "${rawOnly}"`);
+  const rawLimit = values.get('--limit');
+  if (rawLimit !== undefined && (!/^\d{1,4}$/.test(rawLimit) || Number(rawLimit) < 1 || Number(rawLimit) > 1000)) throw new UsageError(`--limit expects a number from 1 to 1000, got "${rawLimit}"`);
   const ops = {
     anonymous: flags.has('--anonymous'), json: flags.has('--json'), fix: flags.has('--fix'), apply: flags.has('--apply'), only, out: values.get('--out'), sign: flags.has('--sign'),
     includeConstraints: flags.has('--include-constraints'), approveHardConstraints: flags.has('--approve-hard-constraints'),
+    source: values.get('--source'), category: values.get('--category'), limit: rawLimit === undefined ? undefined : Number(rawLimit),
   };
   return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background') };
 }

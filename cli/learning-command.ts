@@ -23,7 +23,7 @@ export interface LearningOutput {
 
 export const LEARNING_USAGE =
   'learning [list [candidate|graduated|quarantined]] | cases [pending|reflected] | graduate <id> [--force] [--reason text] | quarantine <id> [--reason text] | ' +
-  'reinstate <id> [--reason text] | seed <file> | reflect [limit] | page <asset>';
+  'reinstate <id> [--reason text] | seed <file> | reflect [limit] | synthesize | page <asset>';
 export const PREFERENCES_USAGE = 'preferences [list [proposed|active|rejected]] | approve <id> | reject <id>';
 
 const METHODOLOGY_STATES: readonly MethodologyState[] = ['candidate', 'graduated', 'quarantined'];
@@ -106,6 +106,16 @@ export async function learningCommand(app: MinaraApp, args: readonly string[], f
       if (!app.modelStatus.configured) return { text: 'The role reflector needs a model: configure one (MINARA_MODEL and a provider key), then run it again.', ok: true };
       const r = await learning.reflect({ limit });
       return { text: `Reflected ${r.reflected} cases: ${r.lessons} lessons, ${r.methodologies} new methodologies; ${r.failed} failed (they stay pending), ${r.skipped} reflected elsewhere first.`, ok: true };
+    }
+    case 'synthesize': {
+      if (arg !== undefined || rest.length > 0) return usage('learning synthesize');
+      if (!app.modelStatus.configured) return { text: 'Methodology synthesis needs a model: configure one (MINARA_MODEL and a provider key), then run it again.', ok: true };
+      const r = await learning.synthesize({ admit: () => app.admitAutonomousTurn() });
+      const lines = r.patterns.slice(0, 10).map((p) => `  ${p.winning ? '+' : ' '} ${p.key}: ${p.wins}/${p.cases} won, Wilson ${p.confidence.toFixed(3)}${p.methodologyId !== undefined ? `, methodology #${p.methodologyId}` : ''}`);
+      const head = r.skipped
+        ? `No model call: ${r.skipped}.`
+        : `Offered ${r.offered} winning patterns: ${r.proposed} methodologies proposed (candidates; graduate them with "learning graduate <id>"), ${r.existing} already known, ${r.dropped} dropped${r.failed ? '; the model answer was unusable, nothing changed' : ''}.`;
+      return { text: [head, ...(lines.length > 0 ? ['Patterns of reflected cases (+ winning):', ...lines] : [])].join('\n'), ok: true };
     }
     case 'page': {
       if (arg === undefined || rest.length > 0) return usage('learning page <asset>   (BTC, ETH, EUR/USD)');

@@ -17,6 +17,10 @@ export interface OpsFlags {
   readonly sign?: boolean | undefined;
   readonly includeConstraints?: boolean | undefined;
   readonly approveHardConstraints?: boolean | undefined;
+  /** `memory list`: only rows of this source (`chat_extracted`), category, and at most this many. */
+  readonly source?: string | undefined;
+  readonly category?: string | undefined;
+  readonly limit?: number | undefined;
   /** Whether stdin and stdout are a terminal a person sits at (hard constraints need one). */
   readonly interactive?: boolean | undefined;
   readonly env?: Readonly<Record<string, string | undefined>> | undefined;
@@ -70,7 +74,13 @@ export async function runDoctorCommand(cli: CliOptions, positionals: readonly st
 /** `minara memory export|import`. Exit 0; 1 when the command failed; 2 for a usage error. */
 export async function runMemoryCommand(cli: CliOptions, positionals: readonly string[], flags: OpsFlags): Promise<number> {
   const [verb, dir, ...rest] = positionals;
-  const usage = 'usage: minara memory export [--out dir] [--sign] [--include-constraints] | minara memory import <dir> [--apply] [--approve-hard-constraints]';
+  if (verb === 'list' || verb === 'delete') return runMemoryRows(cli, verb, positionals.slice(1), flags);
+  if (flags.source !== undefined || flags.category !== undefined || flags.limit !== undefined) {
+    err(flags)('minara: --source, --category and --limit apply to memory list\n');
+    return 2;
+  }
+  const usage =
+    'usage: minara memory export [--out dir] [--sign] [--include-constraints] | minara memory import <dir> [--apply] [--approve-hard-constraints] | minara memory list [--source s] [--category c] [--limit n] | minara memory delete <id>';
   const exporting = verb === 'export';
   if ((verb !== 'export' && verb !== 'import') || rest.length > 0 || (exporting && dir !== undefined) || (!exporting && dir === undefined)) {
     err(flags)(`minara: ${usage}\n`);
@@ -111,6 +121,52 @@ export async function runMemoryCommand(cli: CliOptions, positionals: readonly st
       storage: app.storage, memory: app.memory, from: dir!, apply: flags.apply === true, approvalKey, approveHardConstraints: flags.approveHardConstraints === true && !nonInteractive,
     });
     out(flags)(`${agent.formatImportReport(r)}\n`);
+    return 0;
+  } catch (error) {
+    const e = error as { code?: unknown };
+    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await app.close();
+  }
+}
+
+/**
+ * `minara memory list [--source s] [--category c] [--limit n]`: the operator's memories, newest first, each with
+ * its source (`chat_extracted` for what the extraction pass learned from conversations), and `minara memory delete
+ * <id>`: a soft delete (restorable for the retention period, then purged).
+ */
+async function runMemoryRows(cli: CliOptions, verb: 'list' | 'delete', args: readonly string[], flags: OpsFlags): Promise<number> {
+  if (verb === 'delete' && (args.length !== 1 || !/^[1-9]\d{0,15}$/.test(args[0]!) || flags.source !== undefined || flags.category !== undefined || flags.limit !== undefined)) {
+    err(flags)('minara: usage: minara memory delete <id> (a memory id from "minara memory list")\n');
+    return 2;
+  }
+  if (verb === 'list' && args.length > 0) {
+    err(flags)(`minara: unexpected argument "${args[0]}"; usage: minara memory list [--source s] [--category c] [--limit n]\n`);
+    return 2;
+  }
+  const { buildApp } = await import('./app');
+  const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  try {
+    if (verb === 'delete') {
+      const id = Number(args[0]);
+      const row = await app.memory.get(id);
+      if (!row || !(await app.memory.softDelete(id))) {
+        err(flags)(`minara: no memory #${id} for this user\n`);
+        return 1;
+      }
+      out(flags)(`Deleted memory #${id} (${row.source ?? row.category}); it is purged after the retention period.\n`);
+      return 0;
+    }
+    const rows = await app.memory.read({ limit: flags.limit ?? 50, ...(flags.source ? { source: flags.source } : {}), ...(flags.category ? { category: flags.category } : {}) });
+    if (rows.length === 0) {
+      out(flags)(`No memories${flags.source ? ` from ${flags.source}` : ''}${flags.category ? ` in ${flags.category}` : ''}.\n`);
+      return 0;
+    }
+    for (const m of rows) {
+      const turn = typeof m.metadata?.['turnId'] === 'string' ? `  turn ${m.metadata['turnId']}` : '';
+      out(flags)(`#${m.id} [${m.category}] ${m.content.replace(/\s+/gu, ' ').slice(0, 200)}  (${m.source ?? 'unknown'}, ${m.updatedAt.slice(0, 10)}${turn})\n`);
+    }
     return 0;
   } catch (error) {
     const e = error as { code?: unknown };

@@ -591,6 +591,33 @@ export type {
   TradeStatus,
 } from './storage/learning-types';
 // ── END learning
+// ── learning from conversations and outcomes (issue 29) ── BEGIN learning-loop
+export {
+  CHAT_EXTRACTED_SOURCE,
+  createMemoryExtractor,
+  DEFAULT_MEMORY_EXTRACTION_MODE,
+  type ExtractionAnswer,
+  type ExtractionUsage,
+  looksLikeAgentInstruction,
+  MEMORY_EXTRACTION_MODES,
+  MEMORY_EXTRACTION_USAGE_SOURCE,
+  type MemoryExtractionMode,
+  type MemoryExtractionResult,
+  type MemoryExtractor,
+  type MemoryExtractorOptions,
+  METHODOLOGY_SYNTHESIS_USAGE_SOURCE,
+  type SynthesisOptions,
+  type SynthesisPattern,
+  type SynthesisResult,
+  type SynthesisUsage,
+  synthesisKeyOf,
+  synthesisSourceRef,
+  caseMemoryContent,
+  TRADE_CASE_CATEGORY,
+  TRADE_CASE_SOURCE,
+} from './learning/index';
+export type { ExtractionTurnRecord, NewExtractionTurn } from './storage/learning-types';
+// ── END learning-loop
 // ── ops (issue 17: doctor, memory export and import) ── BEGIN ops
 export {
   bucketCount,

@@ -6,15 +6,22 @@
  *    methodology in play and opens a role-memory case), and of a record with no execution (most turns).
  *    Also the turn-start side: preference graduation plus the learned prompt block.
  * 2. Compiled pages at 10k trades and 200 methodologies: a cold page (cache cleared) and a cached one.
+ * 3. Memory from conversations: queueing a user turn at turn end (the only part on the turn's path), and the
+ *    extraction pass per turn (batches of 20 synthetic user messages, a scripted extractor that returns one fact
+ *    per two messages): the pass's own time without the model, and the tokens and list-price cost per turn of
+ *    its model calls (the scripted model counts input tokens as the prompt's characters / 4).
  *
  * Run: npm run bench -- learning
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createLearningStore, type PostTurnRecord, silentLogger, type Storage, type TurnExecution } from '../../src/index';
+import {
+  createLearningStore, createMemoryExtractor, createMemoryStore, DEFAULT_MODEL_PRICES, type MemoryStore, type PostTurnRecord, silentLogger, type Storage, type TurnExecution,
+  usageCostUsd,
+} from '../../src/index';
 import { createSqliteStorage } from '../../src/storage/sqlite/index';
-import { createInMemoryStorage } from '../../src/testing/index';
+import { createInMemoryStorage, createScriptedModel, type ScriptedCall } from '../../src/testing/index';
 import { fmt, machine, summarize, table, timeEach } from '../lib/stats';
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 2000);
@@ -41,6 +48,14 @@ const execution = (i: number): TurnExecution => {
 async function turnEnd(label: string, storage: Storage) {
   let t = T0;
   const store = createLearningStore({ storage, scope: { userId: 'bench' }, now: () => new Date((t += 1000)), logger: silentLogger });
+  // As createApp wires it: with the tenant's memory, every closed trade also writes its case's memory row.
+  const memory = createMemoryStore({ storage, scope: { userId: 'bench-mem' }, logger: silentLogger });
+  const withMemory = createLearningStore({ storage, scope: { userId: 'bench-mem' }, memory, now: () => new Date((t += 1000)), logger: silentLogger });
+  const { methodology: m2 } = await withMemory.createMethodology({ asset: 'BTC', text: 'Buy BTC breakouts above the prior day high' });
+  for (let i = 0; i < 200; i++) await withMemory.captureTurn(record(-5000 - i, [execution(3_000_000 + i)], [m2.id])); // warm-up
+  const withCaseMemory = await timeEach(TURNS, (i) => withMemory.captureTurn(record(2_000_000 + i, [execution(2_000_000 + i)], [m2.id])));
+  if ((await withMemory.listCases({ withoutMemory: true })).length > 0) throw new Error('a case was left without its memory row');
+  await memory.close();
   const { methodology } = await store.createMethodology({ asset: 'BTC', text: 'Buy BTC breakouts above the prior day high' });
   for (let i = 0; i < 200; i++) await store.captureTurn(record(-1 - i, [execution(1_000_000 + i)], [methodology.id])); // warm-up
   const withTrade = await timeEach(TURNS, (i) => store.captureTurn(record(i, [execution(i)], [methodology.id])));
@@ -53,6 +68,7 @@ async function turnEnd(label: string, storage: Storage) {
   });
   return [
     [label, 'turn end: one execution (open or close + attribution)', ...stats(withTrade)],
+    [label, 'turn end: one execution, with the case memory row of a close (as createApp)', ...stats(withCaseMemory)],
     [label, 'turn end: no execution', ...stats(noTrade)],
     [label, 'turn start: graduation + learned block', ...stats(start)],
   ];
@@ -95,6 +111,57 @@ async function pages(label: string, storage: Storage) {
   ];
 }
 const PAGE_TRADES = Number(process.env.BENCH_PAGE_TRADES ?? 10_000);
+const EXTRACTION_TURNS = Number(process.env.BENCH_EXTRACTION_TURNS ?? 2000);
+
+/** Synthetic user messages of a finance chat (~60–120 characters, like real ones). */
+const MESSAGES = [
+  'What is the price of BTC right now and how did it move today?',
+  'I only trade majors, never memecoins, and I keep perps under 3x leverage',
+  'buy 100 USD of ETH with at most 0.5% slippage please',
+  'My daughter starts university in September so I need to keep 20k in stablecoins',
+  'Show me my portfolio and the P&L of the week',
+  'I prefer weekly charts, the daily ones are mostly noise to me',
+  'close half of my SOL position if it drops below 140',
+  'I am based in Lisbon and usually check the markets before 9am',
+];
+
+/** The cost of memory extraction: queueing at turn end, then the pass per turn with a scripted extractor. */
+async function extraction(label: string, storage: Storage) {
+  const stores = new Map<string, MemoryStore>();
+  const memoryFor = ({ userId }: { userId: string }) => stores.get(userId) ?? stores.set(userId, createMemoryStore({ storage, scope: { userId }, logger: silentLogger })).get(userId)!;
+  const answer = (call: ScriptedCall) => {
+    const numbers = [...JSON.stringify(call.prompt).matchAll(/\[(\d+)\] /gu)].map((m) => Number(m[1]));
+    const memories = numbers.filter((n) => n % 2 === 0).map((n) => ({ turn: n, kind: 'fact', content: `The user stated fact number ${n} of this batch ${call.index}.` }));
+    return { text: JSON.stringify({ memories }) };
+  };
+  const model = createScriptedModel([], { modelId: 'claude-haiku-4-5' });
+  const usage = { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 };
+  const extractor = createMemoryExtractor({
+    storage, memoryFor, model, logger: silentLogger,
+    recordUsage: async (u) => {
+      usage.inputTokens += u.inputTokens;
+      usage.outputTokens += u.outputTokens;
+    },
+  });
+  const queue = await timeEach(EXTRACTION_TURNS, (i) => extractor.enqueue({ userId: `x${i % 10}`, sessionId: `s${i % 50}`, turnId: `t${i}`, text: `${MESSAGES[i % MESSAGES.length]} (${i})` }));
+  for (let i = 0; i < EXTRACTION_TURNS / 20 + 20; i++) model.push(answer);
+  const t0 = performance.now();
+  const r = await extractor.run();
+  const passMs = performance.now() - t0;
+  if (r.turns !== EXTRACTION_TURNS || r.failed > 0) throw new Error(`the extraction bench did not drain: ${JSON.stringify(r)}`);
+  for (const m of stores.values()) await m.close();
+  const price = DEFAULT_MODEL_PRICES['claude-haiku-4']!;
+  return {
+    timing: [
+      [label, 'turn end: queue the user message for extraction', ...stats(queue)],
+      [label, `extraction pass per turn (batches of 20, model excluded; mean over ${EXTRACTION_TURNS})`, fmt(passMs / EXTRACTION_TURNS), '—'],
+    ],
+    cost: [[
+      label, String(EXTRACTION_TURNS), String(r.turns / 20), (usage.inputTokens / r.turns).toFixed(1), (usage.outputTokens / r.turns).toFixed(1),
+      (usageCostUsd(usage, price) / r.turns).toFixed(6), String(r.written),
+    ]],
+  };
+}
 const PAGE_RUNS = Number(process.env.BENCH_PAGE_RUNS ?? 300);
 
 try {
@@ -108,6 +175,13 @@ try {
   console.log(`\nCompiled pages (${machine()}) — ms`);
   console.log(table(['storage', 'work', 'p50 ms', 'p95 ms'], pageRows));
   await pagesDb.close();
+  const extractionDb = createSqliteStorage({ path: path.join(dir, 'extraction.db') });
+  const ex = [await extraction('SQLite WAL', extractionDb), await extraction('in-memory', createInMemoryStorage())];
+  console.log(`\nMemory extraction (${machine()}) — ms`);
+  console.log(table(['storage', 'work', 'p50 ms', 'p95 ms'], ex.flatMap((e) => e.timing)));
+  console.log('\nMemory extraction: the model calls per turn (scripted extractor; input tokens = prompt characters / 4; USD at the claude-haiku-4 list price)');
+  console.log(table(['storage', 'turns', 'model calls', 'input tokens / turn', 'output tokens / turn', 'USD / turn', 'facts kept'], ex.flatMap((e) => e.cost)));
+  await extractionDb.close();
 } finally {
   rmSync(dir, { recursive: true, force: true });
 }

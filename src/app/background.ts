@@ -5,12 +5,21 @@ import type { FinancePack } from '../finance/create-finance-pack';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { Storage } from '../storage/types';
 import type { Workspace } from '../workspace/workspace';
+import { MEMORY_EXTRACTION_USAGE_SOURCE } from '../learning/extraction';
+import { METHODOLOGY_SYNTHESIS_USAGE_SOURCE } from '../learning/synthesis';
 import type { DisposerStack } from './disposers';
+import type { AppExtraction } from './extraction';
 import { parseDuration, parseHours } from './env-parse';
 import { learningJobs } from './learning-jobs';
 import type { AppMemory } from './memory';
 import type { AppModels } from './models';
 import type { AppSettings } from './settings';
+
+/**
+ * The usage-ledger sources the daily budget of autonomous spend sums: autonomous turns, and the background passes
+ * that call a model on their own (memory extraction, methodology synthesis).
+ */
+export const AUTONOMOUS_SPEND_SOURCES: readonly string[] = ['heartbeat', 'cron', 'webhook', 'workflow', MEMORY_EXTRACTION_USAGE_SOURCE, METHODOLOGY_SYNTHESIS_USAGE_SOURCE];
 
 /** The background runner and the autonomous-turn budget. */
 export interface AppBackground {
@@ -28,7 +37,10 @@ export interface AppBackground {
  */
 export function assembleBackground(
   settings: AppSettings,
-  parts: { readonly storage: Storage; readonly runtime: AgentRuntime; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels; readonly finance: FinancePack | undefined },
+  parts: {
+    readonly storage: Storage; readonly runtime: AgentRuntime; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels;
+    readonly finance: FinancePack | undefined; readonly extraction: AppExtraction;
+  },
   disposers: DisposerStack,
 ): AppBackground {
   const { options, env, logger, bus, now, userId } = settings;
@@ -51,7 +63,7 @@ export function assembleBackground(
   const admit = dailyBudgetUsd === undefined
     ? undefined
     : async () => {
-        const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: ['heartbeat', 'cron', 'webhook', 'workflow'] })).costUsd;
+        const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: AUTONOMOUS_SPEND_SOURCES })).costUsd;
         return spent >= dailyBudgetUsd ? `daily budget spent: $${spent.toFixed(4)} of $${dailyBudgetUsd.toFixed(2)} on autonomous turns today (UTC)` : undefined;
       };
   const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
@@ -70,7 +82,7 @@ export function assembleBackground(
     ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') * (parts.models.isOff('heartbeat') ? 0 : 1) } : {}),
     ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
     ...options.background,
-    jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],
+    jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger, ...(admit ? { admit } : {}), prices: options.prices })],
     ...(deliver ? { deliver } : {}),
     ...(admit ? { admit } : {}),
   });

@@ -1,7 +1,8 @@
 import { assembleArtifactsAndFiles } from './artifacts';
 import { assembleBackground } from './background';
 import { createDisposerStack } from './disposers';
-import { assembleMemoryAndLearning } from './memory';
+import { assembleExtraction } from './extraction';
+import { assembleMemoryAndLearning, indexTradeCases } from './memory';
 import { resolveAppModels } from './models';
 import { assemblePacks, withResearchPack } from './packs';
 import { assembleRuntime } from './runtime';
@@ -39,16 +40,19 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   try {
     const models = await resolveAppModels(settings); // model, its status, embedder
     const memory = assembleMemoryAndLearning(settings, storage, models, disposers); // per tenant, made on first use
+    await indexTradeCases(storage, memory, logger); // trade cases without their memory row get one (learning migration v3)
     const base = await assemblePacks(settings, storage, memory, disposers); // finance, the host's packs, MCP servers
     const artifacts = assembleArtifactsAndFiles(settings, storage, disposers); // artifacts, materializer, uploads
     const packs = withResearchPack(settings, storage, memory, artifacts.artifacts, base, disposers); // web search, code sandbox, research
     const tools = assembleSecurity(settings, storage, { memory, packs, artifacts }); // approval key, registry, grants, stop
     const skills = assembleSkills(settings, tools, packs); // packs', host's, SKILL.md directories, external
     const workspace = await assembleWorkspace(settings, models, disposers); // the operator's (seeded) and tenants'
+    // Memory from conversations: queued after user turns, drained by a background job within the daily budget.
+    const extraction = assembleExtraction(settings, { storage, models, memory, admit: async () => jobs.admit?.() });
     const runtime = assembleRuntime(settings, { // the runtime, its turn hooks, the delegate tool
-      storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, operatorNotices: () => jobs.background.takeNotices(),
+      storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, extraction, operatorNotices: () => jobs.background.takeNotices(),
     });
-    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance }, disposers);
+    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance, extraction }, disposers);
     listenForFleetStop(settings, storage, tools, disposers); // the fleet's emergency stop, released first
 
     return {
@@ -68,6 +72,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       memory: memory.memoryFor(userId),
       learningFor: memory.learningFor,
       learning: memory.learningFor(userId),
+      memoryExtraction: { mode: extraction.mode, extractor: extraction.extractor },
       runtime,
       finance: packs.finance,
       mcp: packs.mcp,

@@ -6,6 +6,9 @@ import type { MinaraBus } from '../events/bus';
 import type { FinancePack } from '../finance/create-finance-pack';
 import { createHistorySync } from '../learning/history-sync';
 import { createPersonalizationRebuilder } from '../learning/personalization';
+import { METHODOLOGY_SYNTHESIS_USAGE_SOURCE } from '../learning/synthesis';
+import type { ModelPrice } from '../llm/pricing';
+import { backgroundUsageRecorder } from './extraction';
 import type { LearningStore } from '../learning/types';
 import type { MemoryStore } from '../memory/types';
 import type { Storage } from '../storage/types';
@@ -25,7 +28,9 @@ function every(env: Readonly<Record<string, string | undefined>>, name: string, 
  *   the finance adapter has history methods;
  * - `learning:personalization` every `MINARA_PERSONALIZATION_REBUILD_EVERY` (1d), unless `MINARA_PERSONALIZATION_REBUILD=disabled`
  *   or no model is configured;
- * - `learning:reflection` every `MINARA_ROLE_REFLECTION_EVERY` (6h), only with `MINARA_ROLE_REFLECTION=enabled` and a model.
+ * - `learning:reflection` every `MINARA_ROLE_REFLECTION_EVERY` (6h), only with `MINARA_ROLE_REFLECTION=enabled` and a model;
+ * - `learning:synthesis` every `MINARA_METHODOLOGY_SYNTHESIS_EVERY` (1d), unless `MINARA_METHODOLOGY_SYNTHESIS=disabled` or no
+ *   model is configured: methodologies proposed from winning patterns of reflected cases (no model call without one).
  */
 export function learningJobs(deps: {
   readonly env: Readonly<Record<string, string | undefined>>;
@@ -38,8 +43,12 @@ export function learningJobs(deps: {
   readonly bus: MinaraBus;
   readonly now: () => Date;
   readonly logger: Logger;
+  /** Why a background model call may not start now (the daily budget is spent). */
+  readonly admit?: (() => Promise<string | undefined>) | undefined;
+  /** The `prices` option (the synthesis pass's tokens are priced into the usage ledger). */
+  readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
 }): BackgroundJob[] {
-  const { env, learning, storage, finance, memory, model, userId, bus, now, logger } = deps;
+  const { env, learning, storage, finance, memory, model, userId, bus, now, logger, admit } = deps;
   if (!learning) return [];
   const jobs: BackgroundJob[] = [];
   const scope = { userId };
@@ -81,6 +90,25 @@ export function learningJobs(deps: {
       run: async ({ signal }) => {
         const r = await learning.reflect({ model, limit: 20, signal });
         return r.reflected === 0 && r.failed === 0 ? { skipped: 'no pending cases' } : `${r.reflected} cases reflected, ${r.lessons} lessons, ${r.failed} failed`;
+      },
+    });
+  }
+  const synthesis = (env.MINARA_METHODOLOGY_SYNTHESIS ?? '').trim().toLowerCase();
+  if (synthesis !== '' && synthesis !== 'disabled' && synthesis !== 'enabled') {
+    throw new ConfigError(`MINARA_METHODOLOGY_SYNTHESIS: expected enabled or disabled, got ${JSON.stringify(env.MINARA_METHODOLOGY_SYNTHESIS)}`, ['MINARA_METHODOLOGY_SYNTHESIS']);
+  }
+  const synthesisEvery = every(env, 'MINARA_METHODOLOGY_SYNTHESIS_EVERY', DAY);
+  if (synthesis !== 'disabled' && model && synthesisEvery > 0) {
+    const record = backgroundUsageRecorder(storage, deps.prices, METHODOLOGY_SYNTHESIS_USAGE_SOURCE);
+    jobs.push({
+      id: 'learning:synthesis', description: 'Propose methodologies from winning patterns of reflected trade cases', every: synthesisEvery,
+      run: async ({ signal }) => {
+        const r = await learning.synthesize({
+          model, signal, ...(admit ? { admit } : {}),
+          recordUsage: (u) => record({ ...u, userId, sessionId: 'learning-synthesis', at: now().toISOString() }),
+        });
+        if (r.skipped) return { skipped: r.skipped };
+        return `${r.offered} winning patterns offered, ${r.proposed} methodologies proposed, ${r.existing} already known, ${r.dropped} dropped${r.failed ? ' (the model answer was unusable)' : ''}`;
       },
     });
   }

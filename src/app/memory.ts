@@ -71,3 +71,20 @@ export function assembleMemoryAndLearning(settings: AppSettings, storage: Storag
   });
   return { memoryFor, memoryStores: () => stores.values(), learningFor, learningOptions, retentionDays };
 }
+
+/**
+ * The data step of learning migration v3: trade cases without their memory row (cases recorded before the
+ * migration, or whose row a crash kept from being written) get one now, for every tenant of the storage, a
+ * bounded number per open (the rest at the next). Deterministic and cheap (no model; embeddings are queued).
+ */
+export async function indexTradeCases(storage: Storage, memory: AppMemory, logger: AppSettings['logger'], maxCases = 10_000): Promise<number> {
+  if (!memory.learningOptions) return 0;
+  let linked = 0;
+  for (const scope of await storage.learning.caseMemoryScopes(100)) {
+    if (linked >= maxCases) break;
+    const learning = memory.learningFor(scope.userId, scope.agentId);
+    if (learning) linked += (await learning.indexCases({ limit: Math.max(1, Math.min(1000, maxCases - linked)) })).linked;
+  }
+  if (linked > 0) logger.info('trade cases indexed as memories', { linked });
+  return linked;
+}

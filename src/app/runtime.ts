@@ -8,6 +8,7 @@ import type { SkillRegistry } from '../skills/registry';
 import type { Storage } from '../storage/types';
 import type { ToolRegistry } from '../tools/types';
 import type { AppArtifacts } from './artifacts';
+import type { AppExtraction } from './extraction';
 import type { AppMemory } from './memory';
 import type { AppModels } from './models';
 import { composeScenarios, type AppPacks } from './packs';
@@ -24,6 +25,8 @@ export interface RuntimeParts {
   readonly tools: ToolRegistry;
   readonly skills: SkillRegistry;
   readonly workspace: AppWorkspace;
+  /** Memory from conversations: the user's message of every user turn is queued for the extraction pass. */
+  readonly extraction: AppExtraction;
   /** Notices for the operator's next own turn (the background runner's; read at turn time). */
   readonly operatorNotices: () => readonly string[];
 }
@@ -58,6 +61,13 @@ export function assembleRuntime(settings: AppSettings, parts: RuntimeParts): Age
     // The runtime records every turn's tokens and cost in the usage ledger, at these prices over the defaults.
     ...(options.prices ? { prices: options.prices } : {}),
     onTurnEnd: [
+      // Memory from conversations: the user's message is queued for the extraction pass (a background job).
+      ...(parts.extraction.extractor
+        ? [async (summary: TurnSummary) => {
+            if (summary.source !== 'user' || !summary.userText) return;
+            await parts.extraction.extractor!.enqueue({ userId: summary.userId, sessionId: summary.sessionId, turnId: summary.turnId, text: summary.userText });
+          }]
+        : []),
       // The materializer: browsable files for the artifact URIs in the final message.
       ...(liveMaterializer
         ? [async (summary: TurnSummary) => {

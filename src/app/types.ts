@@ -10,6 +10,7 @@ import type { LoadEnvResult } from '../config/load-env';
 import type { MinaraBus } from '../events/bus';
 import type { FinancePack, FinancePackOptions } from '../finance/create-finance-pack';
 import type { FileStore } from '../files/types';
+import type { MemoryExtractionMode, MemoryExtractor } from '../learning/extraction';
 import type { LearningStore, LearningStoreOptions } from '../learning/types';
 import type { ModelPrice } from '../llm/pricing';
 import type { ModelConfigStatus } from '../llm/resolve-model';
@@ -141,6 +142,14 @@ export interface CreateAppOptions {
    * methodologies and preferences in the dynamic prompt tail, preference graduation before each turn; `false`
    * turns it off. @default on, with the thresholds of NOTES.md §8
    */
+  /**
+   * Memory from conversations (docs/learning.md#memory-from-conversations): after each user turn the message is
+   * queued, and a background pass asks the utility model for durable facts and preferences the user stated and
+   * records them as `chat_extracted` memories. `after_turn` drains the queue every `MEMORY_EXTRACTION_EVERY`
+   * (1m); `nightly` once a day at 03:00 UTC; `off` queues nothing. Without a model it is skipped (one log line).
+   * @default `MEMORY_EXTRACTION`, else `nightly`
+   */
+  readonly memoryExtraction?: MemoryExtractionMode | undefined;
   readonly learning?: false | Partial<Pick<LearningStoreOptions, 'policy' | 'preferenceGraduation' | 'maxPromptMethodologies' | 'maxPromptPreferences' | 'minePreferences'>> | undefined;
   /**
    * Artifacts (docs/artifacts.md): the `artifacts` tool set (`create_chart`, `create_report`, `create_spreadsheet`,
@@ -195,6 +204,11 @@ export interface MinaraApp {
   learningFor(userId: string, agentId?: string): LearningStore | undefined;
   /** The default tenant's learning store; undefined when `learning: false`. */
   readonly learning: LearningStore | undefined;
+  /**
+   * Memory from conversations: the mode (`MEMORY_EXTRACTION`) and the pass, undefined when off or without a model
+   * (`memoryExtraction.extractor.run()` drains the queue now; the background job `memory:extraction` does it on its schedule).
+   */
+  readonly memoryExtraction: { readonly mode: MemoryExtractionMode; readonly extractor: MemoryExtractor | undefined };
   readonly runtime: AgentRuntime;
   /** The finance pack, unless disabled. */
   readonly finance: FinancePack | undefined;

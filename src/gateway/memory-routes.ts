@@ -6,6 +6,8 @@ import type { GatewayDeps } from './types';
 
 /** Only rows a person wrote through an editor are editable over HTTP. */
 export const EDITABLE_MEMORY_SOURCE = 'user_manual';
+/** Rows a person may delete (and restore) over HTTP: their own, and what the extraction pass learned from their chats. */
+export const DELETABLE_MEMORY_SOURCES: readonly string[] = [EDITABLE_MEMORY_SOURCE, 'chat_extracted'];
 const MAX_LIST = 200;
 
 function store(deps: GatewayDeps, userId: string): MemoryStore {
@@ -19,9 +21,10 @@ function memoryId(raw: string | undefined): number {
 }
 
 /** A row of this tenant that a person may edit; 404 for absent or another tenant's, 403 for agent-written rows. */
-async function editable(memory: MemoryStore, id: number, options: { includeDeleted?: boolean } = {}): Promise<MemoryItem> {
-  const item = await memory.get(id, options);
+async function editable(memory: MemoryStore, id: number, options: { includeDeleted?: boolean; deleting?: boolean } = {}): Promise<MemoryItem> {
+  const item = await memory.get(id, options.includeDeleted ? { includeDeleted: true } : {});
   if (!item) throw notFound(`No memory ${id}.`);
+  if (options.deleting && item.source !== undefined && DELETABLE_MEMORY_SOURCES.includes(item.source)) return item;
   if (item.source !== EDITABLE_MEMORY_SOURCE) {
     throw new HttpError(403, 'HTTP_FORBIDDEN', `Memory ${id} was written by ${item.source ?? 'the agent'}; only "${EDITABLE_MEMORY_SOURCE}" memories can be changed over HTTP.`);
   }
@@ -36,7 +39,7 @@ function category(body: Record<string, unknown>, optional: boolean): string | un
   return c;
 }
 
-/** `GET /v1/memory?q=&category=&limit=`: the tenant's memories, newest first, or the best matches of `q`. */
+/** `GET /v1/memory?q=&category=&source=&limit=`: the tenant's memories, newest first, or the best matches of `q`. */
 export function listMemory(deps: GatewayDeps): RouteHandler {
   return async ({ url, userId }: RouteContext) => {
     const memory = store(deps, userId);
@@ -48,11 +51,13 @@ export function listMemory(deps: GatewayDeps): RouteHandler {
     }
     const cat = url.searchParams.get('category');
     if (cat !== null && !/^[a-z][a-z0-9_]{0,39}$/.test(cat)) throw badRequest(`category: expected 1–40 characters of a-z, 0-9 and "_", got ${JSON.stringify(cat.slice(0, 60))}.`);
+    const source = url.searchParams.get('source');
+    if (source !== null && !/^[a-z][a-z0-9_]{0,39}$/.test(source)) throw badRequest(`source: expected 1–40 characters of a-z, 0-9 and "_", got ${JSON.stringify(source.slice(0, 60))}.`);
     const q = url.searchParams.get('q');
     if (q !== null && (q.trim() === '' || q.length > 500)) throw badRequest('q: expected a search query of 1–500 characters.');
     const memories = q !== null
-      ? await memory.search(q, { limit, ...(cat !== null ? { category: cat } : {}) })
-      : await memory.read({ limit, ...(cat !== null ? { category: cat } : {}) });
+      ? (await memory.search(q, { limit, ...(cat !== null ? { category: cat } : {}) })).filter((m) => source === null || m.source === source)
+      : await memory.read({ limit, ...(cat !== null ? { category: cat } : {}), ...(source !== null ? { source } : {}) });
     return json(200, { memories: memories.map(({ score: _score, ...m }) => m) });
   };
 }
@@ -93,12 +98,12 @@ export function updateMemory(deps: GatewayDeps): RouteHandler {
   };
 }
 
-/** `DELETE /v1/memory/:id`: soft-delete a `user_manual` memory (restorable). */
+/** `DELETE /v1/memory/:id`: soft-delete a `user_manual` or `chat_extracted` memory (restorable). */
 export function deleteMemory(deps: GatewayDeps): RouteHandler {
   return async ({ params, userId }: RouteContext) => {
     const memory = store(deps, userId);
     const id = memoryId(params['id']);
-    await editable(memory, id);
+    await editable(memory, id, { deleting: true });
     await memory.softDelete(id);
     return json(200, { id, deleted: true });
   };
@@ -109,7 +114,7 @@ export function restoreMemory(deps: GatewayDeps): RouteHandler {
   return async ({ params, userId }: RouteContext) => {
     const memory = store(deps, userId);
     const id = memoryId(params['id']);
-    await editable(memory, id, { includeDeleted: true });
+    await editable(memory, id, { includeDeleted: true, deleting: true });
     await memory.restore(id);
     return json(200, { memory: await memory.get(id) });
   };

@@ -46,7 +46,11 @@ export function tradeRowsOf(record: PostTurnRecord): NewTradeExecution[] {
       // The engine links those of the trade's asset classes that are not quarantined (in its write transaction).
       methodologyIds: action === 'open' ? record.methodologyIds : [], methodologyClasses: applies,
       simulated: e.simulated ?? false, provider: e.provider ?? 'unknown', at: e.at,
-      details: { input: e.input, ...(e.orderFacts.destination ? { destination: e.orderFacts.destination } : {}) },
+      // The scenario and lifecycle stage the trade was decided in: methodology synthesis groups cases by them.
+      details: {
+        input: e.input, ...(e.orderFacts.destination ? { destination: e.orderFacts.destination } : {}),
+        ...(record.scenarioId !== undefined ? { scenarioId: record.scenarioId } : {}), ...(record.stage !== undefined ? { stage: record.stage } : {}),
+      },
     });
   }
   return rows;

@@ -16,3 +16,11 @@ export { ROLE_OUTCOME_CLASSES, type ReflectionResult } from './reflection';
 export { createPersonalizationRebuilder, type PersonalizationRebuilder, type PersonalizationRebuilderOptions, type PersonalizationRebuildResult } from './personalization';
 export { type CompiledPageOptions, compilePage } from './compiled-pages';
 export { createLearningTools, LEARNING_TOOL_NAMES, type LearningToolsOptions } from './tools';
+export {
+  CHAT_EXTRACTED_SOURCE, createMemoryExtractor, DEFAULT_MEMORY_EXTRACTION_MODE, type ExtractionAnswer, type ExtractionUsage, looksLikeAgentInstruction,
+  MEMORY_EXTRACTION_MODES, MEMORY_EXTRACTION_USAGE_SOURCE, type MemoryExtractionMode, type MemoryExtractionResult, type MemoryExtractor, type MemoryExtractorOptions,
+} from './extraction';
+export {
+  METHODOLOGY_SYNTHESIS_USAGE_SOURCE, type SynthesisOptions, type SynthesisPattern, type SynthesisResult, type SynthesisUsage, synthesisKeyOf, synthesisSourceRef,
+} from './synthesis';
+export { caseMemoryContent, TRADE_CASE_CATEGORY, TRADE_CASE_SOURCE } from './case-memories';

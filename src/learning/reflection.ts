@@ -57,7 +57,7 @@ export interface ReflectionDeps {
   readonly listPending: (limit: number, role?: string) => Promise<RoleCaseRecord[]>;
   readonly markReflected: (id: number, r: { classification: RoleOutcomeClass; reflection: string; lessonMemoryIds: readonly number[] }) => Promise<boolean>;
   readonly createMethodology: (c: RoleCaseRecord, text: string) => Promise<boolean>;
-  readonly onReflected: (c: RoleCaseRecord, classification: RoleOutcomeClass, lessons: number) => void;
+  readonly onReflected: (c: RoleCaseRecord, classification: RoleOutcomeClass, lessons: number, reflection: string) => void | Promise<void>;
   readonly logger: Logger;
 }
 
@@ -110,10 +110,8 @@ export async function reflectCases(
       });
       ids.push(id);
     }
-    const won = await deps.markReflected(c.id, {
-      classification: s1.classification, reflection: JSON.stringify({ classification: s1.classification, rationale: s1.rationale, lessons: s2.lessons, methodology: s2.methodology ?? null }),
-      lessonMemoryIds: ids,
-    });
+    const reflection = JSON.stringify({ classification: s1.classification, rationale: s1.rationale, lessons: s2.lessons, methodology: s2.methodology ?? null });
+    const won = await deps.markReflected(c.id, { classification: s1.classification, reflection, lessonMemoryIds: ids });
     if (!won) {
       for (const id of ids) await deps.memory.hardDelete(id);
       skipped++;
@@ -122,7 +120,7 @@ export async function reflectCases(
     reflected++;
     lessons += ids.length;
     if (s2.methodology && (await deps.createMethodology(c, s2.methodology))) methodologies++;
-    deps.onReflected(c, s1.classification, ids.length);
+    await deps.onReflected(c, s1.classification, ids.length, reflection);
   }
   return { reflected, lessons, methodologies, failed, skipped };
 }

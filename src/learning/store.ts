@@ -15,6 +15,8 @@ import { compilePage, createPageCache } from './compiled-pages';
 import { observationsOf, tradeRowsOf } from './capture';
 import { parseMethodologySeed, renderLearningBlock } from './prompt';
 import { reflectCases } from './reflection';
+import { synthesisKeyOf, synthesizeMethodologies } from './synthesis';
+import { indexCase, indexCases } from './case-memories';
 import type { LearningStore, LearningStoreOptions, PreferenceGraduationRule } from './types';
 
 const EMPTY: CaptureResult = Object.freeze({ recorded: [], duplicates: [], closed: [], updated: [], methodologyChanges: [], cases: [], preferences: [] });
@@ -147,6 +149,13 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       for (const c of result.methodologyChanges) {
         if (c.change === 'quarantined') logger.warn('methodology quarantined', { methodologyId: c.methodology.id, reason: c.methodology.stateReason });
       }
+      // Each new case becomes a memory of its own (edges, embedding); a failure is logged and backfilled later.
+      if (memory) {
+        for (const c of result.cases) {
+          await indexCase({ db, scope, memory, logger }, c).catch((error: unknown) =>
+            logger.warn('trade case index: the case memory was not written; indexCases() backfills it', { caseId: c.id, error: error instanceof Error ? error.message : String(error) }));
+        }
+      }
       return result;
     },
 
@@ -217,6 +226,13 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
     },
 
     listTrades: (query) => db.listTrades(scope, query),
+
+    async indexCases(indexOptions = {}) {
+      if (!memory) throw new MinaraError('CONFIG_INVALID', 'indexCases: the learning store needs `memory` to write case memories (createLearningStore({ memory }))');
+      const limit = indexOptions.limit ?? 1000;
+      if (!Number.isSafeInteger(limit) || limit < 1) throw new MinaraError('LEARNING_INVALID', `indexCases: limit must be a positive integer, got ${String(limit)}`);
+      return { linked: await indexCases({ db, scope, memory, logger }, limit) };
+    },
     listCases: (query) => db.listCases(scope, query),
 
     async proposePreference(input) {
@@ -305,6 +321,36 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       listening = false;
     },
 
+    async synthesize(synthesisOptions = {}) {
+      const model = synthesisOptions.model ?? options.model;
+      if (typeof model !== 'object' && typeof model !== 'string') throw new MinaraError('MODEL_NOT_CONFIGURED', 'synthesize: a model is required (synthesize({ model }) or createLearningStore({ model }))');
+      const { limit = 500, minCases = 5, minConfidence = 0.5, maxPatterns = 10 } = synthesisOptions;
+      for (const [k, v] of Object.entries({ limit, minCases, maxPatterns })) {
+        if (!Number.isSafeInteger(v) || v < 1) throw new MinaraError('LEARNING_INVALID', `synthesize: ${k} must be a positive integer, got ${String(v)}`);
+      }
+      if (!(typeof minConfidence === 'number' && minConfidence >= 0 && minConfidence <= 1)) throw new MinaraError('LEARNING_INVALID', `synthesize: minConfidence must be a number from 0 to 1, got ${String(minConfidence)}`);
+      return synthesizeMethodologies(
+        {
+          listReflected: (n) => db.listCases(scope, { status: 'reflected', limit: n }),
+          getTrade: (id) => db.getTrade(scope, id),
+          synthesized: async () => {
+            const out = new Map<string, number>();
+            for (const m of await db.listMethodologies(scope, { limit: 5000 })) {
+              const key = synthesisKeyOf(m.sourceRef);
+              if (key !== undefined && !out.has(key)) out.set(key, m.id);
+            }
+            return out;
+          },
+          createMethodology: async (i) => {
+            const r = await store.createMethodology({ text: i.text, assetClass: i.assetClass, origin: 'synthesis', sourceRef: i.sourceRef });
+            return { id: r.methodology.id, created: r.created };
+          },
+          recordUsage: synthesisOptions.recordUsage, admit: synthesisOptions.admit, logger,
+        },
+        { limit, minCases, minConfidence, maxPatterns, model, ...(synthesisOptions.signal ? { signal: synthesisOptions.signal } : {}) },
+      );
+    },
+
     async reflect(reflectOptions = {}) {
       if (!memory) throw new MinaraError('CONFIG_INVALID', 'reflect: the learning store needs `memory` to write lessons (createLearningStore({ memory }))');
       const model = reflectOptions.model ?? options.model;
@@ -317,9 +363,12 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
           listPending: (n, role) => db.listCases(scope, { status: 'pending', limit: n, ...(role !== undefined ? { role } : {}) }),
           markReflected: (id, r) => db.markCaseReflected(scope, id, { ...r, now: now() }),
           createMethodology: async (c, text) => (await store.createMethodology({ text, assetClass: c.assetClass ?? 'any', origin: 'lesson', sourceRef: `case:${c.id}` })).created,
-          onReflected: (c, classification, lessons) => {
+          onReflected: async (c, classification, lessons, reflection) => {
             pages.clear();
             bus?.emit('role_memory:reflected', { ...who, caseId: c.id, classification, lessons });
+            // The case's memory now carries its classification and lessons (re-indexed, re-embedded).
+            await indexCase({ db, scope, memory, logger }, { ...c, classification, reflection, reflectedAt: now() }).catch((error: unknown) =>
+              logger.warn('trade case index: the reflected case memory was not rewritten', { caseId: c.id, error: error instanceof Error ? error.message : String(error) }));
           },
         },
         { ...reflectOptions, model, limit },

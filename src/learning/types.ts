@@ -13,6 +13,7 @@ import type { AuditStorage, Storage } from '../storage/types';
 import type { Logger } from '../util/logger';
 import type { CompiledPageOptions } from './compiled-pages';
 import type { ReflectionResult } from './reflection';
+import type { SynthesisOptions, SynthesisResult, SynthesisUsage } from './synthesis';
 
 /** When a proposed behavioural preference becomes active at turn start. */
 export interface PreferenceGraduationRule {
@@ -116,6 +117,12 @@ export interface LearningStore {
   reinstateMethodology(id: number, reason?: string): Promise<MethodologyRecord>;
 
   listTrades(query?: TradeQuery): Promise<TradeRecord[]>;
+  /**
+   * Write the memory row of every case that has none yet (oldest first, at most `limit`, default 1000): category
+   * `trade_outcome`, source `trade_case`, with entity edges and an embedding, linked from the case. Decision capture
+   * does it for each new case; this is the backfill (`createApp` runs it when it opens the storage). Needs `memory`.
+   */
+  indexCases(options?: { readonly limit?: number | undefined }): Promise<{ readonly linked: number }>;
   listCases(query?: RoleCaseQuery): Promise<RoleCaseRecord[]>;
 
   /** Propose a preference (`proposed`); a hard constraint is only ever activated by {@link LearningStore.approvePreference}. */
@@ -138,6 +145,21 @@ export interface LearningStore {
    * the call's, else the store's `model` (`MODEL_NOT_CONFIGURED` when neither).
    */
   reflect(options?: { readonly model?: LanguageModel | undefined; readonly limit?: number | undefined; readonly role?: string | undefined; readonly signal?: AbortSignal | undefined }): Promise<ReflectionResult>;
+
+  /**
+   * Methodologies proposed from outcomes: group the reflected trade cases by pattern (asset, scenario, lifecycle
+   * stage) and outcome, and ask the model (the call's, else the store's) for one candidate methodology per
+   * winning pattern not synthesized before (≥ `minCases` cases, Wilson lower bound ≥ `minConfidence`). Candidates
+   * land as `candidate` (origin `synthesis`), never graduated without the operator; a losing pattern is never
+   * offered; a rerun offers no pattern twice. No winning pattern: no model call. `recordUsage` and `admit` are the
+   * host's ledger and daily budget (the app's `learning:synthesis` job passes them).
+   */
+  synthesize(
+    options?: SynthesisOptions & {
+      readonly recordUsage?: ((usage: SynthesisUsage) => Promise<void>) | undefined;
+      readonly admit?: (() => Promise<string | undefined>) | undefined;
+    },
+  ): Promise<SynthesisResult>;
 
   /**
    * The compiled page of one asset (`BTC`, `$eth`, `EUR/USD` → `EURUSD`): byte-deterministic markdown with the

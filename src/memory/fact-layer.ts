@@ -1,5 +1,6 @@
 /**
- * The general fact layer. `recordFact` writes a `pending` fact (`category: 'fact'`, `source: 'agent_recorded'`)
+ * The general fact layer. `recordFact` writes a `pending` fact (`category: 'fact'`, `source: 'agent_recorded'`, or
+ * `chat_extracted` for the memory extraction pass)
  * and emits `fact:recorded`; a debounced background sweep runs {@link FactLayer.consolidatePending}:
  *
  * 1. deterministic dedup: pending facts oldest first; a fact whose normalised content equals an already
@@ -31,12 +32,12 @@ export interface FactLayerOptions {
   readonly consolidator?: FactConsolidator | undefined;
   readonly debounceMs: number;
   /** Writes a validated pending fact row (the store's write path). */
-  readonly insertPending: (content: string, metadata: Readonly<Record<string, unknown>> | undefined) => Promise<{ id: number }>;
+  readonly insertPending: (content: string, metadata: Readonly<Record<string, unknown>> | undefined, source: string) => Promise<{ id: number }>;
 }
 
 /** The fact layer of one store. */
 export interface FactLayer {
-  recordFact(content: string, metadata?: Readonly<Record<string, unknown>>): Promise<{ id: number }>;
+  recordFact(content: string, metadata?: Readonly<Record<string, unknown>>, source?: string): Promise<{ id: number }>;
   /** Announce a pending fact stored by another path (`writeMany`) and schedule the sweep. */
   recorded(id: number): void;
   consolidatePending(): Promise<ConsolidationResult>;
@@ -120,8 +121,8 @@ export function createFactLayer(options: FactLayerOptions): FactLayer {
   };
 
   return {
-    async recordFact(content, metadata) {
-      const { id } = await options.insertPending(content, metadata);
+    async recordFact(content, metadata, source = 'agent_recorded') {
+      const { id } = await options.insertPending(content, metadata, source);
       recorded(id);
       return { id };
     },

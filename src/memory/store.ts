@@ -28,6 +28,8 @@ import {
 
 const DAY_MS = 86_400_000;
 const SNAPSHOT_CACHE_SIZE = 256;
+/** Sources the frozen snapshot leaves out: trade cases (reached by search, entity lookups and compiled pages). */
+const SNAPSHOT_EXCLUDED_SOURCES = ['trade_case'];
 
 /**
  * Create a memory store confined to one tenant (`scope`). Writes persist at once (row, full-text index and
@@ -108,8 +110,8 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
     bus,
     consolidator,
     debounceMs: options.factSweepDebounceMs ?? 250,
-    insertPending: (content, metadata) =>
-      insertRow({ category: FACT_CATEGORY, content, metadata, source: undefined, status: 'pending', forceSource: 'agent_recorded' }),
+    insertPending: (content, metadata, source) =>
+      insertRow({ category: FACT_CATEGORY, content, metadata, source: undefined, status: 'pending', forceSource: source }),
   });
 
   const store: MemoryStore = {
@@ -180,7 +182,8 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
     async read(opts = {}) {
       const limit = validateLimit(opts.limit, 20);
       const category = opts.category === undefined ? undefined : validateName('category', opts.category);
-      const rows = await storage.list(scope, { ...(category === undefined ? {} : { categories: [category] }), limit });
+      const source = opts.source === undefined ? undefined : validateName('source', opts.source);
+      const rows = await storage.list(scope, { ...(category === undefined ? {} : { categories: [category] }), ...(source === undefined ? {} : { source }), limit });
       return rows.map((r) => toHit(r, 0));
     },
 
@@ -245,7 +248,8 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
         if (cached !== undefined) return cached;
       }
       const limit = validateLimit(opts.limit, SNAPSHOT_LIMIT);
-      const [profile, memories] = await Promise.all([storage.profileList(scope), storage.list(scope, { limit })]);
+      // Trade cases are episodes, found by search and by entity: they never crowd the frozen block.
+      const [profile, memories] = await Promise.all([storage.profileList(scope), storage.list(scope, { limit, excludeSources: SNAPSHOT_EXCLUDED_SOURCES })]);
       const text = renderMemorySnapshot({ profile, memories });
       const snapshot: MemorySnapshot = { text, memoryIds: memories.map((m) => m.id), profileKeys: profile.map((p) => p.key), hash: snapshotHash(text) };
       if (sessionId !== undefined) {
@@ -257,7 +261,9 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
 
     async recordFact(content, opts) {
       validateContent(content, maxContentBytes);
-      return facts.recordFact(content, validateMetadata(opts?.metadata));
+      const source = opts?.source === undefined ? 'agent_recorded' : validateName('source', opts.source);
+      if (source === 'user_manual') throw new MinaraError('MEMORY_INVALID', '`source` user_manual is reserved for memories a person wrote by hand; a recorded fact cannot claim it');
+      return facts.recordFact(content, validateMetadata(opts?.metadata), source);
     },
     consolidatePending: () => facts.consolidatePending(),
     consolidationEvents: (opts) => facts.events(opts),

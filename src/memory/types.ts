@@ -100,6 +100,8 @@ export interface MemorySearchInfo {
 /** Options of {@link MemoryStore.read}. */
 export interface MemoryReadOptions {
   readonly category?: MemoryCategory | undefined;
+  /** Only rows of this provenance (`chat_extracted`: what the extraction pass learned from conversations). */
+  readonly source?: MemorySource | undefined;
   /** @default 20 */
   readonly limit?: number | undefined;
 }
@@ -222,8 +224,12 @@ export interface MemoryStore {
   };
   /** Render the frozen `<memory-context>` block. */
   loadSnapshot(options?: LoadSnapshotOptions): Promise<MemorySnapshot>;
-  /** Record an agent fact as pending; a debounced background sweep consolidates it. */
-  recordFact(content: string, options?: { metadata?: Readonly<Record<string, unknown>> | undefined }): Promise<{ id: number }>;
+  /**
+   * Record a fact as pending; a debounced background sweep consolidates it (dedup, then the LLM consolidator).
+   * `source` is `agent_recorded` by default; the memory extraction pass records `chat_extracted`. `user_manual`
+   * is refused (`MEMORY_INVALID`): a recorded fact never poses as one a person wrote.
+   */
+  recordFact(content: string, options?: { metadata?: Readonly<Record<string, unknown>> | undefined; source?: MemorySource | undefined }): Promise<{ id: number }>;
   /** Run the fact consolidation now (deterministic dedup, then the LLM consolidator when enabled). */
   consolidatePending(): Promise<ConsolidationResult>;
   /** Consolidation audit rows, newest first. */

@@ -132,7 +132,7 @@ export async function exportMemory(options: ExportMemoryOptions): Promise<Export
     files.set(`assets/${a}.md`, renderMarkdown({ schema_version: MEMORY_EXPORT_SCHEMA_VERSION, kind: 'asset_page', asset: a, derived: true }, page));
   }
   // Memories (not the learned_preference rows an active preference writes: the preference carries them) and the profile.
-  const memories = (await storage.memory.list(scope, { statuses: ['active', 'pending'], limit: ALL, order: 'created_asc' })).filter((m) => m.source !== 'learned_preference');
+  const memories = (await storage.memory.list(scope, { statuses: ['active', 'pending'], limit: ALL, order: 'created_asc' })).filter((m) => m.source !== 'learned_preference' && m.source !== 'trade_case'); // derived rows: rebuilt from their records
   let memoryCount = 0;
   for (const m of memories) {
     const p = `memories/${m.category}/${memoryFileName(m.category, m.content)}.md`;

@@ -76,7 +76,7 @@ export interface ImportMemoryResult {
 
 const METHODOLOGY_STATES: readonly MethodologyState[] = ['candidate', 'graduated', 'quarantined'];
 const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
-const ORIGINS: readonly MethodologyOrigin[] = ['seed', 'lesson', 'memory_learn', 'api', 'import'];
+const ORIGINS: readonly MethodologyOrigin[] = ['seed', 'lesson', 'synthesis', 'memory_learn', 'api', 'import'];
 const CLASSES: readonly RoleOutcomeClass[] = ['logic_error', 'missing_data', 'exogenous', 'variance'];
 const HARD_PREFIX = 'hard_constraint.';
 const MAX_FILES = 100_000;

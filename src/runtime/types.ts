@@ -4,6 +4,7 @@ import type { MinaraBus } from '../events/bus';
 import type { MemoryStore } from '../memory/types';
 import type { CallSource } from '../safety/permission-tier';
 import type { SkillRegistry } from '../skills/registry';
+import type { LifecycleStage } from '../skills/taxonomy';
 import type { SignalContext } from '../skills/types';
 import type { Storage } from '../storage/types';
 import type { ToolOrderFacts, ToolRegistry } from '../tools/types';
@@ -113,6 +114,14 @@ export interface TurnSummary {
   readonly preferenceIds: readonly number[];
   /** The turn's fund-moving executions with their order facts. */
   readonly executions: readonly TurnExecution[];
+  /**
+   * The L0.5 scenario (`SCENARIO_SPOT_TRADE`, …) of the message the turn decided on: its own, or for a run that
+   * only carries approval decisions, the message of the turn that proposed the calls. Decision capture stores it
+   * with each trade; methodology synthesis groups trade cases by it.
+   */
+  readonly scenarioId?: string | undefined;
+  /** The first lifecycle stage (`discover`, `evaluate`, `decide`, `manage`) the same message shows. */
+  readonly stage?: LifecycleStage | undefined;
 }
 
 /** The `post_turn` record (the same object as {@link TurnSummary}). */

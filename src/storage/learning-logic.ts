@@ -267,7 +267,7 @@ export function checkNewMethodology(operation: string, m: { assetClass: unknown;
   if (!str(m.assetClass, 64) || !/^[a-z][a-z0-9_]*$/u.test(m.assetClass)) throw invalidArgument(operation, `assetClass must be a lower snake case name (crypto_major, perps, any, …), got ${JSON.stringify(m.assetClass)}`);
   if (!str(m.text)) throw invalidArgument(operation, 'text must be a non-empty string of at most 4000 characters');
   if (!str(m.normalizedText)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
-  if (!['seed', 'lesson', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
+  if (!['seed', 'lesson', 'synthesis', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, synthesis, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
 }
 
 const iso = (v: unknown): v is string => typeof v === 'string' && v.length <= 40 && !Number.isNaN(Date.parse(v));
@@ -389,3 +389,31 @@ export function checkSyncAttempt(operation: string, scope: LearningScopeLike, a:
 }
 
 type LearningScopeLike = { readonly userId: string; readonly agentId?: string | undefined };
+
+/** Longest user text an extraction queue row keeps (the caller cuts longer messages). */
+export const MAX_EXTRACTION_TEXT = 8000;
+
+/** Check a turn to queue for memory extraction; throws INVALID_ARGUMENT naming the field. */
+export function checkExtractionTurn(operation: string, scope: LearningScopeLike, t: { sessionId: unknown; turnId: unknown; text: unknown; now: unknown }): void {
+  checkLearningScope(operation, scope);
+  if (!str(t.sessionId, 200)) throw invalidArgument(operation, 'sessionId must be a non-empty string of at most 200 characters');
+  if (!str(t.turnId, 200)) throw invalidArgument(operation, 'turnId must be a non-empty string of at most 200 characters');
+  if (!str(t.text, MAX_EXTRACTION_TEXT)) throw invalidArgument(operation, `text must be a non-empty string of at most ${MAX_EXTRACTION_TEXT} characters`);
+  if (typeof t.now !== 'string' || Number.isNaN(Date.parse(t.now))) throw invalidArgument(operation, 'now must be an ISO date');
+}
+
+/** Check an extraction claim; returns the limit. Throws INVALID_ARGUMENT naming the field. */
+export function checkExtractionClaim(operation: string, scope: LearningScopeLike, c: { owner: unknown; now: unknown; leaseUntil: unknown; limit: unknown }): number {
+  checkLearningScope(operation, scope);
+  if (!str(c.owner, 200)) throw invalidArgument(operation, 'owner must be a non-empty string');
+  if (typeof c.now !== 'string' || Number.isNaN(Date.parse(c.now))) throw invalidArgument(operation, 'now must be an ISO date');
+  if (typeof c.leaseUntil !== 'string' || Number.isNaN(Date.parse(c.leaseUntil))) throw invalidArgument(operation, 'leaseUntil must be an ISO date');
+  if (!Number.isSafeInteger(c.limit) || (c.limit as number) < 1 || (c.limit as number) > 1000) throw invalidArgument(operation, `limit must be an integer from 1 to 1000, got ${String(c.limit)}`);
+  return c.limit as number;
+}
+
+/** Check a list of row ids; throws INVALID_ARGUMENT naming the field. */
+export function checkRowIds(operation: string, field: string, list: unknown): number[] {
+  if (!Array.isArray(list)) throw invalidArgument(operation, `${field} must be an array of positive integers`);
+  return list.map((id, i) => checkRowId(operation, `${field}[${i}]`, id));
+}

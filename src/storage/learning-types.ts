@@ -98,7 +98,7 @@ export interface TradeQuery {
 }
 
 /** Where a methodology came from. */
-export type MethodologyOrigin = 'seed' | 'lesson' | 'memory_learn' | 'api' | 'import';
+export type MethodologyOrigin = 'seed' | 'lesson' | 'synthesis' | 'memory_learn' | 'api' | 'import';
 /** `candidate` is scored as it is used; `graduated` by an operator call; `quarantined` never reaches a prompt. */
 export type MethodologyState = 'candidate' | 'graduated' | 'quarantined';
 
@@ -210,6 +210,8 @@ export interface RoleCaseRecord {
   /** The reflection as JSON text (stage-1 rationale and stage-2 lessons). */
   readonly reflection?: string | undefined;
   readonly lessonMemoryIds: readonly number[];
+  /** The case's own memory row (category `trade_outcome`, source `trade_case`): its edges and embedding make it searchable. */
+  readonly memoryId?: number | undefined;
 }
 
 /** Filter of {@link LearningStorage.listCases}. Pending: oldest first; reflected: newest reflection first. */
@@ -218,6 +220,8 @@ export interface RoleCaseQuery {
   readonly status?: 'pending' | 'reflected' | undefined;
   readonly role?: string | undefined;
   readonly asset?: string | undefined;
+  /** Only cases without their memory row yet (oldest first): what the trade-case index still has to write. */
+  readonly withoutMemory?: boolean | undefined;
   /** @default 100 */
   readonly limit?: number | undefined;
 }
@@ -410,6 +414,31 @@ export interface ImportedTradeCase
   readonly now: string;
 }
 
+/**
+ * One user turn waiting for the memory extraction pass (`MEMORY_EXTRACTION`): queued after the turn, claimed
+ * under a lease by the background pass, deleted once its memories are written (the audit log keeps the record).
+ */
+export interface ExtractionTurnRecord {
+  readonly id: number;
+  readonly userId: string;
+  readonly agentId?: string | undefined;
+  readonly sessionId: string;
+  readonly turnId: string;
+  /** The user's message of the turn (capped by the caller). */
+  readonly text: string;
+  readonly createdAt: string;
+  /** Claims so far, this one included. */
+  readonly attempts: number;
+}
+
+/** Input of {@link LearningStorage.enqueueExtraction}. */
+export interface NewExtractionTurn {
+  readonly sessionId: string;
+  readonly turnId: string;
+  readonly text: string;
+  readonly now: string;
+}
+
 /** Counts of a scope's learning tables, for health reports (`runDoctor`). */
 export interface LearningStats {
   readonly methodologies: Readonly<Record<MethodologyState, number>>;
@@ -499,6 +528,25 @@ export interface LearningStorage {
 
   /** Restore a reflected trade case with its opening trade (memory import); the existing case when the order id is known. */
   importTradeCase(scope: LearningScope, input: ImportedTradeCase): Promise<{ readonly case: RoleCaseRecord; readonly created: boolean }>;
+  /** Link a case to its memory row, once: false when the case is absent or already linked (the caller then removes its row). */
+  linkCaseMemory(scope: LearningScope, caseId: number, memoryId: number): Promise<boolean>;
+  /** Scopes that have cases without their memory row (the trade-case index backfills them); at most `limit`. */
+  caseMemoryScopes(limit: number): Promise<LearningScope[]>;
+  /** Queue a user turn for the memory extraction pass; false when this turn id is already queued in the scope. */
+  enqueueExtraction(scope: LearningScope, turn: NewExtractionTurn): Promise<boolean>;
+  /**
+   * Claim up to `limit` queued turns of the scope, oldest first: those never claimed or whose lease ended before
+   * `now` (their pass died). Each claim sets `owner` and `leaseUntil` and increments `attempts`, atomically, so two
+   * processes never claim the same turn under a live lease.
+   */
+  claimExtractions(
+    scope: LearningScope,
+    claim: { readonly owner: string; readonly now: string; readonly leaseUntil: string; readonly limit: number },
+  ): Promise<ExtractionTurnRecord[]>;
+  /** Remove processed (or abandoned) turns from the queue; returns how many were removed. */
+  completeExtractions(scope: LearningScope, ids: readonly number[]): Promise<number>;
+  /** Scopes with queued turns (any lease state), for the background pass; at most `limit`. */
+  extractionScopes(limit: number): Promise<LearningScope[]>;
   /** Counts for health reports; cases closed before `overdueBefore` and still pending are `overdue`. */
   stats(scope: LearningScope, options: { readonly overdueBefore: string }): Promise<LearningStats>;
 }

@@ -161,6 +161,8 @@ export interface MemoryListQuery {
   readonly categories?: readonly string[] | undefined;
   readonly statuses?: readonly MemoryStatus[] | undefined;
   readonly source?: string | undefined;
+  /** Leave out rows of these sources (the frozen snapshot leaves out `trade_case` rows). */
+  readonly excludeSources?: readonly string[] | undefined;
   /** Only rows with this content hash. */
   readonly contentHash?: string | undefined;
   /** Include soft-deleted rows. @default false */

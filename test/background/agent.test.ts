@@ -25,8 +25,9 @@ async function setup(schedule: string, script: ScriptEntry[], background: Create
   const model = createScriptedModel(script);
   const delivered: Delivery[] = [];
   app = await createApp({
-    // The daily personalization rebuild would take turns from the script: off here (learning.md covers it).
-    envFileDir: false, env: { MINARA_PERSONALIZATION_REBUILD: 'disabled' }, logger: silentLogger, model, finance: false, config: { dataDir: dir },
+    // The daily personalization rebuild, methodology synthesis and nightly memory extraction could take turns from the script: off here
+    // (learning.md covers them).
+    envFileDir: false, env: { MINARA_PERSONALIZATION_REBUILD: 'disabled', MEMORY_EXTRACTION: 'off', MINARA_METHODOLOGY_SYNTHESIS: 'disabled' }, logger: silentLogger, model, finance: false, config: { dataDir: dir },
     now: () => new Date(t),
     background: { deliver: (d) => void delivered.push(d), ...background },
   });

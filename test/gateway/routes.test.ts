@@ -66,6 +66,22 @@ describe('/v1/memory', () => {
   });
 });
 
+describe('/v1/memory and what was learned from chat', () => {
+  it('lists by source; a chat_extracted memory can be deleted and restored but not edited', async () => {
+    h = await startGateway();
+    const { id } = await h.memoryFor('default').recordFact('The user lives in Lisbon.', { source: 'chat_extracted', metadata: { turnId: 't1' } });
+    await h.memoryFor('default').consolidatePending();
+    await h.memoryFor('default').write({ category: 'preference', content: 'Prefers limit orders.', source: 'user_manual' });
+    const learned = (await (await send('GET', `${h.url}/v1/memory?source=chat_extracted`)).json()) as Json;
+    expect(learned.memories.map((m: Json) => [m.id, m.source])).toEqual([[id, 'chat_extracted']]);
+    expect((await send('GET', `${h.url}/v1/memory?source=Bad-Source`)).status).toBe(400);
+    expect((await send('PATCH', `${h.url}/v1/memory/${id}`, { content: 'The user lives in Porto.' })).status).toBe(403);
+    expect(await (await send('DELETE', `${h.url}/v1/memory/${id}`)).json()).toEqual({ id, deleted: true });
+    expect(((await (await send('GET', `${h.url}/v1/memory?source=chat_extracted`)).json()) as Json).memories).toEqual([]);
+    expect((await send('POST', `${h.url}/v1/memory/${id}/restore`)).status).toBe(200);
+  });
+});
+
 describe('/v1/workspace/files', () => {
   it('lists, reads and writes with sha256 optimistic concurrency (409 with the current hash)', async () => {
     h = await startGateway();

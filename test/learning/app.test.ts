@@ -32,11 +32,13 @@ describe('createApp and the learning loop', () => {
   });
 
   it('schedules: personalization daily when a model is configured (MINARA_PERSONALIZATION_REBUILD=disabled turns it off), reflection only when enabled, the paper mirror only when asked', async () => {
-    expect(jobIds(await open({}))).toEqual(['learning:personalization']);
-    expect(jobIds(await open({ MINARA_PERSONALIZATION_REBUILD: 'disabled' }))).toEqual([]);
+    expect(jobIds(await open({}))).toEqual(['learning:personalization', 'learning:synthesis']);
+    expect(jobIds(await open({ MINARA_PERSONALIZATION_REBUILD: 'disabled', MINARA_METHODOLOGY_SYNTHESIS: 'disabled' }))).toEqual([]);
+    expect((await open({ MINARA_METHODOLOGY_SYNTHESIS_EVERY: '12h' })).background.status().find((j) => j.id === 'learning:synthesis')?.schedule).toBe('every 12h');
+    await expect(open({ MINARA_METHODOLOGY_SYNTHESIS: 'maybe' })).rejects.toThrow(/MINARA_METHODOLOGY_SYNTHESIS: expected enabled or disabled/);
     const all = await open({ MINARA_ROLE_REFLECTION: 'enabled', MINARA_HISTORY_SYNC_EVERY: '15m', MINARA_PERSONALIZATION_REBUILD_EVERY: '12h' });
     expect(all.background.status().filter((j) => j.id.startsWith('learning:')).map((j) => [j.id, j.schedule]).sort()).toEqual([
-      ['learning:history-sync', 'every 15m'], ['learning:personalization', 'every 12h'], ['learning:reflection', 'every 6h'],
+      ['learning:history-sync', 'every 15m'], ['learning:personalization', 'every 12h'], ['learning:reflection', 'every 6h'], ['learning:synthesis', 'every 1d'],
     ]);
     await expect(open({ MINARA_PERSONALIZATION_REBUILD: 'sometimes' })).rejects.toThrow(ConfigError);
     await expect(open({ MINARA_HISTORY_SYNC_EVERY: 'often' })).rejects.toThrow(/MINARA_HISTORY_SYNC_EVERY: expected a duration/);

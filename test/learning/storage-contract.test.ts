@@ -216,6 +216,50 @@ describe.each(engines)('learning storage domain ($name)', ({ make }) => {
     await expect(s.learning.stats(S, { overdueBefore: 'yesterday' })).rejects.toThrow(/overdueBefore must be an ISO date/);
   });
 
+  it('the extraction queue: once per turn id and scope, claims under a lease oldest first, takes over an expired claim, completes by id within the scope', async () => {
+    const s = make();
+    const turn = (turnId: string, minute = 0) => ({ sessionId: 's1', turnId, text: `message of ${turnId}`, now: at(minute) });
+    expect(await s.learning.enqueueExtraction(S, turn('t1'))).toBe(true);
+    expect(await s.learning.enqueueExtraction(S, turn('t1', 1))).toBe(false);
+    expect(await s.learning.enqueueExtraction(S, turn('t2', 1))).toBe(true);
+    expect(await s.learning.enqueueExtraction(S, turn('t3', 2))).toBe(true);
+    expect(await s.learning.enqueueExtraction({ userId: 'u2' }, turn('t1'))).toBe(true);
+    expect(await s.learning.enqueueExtraction({ userId: 'u1', agentId: 'bot' }, turn('t1'))).toBe(true);
+    expect(await s.learning.extractionScopes(10)).toEqual([{ userId: 'u1' }, { userId: 'u1', agentId: 'bot' }, { userId: 'u2' }]);
+    const a = await s.learning.claimExtractions(S, { owner: 'A', now: at(5), leaseUntil: at(15), limit: 2 });
+    expect(a.map((r) => [r.turnId, r.attempts, r.sessionId, r.text, r.userId])).toEqual([['t1', 1, 's1', 'message of t1', 'u1'], ['t2', 1, 's1', 'message of t2', 'u1']]);
+    expect(a[0]!.agentId).toBeUndefined();
+    // Another claimer gets only what is free; after the lease ends the claimed rows are free again.
+    expect((await s.learning.claimExtractions(S, { owner: 'B', now: at(6), leaseUntil: at(16), limit: 10 })).map((r) => r.turnId)).toEqual(['t3']);
+    expect(await s.learning.claimExtractions(S, { owner: 'B', now: at(7), leaseUntil: at(17), limit: 10 })).toEqual([]);
+    const again = await s.learning.claimExtractions(S, { owner: 'B', now: at(16), leaseUntil: at(26), limit: 10 });
+    expect(again.map((r) => [r.turnId, r.attempts])).toEqual([['t1', 2], ['t2', 2]]);
+    // Completing is scoped: another tenant's ids are not removed.
+    const other = await s.learning.claimExtractions({ userId: 'u2' }, { owner: 'A', now: at(5), leaseUntil: at(15), limit: 10 });
+    expect(await s.learning.completeExtractions(S, [...again.map((r) => r.id), other[0]!.id])).toBe(2);
+    expect(await s.learning.completeExtractions(S, [])).toBe(0);
+    expect((await s.learning.claimExtractions({ userId: 'u2' }, { owner: 'A', now: at(30), leaseUntil: at(40), limit: 10 })).map((r) => r.turnId)).toEqual(['t1']);
+    await expect(s.learning.enqueueExtraction(S, { ...turn('t9'), text: '' })).rejects.toThrow(/text must be a non-empty string/);
+    await expect(s.learning.claimExtractions(S, { owner: 'A', now: at(0), leaseUntil: at(1), limit: 0 })).rejects.toThrow(/limit must be an integer from 1 to 1000/);
+    await expect(s.learning.completeExtractions(S, [0])).rejects.toThrow(/ids\[0\] must be a positive integer/);
+  });
+
+  it('case memories: cases start unlinked, link once (compare-and-set) within the scope, and the unlinked scopes are listed', async () => {
+    const s = make();
+    await s.learning.recordExecutions(S, { executions: [exec({ orderId: 'o1' }), exec({ orderId: 'c1', action: 'close', side: 'close', price: 110, realizedPnlUsd: 10, at: at(5) })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(5) });
+    await s.learning.recordExecutions({ userId: 'u2' }, { executions: [exec({ orderId: 'o1' }), exec({ orderId: 'c1', action: 'close', side: 'close', price: 90, realizedPnlUsd: -10, at: at(5) })], policy: DEFAULT_METHODOLOGY_POLICY, now: at(5) });
+    const [c] = await s.learning.listCases(S, { withoutMemory: true });
+    expect(c?.memoryId).toBeUndefined();
+    expect(await s.learning.caseMemoryScopes(10)).toEqual([{ userId: 'u1' }, { userId: 'u2' }]);
+    expect(await s.learning.linkCaseMemory({ userId: 'u2' }, c!.id, 41)).toBe(false); // another tenant's case
+    expect(await s.learning.linkCaseMemory(S, c!.id, 42)).toBe(true);
+    expect(await s.learning.linkCaseMemory(S, c!.id, 43)).toBe(false);
+    expect((await s.learning.listCases(S))[0]?.memoryId).toBe(42);
+    expect(await s.learning.listCases(S, { withoutMemory: true })).toEqual([]);
+    expect(await s.learning.caseMemoryScopes(10)).toEqual([{ userId: 'u2' }]);
+    await expect(s.learning.linkCaseMemory(S, c!.id, 0)).rejects.toThrow(/memoryId must be a positive integer/);
+  });
+
   it('a closed storage refuses learning calls', async () => {
     const s = make();
     await s.close();

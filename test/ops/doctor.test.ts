@@ -88,7 +88,7 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
       modelStatus: { configured: true, provider: 'openai-compatible', modelId: 'llama3.1', baseUrl: 'https://user:sk-secret-pass@llm.example.com/v1?key=abc', label: 'x' },
     });
     expect(report.storage.engine).toBe(storage.kind);
-    if (storage.kind === 'sqlite') expect(report.storage.schemaVersions).toMatchObject({ memory: expect.any(Number), learning: 1 });
+    if (storage.kind === 'sqlite') expect(report.storage.schemaVersions).toMatchObject({ memory: expect.any(Number), learning: 3 });
     expect(report.memory.byCategory).toEqual([
       { category: 'lesson', active: 1, pending: 0, retired: 0 },
       { category: 'preference', active: 1, pending: 0, retired: 0 },

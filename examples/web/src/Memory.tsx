@@ -10,6 +10,18 @@ interface Memory {
 }
 
 const EDITABLE = 'user_manual';
+/** What the extraction pass learned from your chats: you can forget it (not edit it). */
+const LEARNED = 'chat_extracted';
+const SOURCE_LABELS: Readonly<Record<string, string>> = {
+  user_manual: 'written by you', chat_extracted: 'learned from chat', user_explicit: 'you asked to remember', learned_preference: 'learned from trades',
+  inferred: 'inferred', agent_recorded: 'recorded by the agent', role_reflection: 'trade lesson', trade_case: 'trade case',
+};
+/** The source of a memory in words, with the raw source name after it. */
+function sourceLabel(source: string | undefined): string {
+  if (source === undefined) return '';
+  const label = SOURCE_LABELS[source];
+  return label === undefined ? source : `${label} (${source})`;
+}
 
 export function MemoryPage() {
   const [items, setItems] = useState<Memory[]>([]);
@@ -97,12 +109,14 @@ export function MemoryPage() {
             ) : (
               <span className="content">{m.content}</span>
             )}
-            <span className="muted">{m.source ?? ''}</span>
+            <span className="muted" title={m.source ? `source: ${m.source}` : undefined}>{sourceLabel(m.source)}</span>
             {m.source === EDITABLE && editing?.id !== m.id ? (
               <>
                 <button className="link" onClick={() => setEditing({ id: m.id, content: m.content })}>Edit</button>
                 <button className="link" onClick={() => void act(() => api(`v1/memory/${m.id}`, { method: 'DELETE' }).then(() => setDeleted((d) => [...d, m])))}>Delete</button>
               </>
+            ) : m.source === LEARNED ? (
+              <button className="link" onClick={() => void act(() => api(`v1/memory/${m.id}`, { method: 'DELETE' }).then(() => setDeleted((d) => [...d, m])))}>Forget</button>
             ) : null}
           </li>
         ))}

@@ -82,6 +82,7 @@ function buildPostTurnRecord(deps: TurnDeps, turn: TurnState, turnCount: number)
     sessionId: ctx.sessionId, turnId, traceId: ctx.traceId, source, userId: turn.scope.userId, userText: input.message, text: turn.text, stopReason: turn.stopReason,
     steps: turn.stepCount, usage: turn.usage, ...(delegatedUsage !== ZERO_USAGE ? { delegatedUsage } : {}), toolCalls: turn.toolCalls, pendingApprovals: turn.pendingApprovals, turnCount, ...(answeredBy ? { modelId: answeredBy } : {}),
     ...(ctx.agentId ? { agentId: ctx.agentId } : {}), activeSkills, methodologyIds: learned?.methodologyIds ?? [], preferenceIds: learned?.preferenceIds ?? [],
+    ...(turn.decision.scenarioId !== undefined ? { scenarioId: turn.decision.scenarioId } : {}), ...(turn.decision.stage !== undefined ? { stage: turn.decision.stage } : {}),
     executions: executedCalls(ctx).map((c) => toTurnExecution(c, roleFor(c.toolName))),
   };
 }

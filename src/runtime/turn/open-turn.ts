@@ -55,7 +55,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
     text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined, askedUser: false,
     pendingApprovals: [], toolCalls: [], outcomes: new Map(),
     session: { activeSkills: [], turnCount: 0 }, skillSession: undefined,
-    scope: { userId: ctx.userId ?? deps.defaultUserId, sessionId: ctx.sessionId }, learned: undefined,
+    scope: { userId: ctx.userId ?? deps.defaultUserId, sessionId: ctx.sessionId }, learned: undefined, decision: {},
     history: [], responseMessages: [],
   };
   // Delegated sub-agent turns: their events are nested in this stream, and their tokens count as this turn's.

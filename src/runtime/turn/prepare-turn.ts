@@ -1,4 +1,5 @@
 import { renderSignalBlock } from '../../skills/signals';
+import { classifyMessage, type LifecycleStage } from '../../skills/taxonomy';
 import type { SkillSession } from '../../skills/session';
 import type { ToolCallContext } from '../../tools/types';
 import type { ApprovalRecord } from '../../storage/types';
@@ -19,6 +20,17 @@ export interface PreparedTurn {
   readonly skillSession: SkillSession | undefined;
   readonly scope: TurnScope;
   readonly learning: TurnLearningContext | undefined;
+  /** The scenario and lifecycle stage of the message the turn decides on (for decision capture). */
+  readonly decision: TurnDecisionContext;
+}
+
+/**
+ * The scenario and lifecycle stage of the message a turn decides on: its own message, or for a run that only
+ * carries approval decisions, the message of the turn that proposed the calls.
+ */
+export interface TurnDecisionContext {
+  readonly scenarioId?: string | undefined;
+  readonly stage?: LifecycleStage | undefined;
 }
 
 /**
@@ -32,6 +44,7 @@ export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Em
   turn.skillSession = prepared.skillSession;
   turn.scope = prepared.scope;
   turn.learned = prepared.learning;
+  turn.decision = prepared.decision;
   return prepared.prompt;
 }
 
@@ -40,7 +53,8 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
   const { options } = deps;
   const scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, agentId: ctx.agentId, sessionId: ctx.sessionId };
   const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope);
-  const { skillSession, routed, scenarioPlaybook } = routeSkills(deps, input, ctx, state, emit);
+  const { skillSession, routed, scenarioPlaybook, scenarioId } = routeSkills(deps, input, ctx, state, emit);
+  const decision = decisionContext(deps, input, ctx, state.learningMessage, scenarioId);
   const { ws, hostNotices, learning, livePending } = await loadTurnContext(deps, input, ctx, scope, state);
 
   const blocks = buildSystemPromptBlocks({
@@ -68,7 +82,7 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
   const toolNames = skillSession
     ? skillSession.visibleToolNames({ allowedToolSets: allowed })
     : options.tools.list(allowed ? { toolSets: allowed } : {}).map((t) => t.name).sort();
-  return { prompt: { blocks, toolNames }, state, skillSession, scope, learning };
+  return { prompt: { blocks, toolNames }, state, skillSession, scope, learning, decision };
 }
 
 /** The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. */
@@ -118,4 +132,13 @@ async function loadTurnContext(deps: TurnDeps, input: RunInput, ctx: ToolCallCon
   const pending = await options.storage.approvals.list({ status: 'pending', sessionId: ctx.sessionId, limit: 20 });
   const livePending: ApprovalRecord[] = pending.filter((a) => Date.parse(a.expiresAt) > now().getTime());
   return { ws, hostNotices, learning, livePending };
+}
+
+/** The scenario and first lifecycle stage of the message the turn decides on (see {@link TurnDecisionContext}). */
+function decisionContext(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, proposedBy: string | undefined, routedScenario: string | undefined): TurnDecisionContext {
+  const message = input.message ?? proposedBy;
+  if (message === undefined || message.trim() === '') return {};
+  const scenarioId = routedScenario ?? (input.message === undefined ? deps.options.scenarios?.classify(message, { source: ctx.source })?.id : undefined);
+  const stage = classifyMessage(message).stages[0];
+  return { ...(scenarioId !== undefined ? { scenarioId } : {}), ...(stage !== undefined ? { stage } : {}) };
 }

@@ -11,6 +11,8 @@ export interface RoutedSkills {
   readonly skillSession: SkillSession | undefined;
   readonly routed: RoutedCatalogEntry[];
   readonly scenarioPlaybook: string | undefined;
+  /** The L0.5 scenario the message was classified into (decision capture records it with the turn's trades). */
+  readonly scenarioId: string | undefined;
 }
 
 /**
@@ -23,6 +25,7 @@ export function routeSkills(deps: TurnDeps, input: RunInput, ctx: ToolCallContex
   let skillSession: SkillSession | undefined;
   let routed: RoutedCatalogEntry[] = [];
   let scenarioPlaybook: string | undefined;
+  let scenarioId: string | undefined;
   if (options.skills) {
     skillSession = deps.liveSkillSessions.get(ctx.sessionId);
     if (!skillSession) {
@@ -38,6 +41,7 @@ export function routeSkills(deps: TurnDeps, input: RunInput, ctx: ToolCallContex
     }
     const scenario = input.message ? options.scenarios?.classify(input.message, { source }) : undefined;
     if (scenario) {
+      scenarioId = scenario.id;
       scenarioPlaybook = `## Scenario: ${scenario.id}\n${scenario.playbook}`;
       const ids = (scenario.preloadSkills ?? []).filter((id) => options.skills!.has(id));
       const merged = [...new Set([...skillSession.activeIds(), ...ids])];
@@ -51,7 +55,7 @@ export function routeSkills(deps: TurnDeps, input: RunInput, ctx: ToolCallContex
       }
     }
   }
-  return { skillSession, routed, scenarioPlaybook };
+  return { skillSession, routed, scenarioPlaybook, scenarioId };
 }
 
 /** The routing block of the dynamic tail: the top skills that match the message and why. */

@@ -5,6 +5,7 @@ import type { DispatchOutcome, ToolCallContext } from '../../tools/types';
 import type { createCallJournal } from '../call-journal';
 import type { PendingApproval, TurnStopReason, TurnUsage } from '../events';
 import type { SessionState } from '../session-state';
+import type { TurnDecisionContext } from './prepare-turn';
 import type { RunInput, TurnLearningContext, TurnScope, TurnToolCall } from '../types';
 
 /**
@@ -43,6 +44,8 @@ export interface TurnState {
   skillSession: SkillSession | undefined;
   scope: TurnScope;
   learned: TurnLearningContext | undefined;
+  /** The scenario and lifecycle stage of the message the turn decides on (set by the prepare stage). */
+  decision: TurnDecisionContext;
   /** The conversation as the model will see it (loaded, repaired, decided, compacted). */
   history: ModelMessage[];
   /** Messages the model produced in finished steps; persisted even when a later step fails. */

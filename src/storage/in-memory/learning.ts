@@ -5,10 +5,10 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkExtractionClaim, checkExtractionTurn, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
 } from '../learning-logic';
 import type {
-  ExternalSpotRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
+  ExternalSpotRecord, ExtractionTurnRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
   PreferenceRecord, RoleCaseRecord, TradeRecord,
 } from '../learning-types';
 import { checkLimit, invalidArgument } from '../sqlite/checks';
@@ -39,6 +39,7 @@ export function createInMemoryLearningStorage(): LearningStorage {
   const spotScope = new Map<number, string>();
   const sync = new Map<string, HistorySyncState>();
   const snapshots: Array<Scoped<PersonalizationSnapshot>> = [];
+  const queue = new Map<number, ExtractionTurnRecord & { readonly claimedBy?: string; readonly claimedUntil?: string }>();
   /** A restored row keeps its id when the table has none such (ids stay above every kept one). */
   const takeId = (table: ReadonlyMap<number, unknown>, wanted: number | undefined): number => {
     if (wanted !== undefined && !table.has(wanted)) {
@@ -201,8 +202,9 @@ export function createInMemoryLearningStorage(): LearningStorage {
       checkLearningScope('learning.listCases', scope);
       const limit = checkLimit('learning.listCases', query.limit, 100);
       const rows = [...cases.values()].filter((c) => inScope(c, scope) && (query.status !== 'pending' || c.reflectedAt === undefined)
-        && (query.status !== 'reflected' || c.reflectedAt !== undefined) && (query.role === undefined || c.role === query.role) && (query.asset === undefined || c.asset === query.asset));
-      if (query.status === 'pending') rows.sort((a, b) => a.id - b.id);
+        && (query.status !== 'reflected' || c.reflectedAt !== undefined) && (query.role === undefined || c.role === query.role) && (query.asset === undefined || c.asset === query.asset)
+        && (query.withoutMemory !== true || c.memoryId === undefined));
+      if (query.status === 'pending' || query.withoutMemory === true) rows.sort((a, b) => a.id - b.id);
       else if (query.status === 'reflected') rows.sort((a, b) => (a.reflectedAt! < b.reflectedAt! ? 1 : a.reflectedAt! > b.reflectedAt! ? -1 : b.id - a.id));
       else rows.sort((a, b) => b.id - a.id);
       return rows.slice(0, limit).map(copy);
@@ -396,6 +398,61 @@ export function createInMemoryLearningStorage(): LearningStorage {
       });
       cases.set(row.id, row);
       return { case: copy(row), created: true };
+    },
+
+    async linkCaseMemory(scope, caseId, memoryId) {
+      const op = 'learning.linkCaseMemory';
+      checkLearningScope(op, scope);
+      checkRowId(op, 'caseId', caseId);
+      checkRowId(op, 'memoryId', memoryId);
+      const c = cases.get(caseId);
+      if (!c || !inScope(c, scope) || c.memoryId !== undefined) return false;
+      cases.set(caseId, { ...c, memoryId });
+      return true;
+    },
+
+    async caseMemoryScopes(limit) {
+      const n = checkLimit('learning.caseMemoryScopes', limit, 100);
+      const seen = new Map<string, LearningScope>();
+      for (const c of cases.values()) if (c.memoryId === undefined) seen.set(key(c), scopeFields(c));
+      return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, n).map(([, v]) => v);
+    },
+
+    async enqueueExtraction(scope, t) {
+      checkExtractionTurn('learning.enqueueExtraction', scope, t);
+      if ([...queue.values()].some((q) => inScope(q, scope) && q.turnId === t.turnId)) return false;
+      const id = nextId++;
+      queue.set(id, { id, ...scopeFields(scope), sessionId: t.sessionId, turnId: t.turnId, text: t.text, createdAt: t.now, attempts: 0 });
+      return true;
+    },
+
+    async claimExtractions(scope, c) {
+      const limit = checkExtractionClaim('learning.claimExtractions', scope, c);
+      const free = [...queue.values()].filter((q) => inScope(q, scope) && (q.claimedUntil === undefined || q.claimedUntil < c.now)).sort((a, b) => a.id - b.id).slice(0, limit);
+      return free.map((q) => {
+        const next = { ...q, attempts: q.attempts + 1, claimedBy: c.owner, claimedUntil: c.leaseUntil };
+        queue.set(q.id, next);
+        const { claimedBy: _b, claimedUntil: _u, ...record } = next;
+        return copy(record);
+      });
+    },
+
+    async completeExtractions(scope, list) {
+      const op = 'learning.completeExtractions';
+      checkLearningScope(op, scope);
+      let n = 0;
+      for (const id of checkRowIds(op, 'ids', list)) {
+        const q = queue.get(id);
+        if (q && inScope(q, scope)) n += queue.delete(id) ? 1 : 0;
+      }
+      return n;
+    },
+
+    async extractionScopes(limit) {
+      const n = checkLimit('learning.extractionScopes', limit, 100);
+      const seen = new Map<string, LearningScope>();
+      for (const q of queue.values()) seen.set(key(q), scopeFields(q));
+      return [...seen.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).slice(0, n).map(([, s]) => s);
     },
 
     async stats(scope, options) {

@@ -196,6 +196,7 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
           statuses.includes(r.status) &&
           (query.categories === undefined || query.categories.length === 0 || query.categories.includes(r.category)) &&
           (query.source === undefined || r.source === query.source) &&
+          (query.excludeSources === undefined || r.source === undefined || !query.excludeSources.includes(r.source)) &&
           (query.contentHash === undefined || r.contentHash === query.contentHash),
       );
       out.sort(query.order === 'created_asc' ? (a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1) : byUpdatedDesc);

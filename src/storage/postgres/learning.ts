@@ -7,11 +7,11 @@
  * transaction. Trade ids are drawn from the identity sequence up front, so the driver sees final ids.
  */
 import {
-  type CaptureOps, checkCaptureInput, checkImportedTradeCase, checkLearningScope, checkMethodologyRestore, checkPreferenceRestore, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
+  type CaptureOps, checkCaptureInput, checkExtractionClaim, checkExtractionTurn, checkImportedTradeCase, checkLearningScope, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
   checkStateList, checkSyncAttempt, checkTransition, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
 } from '../learning-logic';
 import type {
-  ExternalSpotRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
+  ExternalSpotRecord, ExtractionTurnRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
   PreferenceRecord, RoleCaseRecord, TradeRecord,
 } from '../learning-types';
 import { checkLimit, invalidArgument } from '../sqlite/checks';
@@ -53,7 +53,14 @@ function toCase(r: Row): RoleCaseRecord {
     kind: r.kind as RoleCaseRecord['kind'], ...o('direction', r.direction), summary: String(r.summary), outcome: r.outcome as RoleCaseRecord['outcome'],
     realizedPnlUsd: Number(r.realized_pnl_usd), holdingMs: Number(r.holding_ms), methodologyIds: ids(r.methodology_ids), openedAt: String(r.opened_at),
     closedAt: String(r.closed_at), createdAt: String(r.created_at), ...o('reflectedAt', r.reflected_at), ...o('classification', r.classification),
-    ...o('reflection', r.reflection), lessonMemoryIds: ids(r.lesson_memory_ids),
+    ...o('reflection', r.reflection), lessonMemoryIds: ids(r.lesson_memory_ids), ...o('memoryId', num(r.memory_id)),
+  };
+}
+
+function toExtraction(r: Row): ExtractionTurnRecord {
+  return {
+    id: Number(r.id), userId: String(r.user_id), ...agent(r), sessionId: String(r.session_id), turnId: String(r.turn_id), text: String(r.text),
+    createdAt: String(r.created_at), attempts: Number(r.attempts),
   };
 }
 
@@ -108,6 +115,7 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
   const MO = h.t('methodology_outcomes');
   const RM = h.t('role_memory');
   const LP = h.t('learned_preferences');
+  const EQ = h.t('memory_extraction_queue');
 
   /** Stage what the capture can touch, run it, and write its changes (inside `tx`). */
   const capture = async (tx: PgTx, scope: LearningScope, input: Parameters<LearningStorage['recordExecutions']>[1]) => {
@@ -376,7 +384,8 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
       if (query.status === 'reflected') where.push('reflected_at IS NOT NULL');
       if (query.role !== undefined) (args.push(query.role), where.push(`role = $${args.length}`));
       if (query.asset !== undefined) (args.push(query.asset), where.push(`asset = $${args.length}`));
-      const order = query.status === 'pending' ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
+      if (query.withoutMemory === true) where.push('memory_id IS NULL');
+      const order = query.status === 'pending' || query.withoutMemory === true ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
       args.push(limit);
       return (await h.op(op).all(`SELECT * FROM ${RM} WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT $${args.length}`, args)).map(toCase);
     },
@@ -604,6 +613,59 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
         if (keepId !== null) await advanceIdentity(tx, RM);
         return { case: toCase(row!), created: true };
       });
+    },
+
+    async linkCaseMemory(scope, caseId, memoryId) {
+      const op = 'learning.linkCaseMemory';
+      checkLearningScope(op, scope);
+      checkRowId(op, 'caseId', caseId);
+      checkRowId(op, 'memoryId', memoryId);
+      return (await h.op(op).run(`UPDATE ${RM} SET memory_id = $1 WHERE id = $2 AND ${S(3)} AND memory_id IS NULL`, [memoryId, caseId, ...sp(scope)])) === 1;
+    },
+
+    async caseMemoryScopes(limit) {
+      const op = 'learning.caseMemoryScopes';
+      const n = checkLimit(op, limit, 100);
+      const rows = await h.op(op).all(`SELECT DISTINCT user_id, agent_id FROM ${RM} WHERE memory_id IS NULL ORDER BY user_id, agent_id LIMIT $1`, [n]);
+      return rows.map((r) => ({ userId: String(r.user_id), ...agent(r) }));
+    },
+
+    async enqueueExtraction(scope, t) {
+      const op = 'learning.enqueueExtraction';
+      checkExtractionTurn(op, scope, t);
+      const n = await h.op(op).run(
+        `INSERT INTO ${EQ} (user_id, agent_id, session_id, turn_id, text, created_at) VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (user_id, agent_id, turn_id) DO NOTHING`,
+        [...sp(scope), t.sessionId, t.turnId, t.text, t.now],
+      );
+      return n === 1;
+    },
+
+    async claimExtractions(scope, c) {
+      const op = 'learning.claimExtractions';
+      const limit = checkExtractionClaim(op, scope, c);
+      // SKIP LOCKED: a concurrent claimer takes the next rows instead of waiting for these.
+      const rows = await h.op(op).all(
+        `UPDATE ${EQ} SET claimed_by = $3, claimed_until = $4, attempts = attempts + 1
+           WHERE id IN (SELECT id FROM ${EQ} WHERE ${S()} AND (claimed_until IS NULL OR claimed_until < $5) ORDER BY id LIMIT $6 FOR UPDATE SKIP LOCKED)
+           RETURNING *`,
+        [...sp(scope), c.owner, c.leaseUntil, c.now, limit],
+      );
+      return rows.map(toExtraction).sort((a, b) => a.id - b.id);
+    },
+
+    async completeExtractions(scope, list) {
+      const op = 'learning.completeExtractions';
+      checkLearningScope(op, scope);
+      const idList = checkRowIds(op, 'ids', list);
+      if (idList.length === 0) return 0;
+      return h.op(op).run(`DELETE FROM ${EQ} WHERE ${S()} AND id = ANY($3::bigint[])`, [...sp(scope), idList]);
+    },
+
+    async extractionScopes(limit) {
+      const op = 'learning.extractionScopes';
+      const n = checkLimit(op, limit, 100);
+      const rows = await h.op(op).all(`SELECT DISTINCT user_id, agent_id FROM ${EQ} ORDER BY user_id, agent_id LIMIT $1`, [n]);
+      return rows.map((r) => ({ userId: String(r.user_id), ...agent(r) }));
     },
 
     async stats(scope, options) {

@@ -237,6 +237,7 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
       let sql = `SELECT ${COLUMNS} FROM ${M} WHERE ${SCOPE} AND ($3 OR deleted_at IS NULL) AND status = ANY($4::text[])`;
       if ((query.categories ?? []).length > 0) (params.push([...(query.categories ?? [])]), (sql += ` AND category = ANY($${params.length}::text[])`));
       if (query.source !== undefined) (params.push(query.source), (sql += ` AND source = $${params.length}`));
+      if ((query.excludeSources ?? []).length > 0) (params.push([...(query.excludeSources ?? [])]), (sql += ` AND (source IS NULL OR NOT (source = ANY($${params.length}::text[])))`));
       if (query.contentHash !== undefined) (params.push(query.contentHash), (sql += ` AND content_hash = $${params.length}`));
       params.push(query.limit);
       return (await h.op('memory.list').all(`${sql} ORDER BY ${order} LIMIT $${params.length}`, params)).map(toRecord);

@@ -247,6 +247,27 @@ export const learningMigrations: readonly PostgresMigration[] = [
       );
       CREATE INDEX personalization_snapshots_scope ON §.personalization_snapshots (user_id, agent_id, id DESC)`),
   },
+  {
+    domain: 'learning',
+    version: 2,
+    name: 'memory_extraction_queue: user turns waiting for the memory extraction pass',
+    up: sql(`
+      CREATE TABLE §.memory_extraction_queue (
+        id BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        user_id TEXT NOT NULL, agent_id TEXT NOT NULL DEFAULT '', session_id TEXT NOT NULL, turn_id TEXT NOT NULL, text TEXT NOT NULL,
+        created_at TEXT NOT NULL, attempts INTEGER NOT NULL DEFAULT 0, claimed_by TEXT, claimed_until TEXT,
+        UNIQUE (user_id, agent_id, turn_id)
+      );
+      CREATE INDEX memory_extraction_queue_scope ON §.memory_extraction_queue (user_id, agent_id, id)`),
+  },
+  {
+    domain: 'learning',
+    version: 3,
+    name: 'role_memory.memory_id: each trade case linked to its own memory row (edges, embedding)',
+    up: sql(`
+      ALTER TABLE §.role_memory ADD COLUMN memory_id BIGINT;
+      CREATE INDEX role_memory_unindexed ON §.role_memory (user_id, agent_id, id) WHERE memory_id IS NULL`),
+  },
 ];
 
 /**

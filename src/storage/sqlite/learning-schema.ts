@@ -8,6 +8,13 @@ import type { SqliteMigration } from './handle';
  * methodology and trade), `role_memory` (one case per closed trade), `learned_preferences`, the trade-history
  * mirror (`perps_fills`, `external_spot_activities`, `history_sync_state`) and `personalization_snapshots`.
  * Every table carries `user_id` and `agent_id` (`''` for user-level rows).
+ *
+ * v2 — `memory_extraction_queue`: user turns waiting for the memory extraction pass (UNIQUE per scope and turn
+ * id), claimed under a lease (`claimed_by`, `claimed_until`, `attempts`) and deleted once processed.
+ *
+ * v3 — `role_memory.memory_id`: each trade case's own memory row (its edges and embedding make it reachable by
+ * entity and hybrid search). Existing cases start at NULL; the trade-case index (`LearningStore.indexCases`, run by
+ * `createApp` when it opens the storage) writes their rows, a partial index finding them.
  */
 export const learningMigrations: readonly SqliteMigration[] = [
   {
@@ -202,6 +209,40 @@ export const learningMigrations: readonly SqliteMigration[] = [
           created_at        TEXT NOT NULL
         );
         CREATE INDEX personalization_snapshots_scope ON personalization_snapshots (user_id, agent_id, id DESC);
+      `);
+    },
+  },
+  {
+    domain: 'learning',
+    version: 2,
+    name: 'memory_extraction_queue: user turns waiting for the memory extraction pass',
+    up(db) {
+      db.exec(`
+        CREATE TABLE memory_extraction_queue (
+          id            INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id       TEXT NOT NULL,
+          agent_id      TEXT NOT NULL DEFAULT '',
+          session_id    TEXT NOT NULL,
+          turn_id       TEXT NOT NULL,
+          text          TEXT NOT NULL,
+          created_at    TEXT NOT NULL,
+          attempts      INTEGER NOT NULL DEFAULT 0,
+          claimed_by    TEXT,
+          claimed_until TEXT,
+          UNIQUE (user_id, agent_id, turn_id)
+        );
+        CREATE INDEX memory_extraction_queue_scope ON memory_extraction_queue (user_id, agent_id, id);
+      `);
+    },
+  },
+  {
+    domain: 'learning',
+    version: 3,
+    name: 'role_memory.memory_id: each trade case linked to its own memory row (edges, embedding)',
+    up(db) {
+      db.exec(`
+        ALTER TABLE role_memory ADD COLUMN memory_id INTEGER;
+        CREATE INDEX role_memory_unindexed ON role_memory (user_id, agent_id, id) WHERE memory_id IS NULL;
       `);
     },
   },

@@ -5,10 +5,10 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkExtractionClaim, checkExtractionTurn, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
 } from '../learning-logic';
 import type {
-  ExternalSpotRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
+  ExternalSpotRecord, ExtractionTurnRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
   PreferenceRecord, RoleCaseRecord, TradeRecord,
 } from '../learning-types';
 import { checkLimit, invalidArgument } from './checks';
@@ -37,6 +37,13 @@ function toTrade(r: Row): TradeRecord {
   };
 }
 
+function toExtraction(r: Row): ExtractionTurnRecord {
+  return {
+    id: r.id as number, userId: r.user_id as string, ...agent(r), sessionId: r.session_id as string, turnId: r.turn_id as string, text: r.text as string,
+    createdAt: r.created_at as string, attempts: r.attempts as number,
+  };
+}
+
 function toMethodology(r: Row): MethodologyRecord {
   return {
     id: r.id as number, userId: r.user_id as string, ...agent(r), assetClass: r.asset_class as string, text: r.text as string,
@@ -54,6 +61,7 @@ function toCase(r: Row): RoleCaseRecord {
     outcome: r.outcome as RoleCaseRecord['outcome'], realizedPnlUsd: r.realized_pnl_usd as number, holdingMs: r.holding_ms as number,
     methodologyIds: ids(r.methodology_ids), openedAt: r.opened_at as string, closedAt: r.closed_at as string, createdAt: r.created_at as string,
     ...o('reflectedAt', r.reflected_at), ...o('classification', r.classification), ...o('reflection', r.reflection), lessonMemoryIds: ids(r.lesson_memory_ids),
+    ...o('memoryId', r.memory_id),
   };
 }
 
@@ -289,7 +297,8 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
       if (query.status === 'reflected') where.push('reflected_at IS NOT NULL');
       if (query.role !== undefined) (where.push('role = ?'), args.push(query.role));
       if (query.asset !== undefined) (where.push('asset = ?'), args.push(query.asset));
-      const order = query.status === 'pending' ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
+      if (query.withoutMemory === true) where.push('memory_id IS NULL');
+      const order = query.status === 'pending' || query.withoutMemory === true ? 'id' : query.status === 'reflected' ? 'reflected_at DESC, id DESC' : 'id DESC';
       return handle.read(op, () => all(`SELECT * FROM role_memory WHERE ${where.join(' AND ')} ORDER BY ${order} LIMIT ?`, ...args, limit)).map(toCase);
     },
 
@@ -489,6 +498,55 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
           c.openedAt, c.closedAt, c.now, c.reflectedAt ?? null, c.classification ?? null, c.reflection ?? null).lastInsertRowid);
         return { case: toCase(get('SELECT * FROM role_memory WHERE id = ?', caseId)!), created: true };
       });
+    },
+
+    async linkCaseMemory(scope, caseId, memoryId) {
+      const op = 'learning.linkCaseMemory';
+      checkLearningScope(op, scope);
+      checkRowId(op, 'caseId', caseId);
+      checkRowId(op, 'memoryId', memoryId);
+      return handle.write(op, () => p(`UPDATE role_memory SET memory_id = ? WHERE id = ? AND ${S} AND memory_id IS NULL`).run(memoryId, caseId, ...sp(scope)).changes === 1);
+    },
+
+    async caseMemoryScopes(limit) {
+      const op = 'learning.caseMemoryScopes';
+      const n = checkLimit(op, limit, 100);
+      return handle.read(op, () => all('SELECT DISTINCT user_id, agent_id FROM role_memory WHERE memory_id IS NULL ORDER BY user_id, agent_id LIMIT ?', n)).map((r) => ({ userId: r.user_id as string, ...agent(r) }));
+    },
+
+    async enqueueExtraction(scope, t) {
+      const op = 'learning.enqueueExtraction';
+      checkExtractionTurn(op, scope, t);
+      return handle.write(op, () =>
+        p(`INSERT OR IGNORE INTO memory_extraction_queue (user_id, agent_id, session_id, turn_id, text, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
+          .run(...sp(scope), t.sessionId, t.turnId, t.text, t.now).changes === 1,
+      );
+    },
+
+    async claimExtractions(scope, c) {
+      const op = 'learning.claimExtractions';
+      const limit = checkExtractionClaim(op, scope, c);
+      return handle.write(op, () => {
+        const rows = all(`SELECT id FROM memory_extraction_queue WHERE ${S} AND (claimed_until IS NULL OR claimed_until < ?) ORDER BY id LIMIT ?`, ...sp(scope), c.now, limit);
+        if (rows.length === 0) return [];
+        const idList = rows.map((r) => r.id as number);
+        p(`UPDATE memory_extraction_queue SET claimed_by = ?, claimed_until = ?, attempts = attempts + 1 WHERE id IN (${placeholders(idList.length)}) AND ${S}`).run(c.owner, c.leaseUntil, ...idList, ...sp(scope));
+        return all(`SELECT * FROM memory_extraction_queue WHERE id IN (${placeholders(idList.length)}) AND ${S} ORDER BY id`, ...idList, ...sp(scope)).map(toExtraction);
+      });
+    },
+
+    async completeExtractions(scope, list) {
+      const op = 'learning.completeExtractions';
+      checkLearningScope(op, scope);
+      const idList = checkRowIds(op, 'ids', list);
+      if (idList.length === 0) return 0;
+      return handle.write(op, () => p(`DELETE FROM memory_extraction_queue WHERE id IN (${placeholders(idList.length)}) AND ${S}`).run(...idList, ...sp(scope)).changes);
+    },
+
+    async extractionScopes(limit) {
+      const op = 'learning.extractionScopes';
+      const n = checkLimit(op, limit, 100);
+      return handle.read(op, () => all('SELECT DISTINCT user_id, agent_id FROM memory_extraction_queue ORDER BY user_id, agent_id LIMIT ?', n)).map((r) => ({ userId: r.user_id as string, ...agent(r) }));
     },
 
     async stats(scope, options) {

@@ -209,6 +209,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
     async list(scope, query: MemoryListQuery) {
       const order = query.order === 'created_asc' ? 'created_at ASC, id ASC' : 'updated_at DESC, id DESC';
       const cats = query.categories ?? [];
+      const excluded = query.excludeSources ?? [];
       const rows = handle.read('memory.list', () =>
         prepare(
           `SELECT ${MEMORY_COLUMNS} FROM memories WHERE ${SCOPE_WHERE}
@@ -216,6 +217,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
              AND status IN (SELECT value FROM json_each(?))
              ${cats.length > 0 ? 'AND category IN (SELECT value FROM json_each(?))' : 'AND ? IS NULL'}
              AND (? IS NULL OR source = ?) AND (? IS NULL OR content_hash = ?)
+             ${excluded.length > 0 ? 'AND (source IS NULL OR source NOT IN (SELECT value FROM json_each(?)))' : 'AND ? IS NULL'}
            ORDER BY ${order} LIMIT ?`,
         ).all(
           ...scopeParams(scope),
@@ -226,6 +228,7 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
           query.source ?? null,
           query.contentHash ?? null,
           query.contentHash ?? null,
+          excluded.length > 0 ? jsonList(excluded) : null,
           query.limit,
         ),
       ) as MemoryRow[];

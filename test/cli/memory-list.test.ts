@@ -1,0 +1,54 @@
+/**
+ * `minara memory list --source chat_extracted` and `minara memory delete <id>`, spawned from source as a person runs them.
+ */
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, describe, expect, it } from 'vitest';
+import { createMemoryStore, silentLogger } from '@minara/agent';
+import { createSqliteStorage } from '@minara/agent/sqlite';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const dirs: string[] = [];
+afterAll(() => {
+  for (const d of dirs) rmSync(d, { recursive: true, force: true });
+});
+
+function minara(args: string[]) {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!/^(MINARA_|ANTHROPIC_|OPENAI_|GATEWAY_|EMBEDDING_|WORKSPACE_|MEMORY_)/.test(k)) env[k] = v;
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args], { cwd: root, env: { ...env, NO_COLOR: '1' }, input: '', encoding: 'utf8', timeout: 30_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('minara memory list and delete', () => {
+  it('lists what was learned from chat with its source and turn, deletes one, and refuses bad arguments', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'minara-cli-memory-'));
+    dirs.push(dir);
+    const storage = createSqliteStorage({ path: path.join(dir, 'minara.db'), logger: silentLogger });
+    const memory = createMemoryStore({ storage, scope: { userId: 'default' }, logger: silentLogger });
+    await memory.write({ category: 'preference', content: 'always use 0.5% slippage', source: 'user_manual' });
+    const { id } = await memory.recordFact('The user lives in Lisbon.', { source: 'chat_extracted', metadata: { turnId: 'turn-42', sessionId: 's1' } });
+    await memory.consolidatePending();
+    await memory.close();
+    await storage.close();
+
+    const all = minara(['memory', 'list', '--data-dir', dir]);
+    expect(all.code).toBe(0);
+    expect(all.stdout).toContain('(user_manual,');
+    expect(all.stdout).toContain(`#${id} [fact] The user lives in Lisbon.  (chat_extracted,`);
+    const learned = minara(['memory', 'list', '--source', 'chat_extracted', '--data-dir', dir]);
+    expect(learned.stdout.trim().split('\n')).toHaveLength(1);
+    expect(learned.stdout).toContain('turn turn-42');
+    const del = minara(['memory', 'delete', String(id), '--data-dir', dir]);
+    expect(del.code).toBe(0);
+    expect(del.stdout).toContain(`Deleted memory #${id} (chat_extracted)`);
+    expect(minara(['memory', 'list', '--source', 'chat_extracted', '--data-dir', dir]).stdout).toContain('No memories from chat_extracted.');
+    expect(minara(['memory', 'delete', String(id), '--data-dir', dir]).code).toBe(1);
+    expect(minara(['memory', 'delete', 'x', '--data-dir', dir]).code).toBe(2);
+    expect(minara(['memory', 'export', '--source', 'chat_extracted', '--data-dir', dir]).stderr).toContain('apply to memory list');
+    expect(minara(['memory', 'list', '--limit', '0', '--data-dir', dir]).stderr).toContain('--limit expects a number from 1 to 1000');
+  });
+});
