@@ -3,7 +3,9 @@ import { createWebhookDelivery } from '../background/delivery';
 import { ConfigError } from '../errors/subclasses';
 import type { FinancePack } from '../finance/create-finance-pack';
 import type { AgentRuntime } from '../runtime/runtime';
+import { autonomousStopReason } from '../safety/autonomy-admission';
 import type { Storage } from '../storage/types';
+import type { ToolRegistry } from '../tools/types';
 import type { Workspace } from '../workspace/workspace';
 import type { DisposerStack } from './disposers';
 import { parseDuration, parseHours } from './env-parse';
@@ -16,8 +18,11 @@ import type { AppSettings } from './settings';
 export interface AppBackground {
   /** Built, not started: the host starts it (`minara serve`, the REPL) with `background.start()`. */
   readonly background: AgentBackground;
-  /** Why an autonomous turn may not start now (the daily budget is spent); undefined without a budget. */
-  readonly admit: (() => Promise<string | undefined>) | undefined;
+  /**
+   * Why an autonomous turn for `userId` (default: the app's user) may not start now: the global stop or the user's
+   * stop is engaged, or the daily budget is spent; undefined when it may.
+   */
+  readonly admit: (userId?: string) => Promise<string | undefined>;
 }
 
 /**
@@ -28,7 +33,10 @@ export interface AppBackground {
  */
 export function assembleBackground(
   settings: AppSettings,
-  parts: { readonly storage: Storage; readonly runtime: AgentRuntime; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels; readonly finance: FinancePack | undefined },
+  parts: {
+    readonly storage: Storage; readonly runtime: AgentRuntime; readonly tools: ToolRegistry; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels;
+    readonly finance: FinancePack | undefined;
+  },
   disposers: DisposerStack,
 ): AppBackground {
   const { options, env, logger, bus, now, userId } = settings;
@@ -48,12 +56,21 @@ export function assembleBackground(
   if (dailyBudgetUsd !== undefined && !(Number.isFinite(dailyBudgetUsd) && dailyBudgetUsd >= 0)) {
     throw new ConfigError(`dailyBudgetUsd (MINARA_DAILY_BUDGET_USD): expected a non-negative number of USD, got ${JSON.stringify(budgetEnv ?? dailyBudgetUsd)}`, ['dailyBudgetUsd']);
   }
-  const admit = dailyBudgetUsd === undefined
+  const budget = dailyBudgetUsd === undefined
     ? undefined
     : async () => {
         const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: ['heartbeat', 'cron', 'webhook', 'workflow'] })).costUsd;
         return spent >= dailyBudgetUsd ? `daily budget spent: $${spent.toFixed(4)} of $${dailyBudgetUsd.toFixed(2)} on autonomous turns today (UTC)` : undefined;
       };
+  // A stopped user's autonomous runs are skipped with the reason (stored on the job run and logged), like a spent budget.
+  const admit = async (forUser: string = userId): Promise<string | undefined> => {
+    const stopped = await autonomousStopReason(parts.tools.emergencyStop, forUser);
+    if (stopped !== undefined) {
+      logger.warn(`autonomous run skipped: ${stopped}`, { userId: forUser });
+      return stopped;
+    }
+    return budget?.();
+  };
   const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
   const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
   const background = createAgentBackground({
@@ -72,7 +89,7 @@ export function assembleBackground(
     ...options.background,
     jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],
     ...(deliver ? { deliver } : {}),
-    ...(admit ? { admit } : {}),
+    admit: () => admit(),
   });
   disposers.push(() => background.stop());
   return { background, admit };

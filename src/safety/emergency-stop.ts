@@ -69,5 +69,10 @@ export function createEmergencyStop(options: { storage: Storage; now: () => Date
       if (global.engaged || userId === undefined) return global;
       return read(userKey(userId), 'user', userId);
     },
+    async userStatus(userId) {
+      const id = checkScope({ userId }, 'userStatus');
+      if (id === undefined) throw new MinaraError('INVALID_ARGUMENT', 'emergencyStop.userStatus: "userId" must be a non-empty string.');
+      return read(userKey(id), 'user', id);
+    },
   };
 }

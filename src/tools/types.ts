@@ -342,6 +342,8 @@ export interface EmergencyStopApi {
   /** Release the global stop (no scope) or one user's; the other scope is untouched. */
   release(scope?: EmergencyStopScope): Promise<void>;
   status(scope?: EmergencyStopScope): Promise<EmergencyStopStatus>;
+  /** The user's own stop, whether or not the global one is engaged (what a banner or a prompt shows beside it). */
+  userStatus(userId: string): Promise<EmergencyStopStatus>;
 }
 
 /** The tool registry: the single path that runs a tool. */
