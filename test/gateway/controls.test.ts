@@ -5,7 +5,8 @@
  * capability switches, per-user quotas (429 with the reason and Retry-After) and a stopped user's webhook.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { signWebhook } from '@minara/agent/gateway';
+import { SignJWT } from 'jose';
+import { createJwtAuthenticator, quotaFromClaim, signWebhook, USER_TURN_SOURCES } from '@minara/agent/gateway';
 import { chatBody, type Harness, startGateway, TOKEN } from './helpers';
 
 let h: Harness | undefined;
@@ -181,5 +182,25 @@ describe('stops, switches and quotas over HTTP', () => {
     const all = await get('/v1/usage?all=1', as('ops', { operator: true }));
     expect(all.users.map((u: Json) => [u.userId, u.quota.requestsPerMinute.limit, u.quota.usdPerDay.limit])).toEqual([['alice', 5, 1.5], ['bob', 2, null]]);
     expect((await fetch(`${h.url}/v1/usage?all=1`, { headers: as('bob') })).status).toBe(403);
+  });
+});
+
+describe('a quota from the token', () => {
+  it("the JWT's minara_quota claim limits its user, and a stored setting beats it", async () => {
+    const secret = 'a-jwt-secret-of-at-least-32-bytes-long!!';
+    const token = (sub: string, quota?: unknown) =>
+      new SignJWT({ sub, scope: 'approvals:decide', ...(quota ? { minara_quota: quota } : {}) }).setProtectedHeader({ alg: 'HS256' }).setAudience('minara').setExpirationTime('5m').sign(new TextEncoder().encode(secret));
+    h = await startGateway([{ text: 'one' }, { text: 'two' }, { text: 'three' }], { gateway: { trustUserHeader: false, authenticate: createJwtAuthenticator({ secret, audience: 'minara' }) } });
+    const carol = { authorization: `Bearer ${await token('carol', { rpm: 1, usdPerDay: 3 })}` };
+    expect((await send('POST', '/v1/chat', chatBody('t-1', 'hi'), carol)).status).toBe(200);
+    const refused = await send('POST', '/v1/chat', chatBody('t-2', 'hi'), carol);
+    expect(refused.status).toBe(429);
+    expect(refused.headers.get('retry-after')).toMatch(/^\d+$/);
+    expect((await get('/v1/usage', carol)).quota).toMatchObject({ requestsPerMinute: { limit: 1, used: 1, from: 'token' }, usdPerDay: { limit: 3, leftUsd: 3, from: 'token' } });
+    await h.storage.controls.setQuota({ userId: 'carol', requestsPerMinute: 5, updatedAt: new Date().toISOString() });
+    expect((await send('POST', '/v1/chat', chatBody('t-3', 'hi'), carol)).status).toBe(200);
+    expect(quotaFromClaim({ rpm: -1, usdPerDay: 'x' })).toBeUndefined();
+    expect(quotaFromClaim({ requestsPerMinute: 4 })).toEqual({ requestsPerMinute: 4 });
+    expect(USER_TURN_SOURCES).toEqual(['user', 'subagent', 'mcp']);
   });
 });

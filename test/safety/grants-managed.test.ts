@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createToolCallContext, createToolRegistry, defineTool, err, parseEnvelope, PermissionTier, type ToolCallContext } from '@minara/agent';
+import { createToolCallContext, createToolRegistry, defineTool, err, isDiscoverOnly, parseEnvelope, PermissionTier, type ToolCallContext } from '@minara/agent';
 import { createFakeClock, createInMemoryStorage } from '@minara/agent/testing';
 
 const PRICE = 3000; // USD per ETH
@@ -164,5 +164,6 @@ describe('the lifecycle stage reaches the gate', () => {
     // A person's turn is not tightened by the stage (they approve each call).
     expect((await call(ctx('user', 'alice', { lifecycleStages: ['discover'] }), 'swap_tokens', { amountUsd: 10, confirm: true })).code).toBe('APPROVAL_REQUIRED');
     expect(executed).toEqual([10]);
+    expect([isDiscoverOnly(['discover']), isDiscoverOnly(['discover', 'evaluate']), isDiscoverOnly(['discover', 'manage']), isDiscoverOnly(undefined)]).toEqual([true, true, false, false]);
   });
 });
