@@ -90,9 +90,16 @@ describe('operator controls in the app', () => {
     expect(await tools.grants.list({ userId: 'default' }).then((g) => tools.grants.leftToday(g[0]!.id))).toBe(80);
   });
 
-  it('the REPL prompt shows the stop that applies, read before each prompt', async () => {
-    const repl = await startTestRepl();
+  it('the REPL prompt shows the stop that applies, read before each prompt; an approval prompt shows what a grant has left today', async () => {
+    const model = createScriptedModel([{ toolCalls: [{ toolName: 'buy_token', input: { symbol: 'ETH', amountUsd: 50, confirm: true } }] }, { text: 'OK, not bought.' }]);
+    const repl = await startTestRepl({ model });
     try {
+      await repl.app.tools.grants.create({ tools: ['buy_token'], userId: 'default', sources: ['cron'], capPerCallUsd: 100, capPerDayUsd: 300, expiresAt: 3_600_000 });
+      repl.type('Buy $50 of ETH');
+      await repl.waitFor('Approve? [y/N] ');
+      expect(repl.screen()).toContain('    grant left today: $300.00 (what your grant for autonomous runs still allows, UTC day)');
+      repl.type('n');
+      await repl.waitFor('OK, not bought.');
       repl.type('/help');
       await repl.waitFor('/exit');
       expect(repl.screen()).not.toContain('⏹ stopped');
