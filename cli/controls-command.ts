@@ -146,7 +146,7 @@ async function stop(app: MinaraApp, rest: string[], values: Map<string, string>,
   } else {
     if (global) await stopApi.engage(reason, { by: 'cli' });
     else await stopApi.engage(reason, { userId, by: 'cli' });
-    io.write(`Engaged the ${global ? 'global stop: no user' : `stop of ${userId}: ${userId}`}'s agent runs anything above READ_ONLY, and autonomous runs are skipped, in every process on this database. Release it with: minara stop${global ? ' --global' : values.has('--user') ? ` --user ${userId}` : ''} --release\n`);
+    io.write(`Engaged the ${global ? 'global stop: nothing above READ_ONLY runs for anyone' : `stop of ${userId}: nothing above READ_ONLY runs for ${userId}`}, and autonomous runs are skipped, in every process on this database. Release it with: minara stop${global ? ' --global' : values.has('--user') ? ` --user ${userId}` : ''} --release\n`);
   }
   await show();
   return 0;

@@ -139,6 +139,7 @@ describe('operator controls in the app', () => {
     expect(out).toMatch(/Created grt_\S+\.\ngrt_\S+ {2}active {2}for alice {2}sets trade {2}from cron,webhook\n {4}cap \$50\.00\/call, \$200\.00\/day; today spent \$0\.00, left \$200\.00; expires \S+; weekly DCA\n/);
     out = '';
     expect(await run('stop', '--user', 'alice', '--reason', 'drill')).toBe(0);
+    expect(out).toContain('Engaged the stop of alice: nothing above READ_ONLY runs for alice, and autonomous runs are skipped, in every process on this database. Release it with: minara stop --user alice --release');
     expect(out).toContain("alice's stop: ENGAGED");
     out = '';
     expect(await run('stop', 'status', '--user', 'alice')).toBe(0);
