@@ -52,6 +52,14 @@ Usage:
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
+  minara grants list|create|revoke      Grants for autonomous runs: tools or tool sets, sources, caps per
+                                        call and per day in USD, expiry (docs/operations.md)
+  minara stop [--global] [--release] [--user u] [--reason text] | minara stop status
+                                        The emergency stop: a user's, or everyone's (--global)
+  minara tools list | disable|enable <tool-set> [--user u]
+                                        Capability switches: turn a user's tool set off or on
+  minara usage [--user u | --all] | minara usage set <user> [--rpm N] [--usd-per-day USD]
+                                        Where each user stands against the quotas; set a user's
   minara --version                      Print the version
   minara --help                         Show this help
 
@@ -96,7 +104,7 @@ const BOOLEAN_FLAGS = new Set([
   '--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
 ]);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'help']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'help', 'grants', 'stop', 'tools', 'usage']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
@@ -201,7 +209,14 @@ function version(): string {
   return pkg.version;
 }
 
+/** The operator's controls parse their own flags (cli/controls-command.ts). */
+const CONTROL_COMMANDS = new Set(['grants', 'stop', 'tools', 'usage']);
+
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] !== undefined && CONTROL_COMMANDS.has(argv[0]) && !argv.includes('--help') && !argv.includes('-h')) {
+    const { runControlsCli } = await import('./controls-command');
+    return runControlsCli(argv);
+  }
   let parsed: Parsed;
   try {
     parsed = parseArgs(argv);

@@ -100,7 +100,7 @@ export function formatBlocked(toolName: string, code: string, reason: string): s
  * ```
  */
 export function formatApproval(
-  a: Pick<PendingApproval, 'toolName' | 'input' | 'reason' | 'approvalId'>,
+  a: Pick<PendingApproval, 'toolName' | 'input' | 'reason' | 'approvalId'> & { readonly grantLeftTodayUsd?: number | undefined },
   options: FormatOptions & { preview?: unknown; refused?: string | undefined } = {},
 ): string {
   const words = describeOrder({ toolName: a.toolName, input: a.input, ...(options.preview !== undefined ? { preview: options.preview } : {}) });
@@ -108,6 +108,9 @@ export function formatApproval(
     ? [`  ⏸ ${words}.`, `    ${a.toolName} needs your approval (${a.approvalId}): ${truncate(a.reason, MAX_RESULT_CHARS)}`]
     : [`  ⏸ ${a.toolName} needs your approval (${a.approvalId})`, `    reason: ${truncate(a.reason, MAX_RESULT_CHARS)}`];
   if (options.refused) lines.push(`    ⚠ the safety checks would refuse this now: ${truncate(options.refused, MAX_RESULT_CHARS)}`);
+  const previewLeft = (options.preview as { grantLeftTodayUsd?: unknown } | null | undefined)?.grantLeftTodayUsd;
+  const left = typeof previewLeft === 'number' ? previewLeft : a.grantLeftTodayUsd;
+  if (left !== undefined) lines.push(`    grant left today: $${left.toFixed(2)} (what your grant for autonomous runs still allows, UTC day)`);
   if (!words || options.json) lines.push(`    input:  ${options.json ? fullJson(a.input) : compactJson(a.input, MAX_INPUT_CHARS)}`);
   return lines.join('\n');
 }

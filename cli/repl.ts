@@ -13,6 +13,11 @@ import { createSpinner } from './spinner';
 
 /** The prompt shown when the REPL is ready for input. */
 export const PROMPT = '› ';
+
+/** The prompt with the emergency stop's state: `⏹ stopped (global) › ` while a stop applies to the REPL's user. */
+export function stopPrompt(status: { readonly engaged: boolean; readonly scope?: 'global' | 'user' | undefined }): string {
+  return status.engaged ? `⏹ stopped (${status.scope === 'user' ? 'your stop' : 'global'}) ${PROMPT}` : PROMPT;
+}
 /** A second Ctrl-C within this window exits. */
 const DOUBLE_CTRL_C_MS = 2000;
 const HISTORY_SIZE = 500;
@@ -286,10 +291,13 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   const showArrived = () => {
     for (const text of arrived.splice(0)) renderer.line(text);
   };
+  // The stop's state is read from storage before each prompt, so one engaged in another process shows here too.
+  const me = app.memory.scope.userId;
+  const promptNow = () => app.tools.emergencyStop.status({ userId: me }).then(stopPrompt, () => PROMPT);
   try {
     while (!exiting) {
       showArrived();
-      const line = await nextLine(PROMPT);
+      const line = await nextLine(await promptNow());
       if (line === undefined) break;
       const text = line.trim();
       if (text === '') continue;

@@ -61,7 +61,8 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     modelStatus: app.modelStatus,
     background: app.background,
     webhooks: webhooksFromEnv(),
-    admitAutonomousTurn: () => app.admitAutonomousTurn(),
+    admitAutonomousTurn: (context) => app.admitAutonomousTurn(context),
+    quotas: env.quotas,
     ...extra,
   });
   const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ` (bearer token required${env.mcpToken ? '; MCP hosts use GATEWAY_MCP_TOKEN' : ''})` : '';

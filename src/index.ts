@@ -70,11 +70,13 @@ export type {
   ApprovalsApi,
   BeforeHookCall,
   BeforeHookResult,
+  CapabilitiesApi,
   DispatchOptions,
   DispatchOutcome,
   EmergencyStopApi,
   EmergencyStopScope,
   EmergencyStopStatus,
+  GrantActor,
   GrantsApi,
   OrderFactsContext,
   OrderSide,
@@ -88,6 +90,7 @@ export type {
   ToolOrderFacts,
   ToolRegistry,
   ToolSetDefinition,
+  TurnStage,
 } from './tools/types';
 
 export { DEFAULT_TOOL_TIMEOUT_MS, defineTool, defineToolFactory, type ToolFactory } from './tools/define-tool';
@@ -147,7 +150,9 @@ export type {
   StoredMessage,
 } from './storage/types';
 export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';
-export type { UsageEntry, UsageStorage, UsageTotals } from './storage/usage-types';
+export type { UsageEntry, UsageStorage, UsageTotals, UserUsageTotals } from './storage/usage-types';
+export type { CapabilitySwitchRecord, ControlStorage, GrantSpendReservation, QuotaSettingsRecord, RequestCount } from './storage/control-types';
+export { isDiscoverOnly } from './safety/operator-controls';
 export {
   type BackgroundJob,
   type BackgroundJobContext,

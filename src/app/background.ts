@@ -3,7 +3,9 @@ import { createWebhookDelivery } from '../background/delivery';
 import { ConfigError } from '../errors/subclasses';
 import type { FinancePack } from '../finance/create-finance-pack';
 import type { AgentRuntime } from '../runtime/runtime';
+import { autonomousStopReason } from '../safety/autonomy-admission';
 import type { Storage } from '../storage/types';
+import type { ToolRegistry } from '../tools/types';
 import type { Workspace } from '../workspace/workspace';
 import { MEMORY_EXTRACTION_USAGE_SOURCE } from '../learning/extraction';
 import { METHODOLOGY_SYNTHESIS_USAGE_SOURCE } from '../learning/synthesis';
@@ -25,8 +27,11 @@ export const AUTONOMOUS_SPEND_SOURCES: readonly string[] = ['heartbeat', 'cron',
 export interface AppBackground {
   /** Built, not started: the host starts it (`minara serve`, the REPL) with `background.start()`. */
   readonly background: AgentBackground;
-  /** Why an autonomous turn may not start now (the daily budget is spent); undefined without a budget. */
-  readonly admit: (() => Promise<string | undefined>) | undefined;
+  /**
+   * Why an autonomous turn for `userId` (default: the app's user) may not start now: the global stop or the user's
+   * stop is engaged, or the daily budget is spent; undefined when it may.
+   */
+  readonly admit: (userId?: string) => Promise<string | undefined>;
 }
 
 /**
@@ -38,7 +43,7 @@ export interface AppBackground {
 export function assembleBackground(
   settings: AppSettings,
   parts: {
-    readonly storage: Storage; readonly runtime: AgentRuntime; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels;
+    readonly storage: Storage; readonly runtime: AgentRuntime; readonly tools: ToolRegistry; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels;
     readonly finance: FinancePack | undefined; readonly extraction: AppExtraction;
   },
   disposers: DisposerStack,
@@ -60,12 +65,21 @@ export function assembleBackground(
   if (dailyBudgetUsd !== undefined && !(Number.isFinite(dailyBudgetUsd) && dailyBudgetUsd >= 0)) {
     throw new ConfigError(`dailyBudgetUsd (MINARA_DAILY_BUDGET_USD): expected a non-negative number of USD, got ${JSON.stringify(budgetEnv ?? dailyBudgetUsd)}`, ['dailyBudgetUsd']);
   }
-  const admit = dailyBudgetUsd === undefined
+  const budget = dailyBudgetUsd === undefined
     ? undefined
     : async () => {
         const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: AUTONOMOUS_SPEND_SOURCES })).costUsd;
         return spent >= dailyBudgetUsd ? `daily budget spent: $${spent.toFixed(4)} of $${dailyBudgetUsd.toFixed(2)} on autonomous turns today (UTC)` : undefined;
       };
+  // A stopped user's autonomous runs are skipped with the reason (stored on the job run and logged), like a spent budget.
+  const admit = async (forUser: string = userId): Promise<string | undefined> => {
+    const stopped = await autonomousStopReason(parts.tools.emergencyStop, forUser);
+    if (stopped !== undefined) {
+      logger.warn(`autonomous run skipped: ${stopped}`, { userId: forUser });
+      return stopped;
+    }
+    return budget?.();
+  };
   const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
   const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
   const background = createAgentBackground({
@@ -74,7 +88,6 @@ export function assembleBackground(
     workspace,
     userId,
     memoryStores: memory.memoryStores,
-    // Its stores keep the default 30-day retention; tenants not served since the start are purged on the same terms.
     // Tenants not served since the start are purged on the same terms as its stores.
     unservedRetentionDays: memory.retentionDays,
     now,
@@ -82,9 +95,9 @@ export function assembleBackground(
     ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') * (parts.models.isOff('heartbeat') ? 0 : 1) } : {}),
     ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
     ...options.background,
-    jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger, ...(admit ? { admit } : {}), prices: options.prices })],
+    jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger, admit: () => admit(), prices: options.prices })],
     ...(deliver ? { deliver } : {}),
-    ...(admit ? { admit } : {}),
+    admit: () => admit(),
   });
   disposers.push(() => background.stop());
   return { background, admit };

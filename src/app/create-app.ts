@@ -52,7 +52,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const runtime = assembleRuntime(settings, { // the runtime, its turn hooks, the delegate tool
       storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, extraction, operatorNotices: () => jobs.background.takeNotices(),
     });
-    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance, extraction }, disposers);
+    const jobs = assembleBackground(settings, { storage, runtime, tools, workspace: workspace.workspace, memory, models, finance: packs.finance, extraction }, disposers);
     listenForFleetStop(settings, storage, tools, disposers); // the fleet's emergency stop, released first
 
     return {
@@ -80,7 +80,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       artifacts: artifacts.artifacts,
       materializer: artifacts.materializer,
       files: artifacts.files,
-      admitAutonomousTurn: async () => jobs.admit?.(),
+      admitAutonomousTurn: (context) => jobs.admit(context?.userId),
       bus,
       logger,
       close: () => disposers.releaseAll(),

@@ -222,8 +222,11 @@ export interface MinaraApp {
   readonly files: FileStore | undefined;
   /** Writes `<dataDir>/artifacts/<id>/` for the URIs in each final message (a turn-end hook); undefined when `artifacts: false`. */
   readonly materializer: ArtifactMaterializer | undefined;
-  /** Why an autonomous turn may not start now (the daily budget is spent), or undefined when it may. */
-  admitAutonomousTurn(): Promise<string | undefined>;
+  /**
+   * Why an autonomous turn for the user (default: the app's user) may not start now: the global stop or the user's
+   * stop is engaged, or the daily budget is spent; undefined when it may.
+   */
+  admitAutonomousTurn(context?: { readonly userId?: string | undefined }): Promise<string | undefined>;
   readonly bus: MinaraBus;
   readonly logger: Logger;
   /** Close memory stores, the workspace and storage (if the app opened it). */

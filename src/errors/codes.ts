@@ -23,6 +23,9 @@ export const ERROR_CODES = {
   APPROVAL_REQUIRED: 'The call needs a human approval; an approval request was persisted.',
   MANUAL_ONLY_AUTONOMOUS: 'A MANUAL_ONLY tool was called from an autonomous source (cron, webhook, workflow).',
   GRANT_REQUIRED: 'An autonomous call needs a stored grant that covers it, and none does.',
+  GRANT_CAP_EXCEEDED: "A stored grant covers the call, but the order is above its cap per call or beyond what it has left today (UTC).",
+  TOOL_SET_DISABLED: "An operator turned this tool set off for the call's user (a capability switch).",
+  STAGE_NOT_ALLOWED: 'An autonomous turn classified as discover cannot execute a fund-moving tool, even under a grant.',
   EMERGENCY_STOP: 'The emergency stop is engaged; only READ_ONLY tools run.',
   REPEATED_BLOCKED_CALL: 'The same blocked call was repeated within a turn and was cut off.',
   // approvals

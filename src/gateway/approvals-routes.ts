@@ -3,7 +3,9 @@ import { field, readJsonObject } from './body';
 import { assertSessionVisible } from './chat-routes';
 import { assertCanDecide } from './decide';
 import { badRequest, HttpError, json, notFound } from './http-error';
+import { quotaResponse } from './quotas';
 import { decodeParam, type RouteContext, type RouteHandler } from './router';
+import type { SessionLease } from './session-lock';
 import type { GatewayDeps } from './types';
 
 const STATUSES: readonly ApprovalStatus[] = ['pending', 'approved', 'denied', 'expired', 'executed'];
@@ -62,7 +64,7 @@ export function listApprovals(deps: GatewayDeps): RouteHandler {
  * registered like a chat turn, so `GET /v1/chat/:sessionId/stream` can follow it.
  */
 export function decideApproval(deps: GatewayDeps): RouteHandler {
-  return async ({ request, params, userId, canDecide }: RouteContext) => {
+  return async ({ request, params, userId, canDecide, quota }: RouteContext) => {
     const id = decodeParam('id', params['id'] ?? '');
     assertCanDecide(canDecide);
     const body = await readJsonObject(request, deps.maxBodyBytes);
@@ -78,9 +80,19 @@ export function decideApproval(deps: GatewayDeps): RouteHandler {
     const decision = { approvalId: id, approved, ...(reason !== undefined ? { reason } : {}) };
     const sessionId = record.sessionId;
     const resumes = sessionId !== undefined && record.source !== 'mcp';
+    let lease: SessionLease | undefined;
     if (resumes) {
       await assertSessionVisible(deps, sessionId, userId);
       if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
+      // The resumed turn is a user turn: it counts against the user's quota, before anything is decided.
+      const refused = await deps.quotas.admit(userId, quota);
+      if (refused) return quotaResponse(refused);
+      // A turn of this chat running in this process: the runtime queues the resumed one after it. Otherwise the
+      // session's lock in storage, taken before deciding, so a turn running on another instance is never interleaved.
+      if (!deps.streams.get(sessionId)) {
+        lease = await deps.sessionLocks.acquire(sessionId);
+        if (!lease) throw new HttpError(409, 'HTTP_CONFLICT', `A turn is running in chat "${sessionId}" on another gateway instance; decide this approval when it has ended.`);
+      }
     }
     // Decide first, compare-and-set in storage: of two deciders (tabs, gateway instances) exactly one wins; the
     // other gets a 409 and resumes nothing, so the model is not asked twice.
@@ -88,6 +100,7 @@ export function decideApproval(deps: GatewayDeps): RouteHandler {
     try {
       decided = await tools.approvals.decide(id, decision);
     } catch (error) {
+      await lease?.release();
       const now = (await tools.approvals.get(id)) ?? record;
       if (now.status !== 'pending') throw new HttpError(409, 'HTTP_CONFLICT', `Approval "${id}" is already ${now.status}.`, { approval: publicApproval(now) });
       throw error;
@@ -97,9 +110,10 @@ export function decideApproval(deps: GatewayDeps): RouteHandler {
       return json(200, { approval: publicApproval(decided), turn: null });
     }
     // The runtime sees the decision already recorded and runs (or refuses) the call.
-    const events = runtime.run({ sessionId: sessionId!, userId, surface: 'gateway', approvals: [decision] });
+    const run = runtime.run({ sessionId: sessionId!, userId, surface: 'gateway', approvals: [decision] });
+    const events = lease ? lease.guard(run) : run;
     let end;
-    if (deps.streams.get(sessionId!)) {
+    if (!lease && deps.streams.get(sessionId!)) {
       // A chat turn is streaming in that session; the runtime queues this one after it.
       for await (const e of events) if (e.type === 'turn-end') end = e;
     } else {

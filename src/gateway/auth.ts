@@ -43,6 +43,30 @@ export interface GatewayIdentity {
    * credential carries it; one handed to an MCP host or a script does not. @default [] (request only)
    */
   readonly scopes?: readonly string[] | undefined;
+  /**
+   * The user's quota as the identity provider states it (a JWT's `minara_quota` claim: `{ "rpm": 20,
+   * "usdPerDay": 5 }`); a stored per-user setting wins over it, and it wins over the gateway's defaults.
+   */
+  readonly quota?: GatewayQuota | undefined;
+}
+
+/** Per-user limits on user turns: requests per minute and USD of model spend per UTC day. */
+export interface GatewayQuota {
+  readonly requestsPerMinute?: number | undefined;
+  readonly usdPerDay?: number | undefined;
+}
+
+/** Read a `minara_quota` claim (`{ rpm | requestsPerMinute, usdPerDay }`); anything malformed is ignored. */
+export function quotaFromClaim(raw: unknown): GatewayQuota | undefined {
+  if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return undefined;
+  const r = raw as Record<string, unknown>;
+  const rpm = r['rpm'] ?? r['requestsPerMinute'];
+  const usd = r['usdPerDay'];
+  const out = {
+    ...(typeof rpm === 'number' && Number.isSafeInteger(rpm) && rpm >= 0 ? { requestsPerMinute: rpm } : {}),
+    ...(typeof usd === 'number' && Number.isFinite(usd) && usd >= 0 ? { usdPerDay: usd } : {}),
+  };
+  return Object.keys(out).length > 0 ? out : undefined;
 }
 
 /** Decide who a request is, or `null` to answer 401. Throwing also answers 401 (the message is not sent). */
@@ -137,7 +161,8 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Gatewa
     const userId = payload[userClaim];
     if (typeof userId !== 'string' || !USER_ID.test(userId)) return null;
     const raw = payload[rolesClaim];
-    return { userId, roles: stringList(raw), scopes: stringList(payload[scopeClaim] ?? (scopeClaim === 'scope' ? payload['scp'] : undefined)) };
+    const quota = quotaFromClaim(payload['minara_quota']);
+    return { userId, roles: stringList(raw), scopes: stringList(payload[scopeClaim] ?? (scopeClaim === 'scope' ? payload['scp'] : undefined)), ...(quota ? { quota } : {}) };
   };
 }
 

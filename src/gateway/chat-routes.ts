@@ -6,6 +6,7 @@ import { assertCanDecide } from './decide';
 import { loadMessages } from '../runtime/conversation';
 import { toUIMessages, UI_STREAM_HEADERS } from '../runtime/ui-stream';
 import { HttpError, json, notFound } from './http-error';
+import { quotaResponse } from './quotas';
 import type { RouteContext, RouteHandler } from './router';
 import { decodeParam } from './router';
 import type { GatewayDeps } from './types';
@@ -27,7 +28,7 @@ export function streamResponse(body: ReadableStream<Uint8Array>): Response {
  * nothing (the runtime persists the turn) and can resume with `GET /v1/chat/:id/stream`.
  */
 export function postChat(deps: GatewayDeps): RouteHandler {
-  return async ({ request, userId, canDecide }: RouteContext) => {
+  return async ({ request, userId, canDecide, quota }: RouteContext) => {
     if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
     const body = await readJsonObject(request, deps.maxBodyBytes);
     const parsed = parseChatRequest(body);
@@ -53,9 +54,18 @@ export function postChat(deps: GatewayDeps): RouteHandler {
       if (!deps.options.files) throw new HttpError(400, 'HTTP_BAD_REQUEST', 'messages: file parts need file uploads, which are not enabled on this gateway.');
       if (!(await deps.options.files.stat({ userId }, key))) throw new HttpError(400, 'HTTP_BAD_REQUEST', `attachments[${i}]: no uploaded file "${key}"; upload it with POST /v1/files and use the key it returns.`);
     }
-    // No await between this check and `start`: one turn per chat at a time.
+    const running = () => new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}"; resume it with GET /v1/chat/${chatId}/stream.`);
+    if (deps.streams.get(chatId)) throw running();
+    // The user's quota (requests per minute, USD per day): 429 with the reason and Retry-After.
+    const refused = await deps.quotas.admit(userId, quota);
+    if (refused) return quotaResponse(refused);
+    // One turn per chat across the fleet: the session's lock in storage, held for the whole turn.
+    const lease = await deps.sessionLocks.acquire(chatId);
+    if (!lease) throw new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}" (on this or another gateway instance); wait for it to end, or resume it with GET /v1/chat/${chatId}/stream on the instance running it.`);
+    // No await between this check and `start`: one turn per chat at a time in this process.
     if (deps.streams.get(chatId)) {
-      throw new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}"; resume it with GET /v1/chat/${chatId}/stream.`);
+      await lease.release();
+      throw running();
     }
     let events;
     try {
@@ -68,11 +78,12 @@ export function postChat(deps: GatewayDeps): RouteHandler {
         ...(approvals.length > 0 ? { approvals } : {}),
       });
     } catch (error) {
+      await lease.release();
       if (MinaraError.isInstance(error) && error.code === 'INVALID_ARGUMENT') throw new HttpError(400, 'HTTP_BAD_REQUEST', error.message);
       throw error;
     }
     const messageId = parsed.continueMessageId || deps.generateId('msg');
-    const turn = deps.streams.start({ chatId, userId, messageId, events });
+    const turn = deps.streams.start({ chatId, userId, messageId, events: lease.guard(events) });
     return streamResponse(turn.subscribe());
   };
 }

@@ -1,5 +1,5 @@
 import { MinaraError } from '../errors/minara-error';
-import type { JwtAuthenticatorOptions } from './auth';
+import type { GatewayQuota, JwtAuthenticatorOptions } from './auth';
 import { checkAllowedHosts, checkAllowedOrigins } from './perimeter';
 
 /** Gateway settings read from the environment. */
@@ -23,6 +23,8 @@ export interface GatewayEnv {
   readonly allowedHosts: readonly string[];
   /** `GATEWAY_ALLOWED_ORIGINS` (comma-separated): other origins (your own front end) that may send state-changing requests. */
   readonly allowedOrigins: readonly string[];
+  /** `GATEWAY_QUOTA_RPM` and `GATEWAY_QUOTA_USD_PER_DAY`: default per-user limits on user turns (`quotas` of createGateway). */
+  readonly quotas: GatewayQuota;
 }
 
 const list = (raw: string | undefined): string[] => (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -64,7 +66,19 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>> = p
   const trust = env['GATEWAY_TRUST_USER_HEADER']?.trim();
   const mcpToken = env['GATEWAY_MCP_TOKEN']?.trim();
   if (mcpToken && !token) throw new MinaraError('CONFIG_INVALID', 'GATEWAY_MCP_TOKEN: needs GATEWAY_AUTH_TOKEN too (the person\'s token); with per-user JWTs, mint the MCP host a token without the approvals:decide scope instead.');
+  const quota = (name: string, integer: boolean): number | undefined => {
+    const raw = env[name]?.trim();
+    if (raw === undefined || raw === '') return undefined;
+    const n = Number(raw);
+    if (!Number.isFinite(n) || n < 0 || (integer && !Number.isSafeInteger(n))) {
+      throw new MinaraError('CONFIG_INVALID', `${name}: expected ${integer ? 'an integer' : 'a number of USD'} ≥ 0, got ${JSON.stringify(raw)}.`);
+    }
+    return n;
+  };
+  const rpm = quota('GATEWAY_QUOTA_RPM', true);
+  const usdPerDay = quota('GATEWAY_QUOTA_USD_PER_DAY', false);
   return {
+    quotas: { ...(rpm !== undefined ? { requestsPerMinute: rpm } : {}), ...(usdPerDay !== undefined ? { usdPerDay } : {}) },
     port, host, ...(token ? { authToken: token } : {}), ...(jwt ? { jwt } : {}), trustUserHeader: trust === '1' || trust === 'true',
     ...(mcpToken ? { mcpToken } : {}),
     allowedHosts: checkAllowedHosts(list(env['GATEWAY_ALLOWED_HOSTS']), 'GATEWAY_ALLOWED_HOSTS'),

@@ -4,7 +4,10 @@ import { createConsoleLogger } from '../util/logger';
 import { createActiveStreams } from './active-streams';
 import { decideApproval, listApprovals } from './approvals-routes';
 import { randomBytes } from 'node:crypto';
-import { createBearerCheck, DECIDE_SCOPE, type GatewayIdentity } from './auth';
+import { createBearerCheck, DECIDE_SCOPE, type GatewayIdentity, type GatewayQuota } from './auth';
+import { controlRoutes } from './control-routes';
+import { checkQuotaDefaults, createQuotaGate, USER_TURN_SOURCES } from './quotas';
+import { createSessionLocks } from './session-lock';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
@@ -106,7 +109,11 @@ export function createGateway(options: GatewayOptions): Gateway {
   let closing = false;
   const streams = createActiveStreams({ generateId, logger });
   const viewLinks = options.artifacts ? createViewLinks(now) : undefined;
-  const deps: GatewayDeps = { options, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing, viewLinks };
+  const quotas = createQuotaGate({ storage: options.storage, defaults: checkQuotaDefaults(options.quotas, 'createGateway: "quotas"'), now });
+  const leaseMs = options.sessionLockLeaseMs;
+  if (leaseMs !== undefined && !(Number.isSafeInteger(leaseMs) && leaseMs >= 3000)) throw new MinaraError('CONFIG_INVALID', 'createGateway: "sessionLockLeaseMs" must be an integer of at least 3000 (ms).');
+  const sessionLocks = createSessionLocks({ storage: options.storage, now, logger, ...(leaseMs !== undefined ? { leaseMs } : {}) });
+  const deps: GatewayDeps = { options, quotas, sessionLocks, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing, viewLinks };
   const checkToken = authToken === undefined ? undefined : createBearerCheck(authToken);
   const checkMcpToken = mcpToken === undefined ? undefined : createBearerCheck(mcpToken);
 
@@ -117,9 +124,9 @@ export function createGateway(options: GatewayOptions): Gateway {
    * scope), the trusted proxy's headers (its scopes header), the MCP token (request only), the shared token (a
    * person's), or the single user (decides with the per-start local key).
    */
-  async function identify(request: Request): Promise<{ userId: string; operator: boolean; canDecide: boolean }> {
+  async function identify(request: Request): Promise<{ userId: string; operator: boolean; canDecide: boolean; quota?: GatewayQuota | undefined }> {
     const who = authenticated.get(request);
-    if (who) return { userId: who.userId, operator: (who.roles ?? []).includes('operator'), canDecide: (who.scopes ?? []).includes(DECIDE_SCOPE) };
+    if (who) return { userId: who.userId, operator: (who.roles ?? []).includes('operator'), canDecide: (who.scopes ?? []).includes(DECIDE_SCOPE), ...(who.quota ? { quota: who.quota } : {}) };
     if (trustUserHeader) {
       const header = request.headers.get(userHeader);
       if (header !== null && !USER_ID.test(header)) throw badRequest(`${userHeader}: expected 1–128 characters of letters, digits, ".", "_", ":", "@" or "-".`);
@@ -160,9 +167,20 @@ export function createGateway(options: GatewayOptions): Gateway {
       return json(200, { deliveries: await source.deliveries!({ userId, ...(after !== undefined ? { after } : {}), limit: limitRaw === null ? 20 : Number(limitRaw) }) });
     });
   }
-  router.add('GET', '/v1/usage', async ({ url, userId }) => {
+  router.add('GET', '/v1/usage', async ({ url, userId, operator, quota }) => {
     const day = url.searchParams.get('day') ?? now().toISOString().slice(0, 10);
     if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw badRequest(`day: expected YYYY-MM-DD, got ${JSON.stringify(day)}.`);
+    if (url.searchParams.get('all') === '1') {
+      // Where every user stands (operators only): each user with turns that day or a stored quota setting.
+      if (!operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Every user\'s usage is visible to operators only.');
+      const [byUser, settings] = await Promise.all([options.storage.usage.byUser({ day }), options.storage.controls.listQuotas()]);
+      const ids = [...new Set([...byUser.map((u) => u.userId), ...settings.map((q) => q.userId)])].sort();
+      const userTurns = new Map((await options.storage.usage.byUser({ day, sources: USER_TURN_SOURCES })).map((u) => [u.userId, u.totals] as const));
+      const users = await Promise.all(ids.map(async (id) => ({
+        userId: id, today: byUser.find((u) => u.userId === id)?.totals ?? null, userTurns: userTurns.get(id) ?? null, quota: await quotas.standing(id),
+      })));
+      return json(200, { day, defaults: quotas.defaults, users });
+    }
     const sessionId = url.searchParams.get('session');
     if (sessionId !== null) await assertSessionVisible(deps, sessionId, userId);
     const usage = options.storage.usage;
@@ -171,7 +189,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       usage.totals({ day, userId, sources: ['heartbeat', 'cron', 'webhook', 'workflow'] }),
       sessionId === null ? Promise.resolve(undefined) : usage.totals({ sessionId, userId }),
     ]);
-    return json(200, { day, today, autonomous, ...(session ? { session } : {}) });
+    return json(200, { day, today, autonomous, ...(session ? { session } : {}), quota: await quotas.standing(userId, quota) });
   });
   router.add('GET', '/v1/info', ({ userId, canDecide }) =>
     json(200, {
@@ -200,6 +218,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/approvals', listApprovals(deps));
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
   for (const [method, pattern, handler] of financeRoutes(deps)) router.add(method, pattern, handler);
+  for (const [method, pattern, handler] of controlRoutes(deps)) router.add(method, pattern, handler);
   const mcp = options.mcp;
   let mcpRoute: RouteHandler | undefined;
   if (mcp !== undefined) {

@@ -27,4 +27,5 @@ export { DEFAULT_MAX_BODY_BYTES } from './body';
 export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from '../runtime/ui-stream';
 export { EDITABLE_MEMORY_SOURCE } from './memory-routes';
 export { HttpError } from './http-error';
-export { createJwtAuthenticator, DECIDE_SCOPE, type GatewayAuthenticate, type GatewayIdentity, type JwtAuthenticatorOptions } from './auth';
+export { createJwtAuthenticator, DECIDE_SCOPE, type GatewayAuthenticate, type GatewayIdentity, type GatewayQuota, type JwtAuthenticatorOptions, quotaFromClaim } from './auth';
+export { type QuotaOrigin, type QuotaStanding, USER_TURN_SOURCES } from './quotas';

@@ -1,3 +1,4 @@
+import type { GatewayQuota } from './auth';
 import { HttpError, badRequest } from './http-error';
 
 /** Path parameters of a matched route, URL-decoded. */
@@ -17,6 +18,8 @@ export interface RouteContext {
    * proxy's scopes header, or the per-start local key of the served web app). Automated callers only request.
    */
   readonly canDecide: boolean;
+  /** The user's quota as the credential states it (a JWT's `minara_quota` claim), if any. */
+  readonly quota?: GatewayQuota | undefined;
 }
 
 export type RouteHandler = (ctx: RouteContext) => Promise<Response> | Response;

@@ -1,4 +1,6 @@
-import type { GatewayAuthenticate } from './auth';
+import type { GatewayAuthenticate, GatewayQuota } from './auth';
+import type { QuotaGate } from './quotas';
+import type { SessionLocks } from './session-lock';
 import type { LearningStore } from '../learning/types';
 import type { MemoryStore } from '../memory/types';
 import type { ModelConfigStatus } from '../llm/resolve-model';
@@ -109,8 +111,21 @@ export interface GatewayOptions {
    * @default none (the route answers 404)
    */
   readonly webhooks?: Readonly<Record<string, GatewayWebhook>> | undefined;
-  /** Asked before a webhook starts a turn; a string refuses it with 429 and that reason (e.g. a spent daily budget). */
-  readonly admitAutonomousTurn?: (() => Promise<string | undefined>) | undefined;
+  /**
+   * Asked before a webhook starts a turn for the webhook's user; a string refuses it with 429 and that reason (e.g. a
+   * spent daily budget). The gateway itself always refuses while the global stop or that user's stop is engaged.
+   */
+  /**
+   * Default per-user limits on user turns (`POST /v1/chat`, `POST /v1/approvals/:id`): requests per minute and USD
+   * of model spend per UTC day, answered 429 with the reason and `Retry-After`. A user's stored setting
+   * (`PUT /v1/quotas/:user`, `minara usage set`) or the token's `minara_quota` claim overrides them. From env:
+   * `GATEWAY_QUOTA_RPM`, `GATEWAY_QUOTA_USD_PER_DAY`.
+   * @default no limits
+   */
+  readonly quotas?: GatewayQuota | undefined;
+  /** How long a turn's session lock lasts without renewal (a dead process's lock lapses after it). @default 30000 */
+  readonly sessionLockLeaseMs?: number | undefined;
+  readonly admitAutonomousTurn?: ((context: { readonly userId: string }) => Promise<string | undefined>) | undefined;
   /** The background runner (`app.background`), for `GET /v1/jobs` (operators only). @default no `/v1/jobs` route */
   readonly background?: GatewayJobsSource | undefined;
   /**
@@ -170,6 +185,10 @@ export interface Gateway {
 /** What route modules share. */
 export interface GatewayDeps {
   readonly options: GatewayOptions;
+  /** Per-user quotas on user turns (requests per minute, USD per day). */
+  readonly quotas: QuotaGate;
+  /** One turn per session across the fleet (storage locks with a lease). */
+  readonly sessionLocks: SessionLocks;
   readonly streams: ActiveStreams;
   readonly maxBodyBytes: number;
   readonly defaultUserId: string;

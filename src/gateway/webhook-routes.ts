@@ -3,6 +3,7 @@ import { MinaraError } from '../errors/minara-error';
 import { parseSignalContext } from '../skills/signals';
 import { verifyWebhookSignature } from '../util/webhook-signature';
 import { readRawText } from './body';
+import { autonomousStopReason } from '../safety/autonomy-admission';
 import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteHandler } from './router';
 import type { GatewayDeps, GatewayWebhook } from './types';
@@ -70,7 +71,9 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
       throw badRequest(`signal: ${error instanceof Error ? error.message : String(error)}`);
     }
 
-    const refused = await deps.options.admitAutonomousTurn?.();
+    const userId = hook.userId ?? deps.defaultUserId;
+    // A stopped user (or a global stop) gets no autonomous turn; then the host's own admission (the daily budget).
+    const refused = (await autonomousStopReason(deps.options.tools.emergencyStop, userId)) ?? (await deps.options.admitAutonomousTurn?.({ userId }));
     if (refused !== undefined) throw new HttpError(429, 'HTTP_TOO_MANY_REQUESTS', `Not now: ${refused}.`);
     // The signed delivery itself is claimed first, by the hash of what the signature covers (timestamp and body):
     // a captured request re-sent with another idempotency key (which nothing signs) is the same delivery.
@@ -100,7 +103,6 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
     });
     if (!claimed) return json(200, { accepted: false, duplicate: true });
     const sessionId = `webhook-${name}-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
-    const userId = hook.userId ?? deps.defaultUserId;
     const events = deps.options.runtime.run({
       sessionId,
       userId,

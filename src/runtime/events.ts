@@ -33,6 +33,8 @@ export interface PendingApproval {
   readonly reason: string;
   readonly tier: number;
   readonly expiresAt: string;
+  /** What a grant covering this fund-moving tool for the user has left today (UTC), when one has a daily cap. */
+  readonly grantLeftTodayUsd?: number | undefined;
 }
 
 /**

@@ -38,6 +38,14 @@ export function createEmergencyStop(options: { storage: Storage; now: () => Date
     }
   }
 
+  // Every engage and release is an audit row (source `operator`), whoever did it.
+  async function audit(toolName: 'stop.engage' | 'stop.release', userId: string | undefined, by: string | undefined, reason?: string): Promise<void> {
+    await storage.audit.append({
+      at: now().toISOString(), toolName, tier: 0, source: 'operator', decision: 'allowed', durationMs: 0,
+      argsJson: JSON.stringify({ scope: userId === undefined ? 'global' : 'user', ...(userId !== undefined ? { userId } : {}), ...(reason !== undefined ? { reason } : {}), by: by ?? 'sdk' }),
+    });
+  }
+
   return {
     async engage(reason, scope) {
       if (typeof reason !== 'string' || reason.trim() === '') {
@@ -45,11 +53,13 @@ export function createEmergencyStop(options: { storage: Storage; now: () => Date
       }
       const userId = checkScope(scope, 'engage');
       await storage.meta.set(userId === undefined ? GLOBAL_KEY : userKey(userId), JSON.stringify({ engaged: true, reason, since: now().toISOString() }));
+      await audit('stop.engage', userId, scope?.by, reason);
       bus?.emit('emergency-stop:changed', { engaged: true, reason, ...(userId !== undefined ? { userId } : {}) });
     },
     async release(scope) {
       const userId = checkScope(scope, 'release');
       await storage.meta.delete(userId === undefined ? GLOBAL_KEY : userKey(userId));
+      await audit('stop.release', userId, scope?.by);
       bus?.emit('emergency-stop:changed', { engaged: false, ...(userId !== undefined ? { userId } : {}) });
     },
     async status(scope) {
@@ -58,6 +68,11 @@ export function createEmergencyStop(options: { storage: Storage; now: () => Date
       const global = await read(GLOBAL_KEY, 'global', undefined);
       if (global.engaged || userId === undefined) return global;
       return read(userKey(userId), 'user', userId);
+    },
+    async userStatus(userId) {
+      const id = checkScope({ userId }, 'userStatus');
+      if (id === undefined) throw new MinaraError('INVALID_ARGUMENT', 'emergencyStop.userStatus: "userId" must be a non-empty string.');
+      return read(userKey(id), 'user', id);
     },
   };
 }

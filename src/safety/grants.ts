@@ -1,58 +1,87 @@
 import { MinaraError } from '../errors/minara-error';
-import type { GrantArgLimit, GrantRecord, Storage } from '../storage/types';
+import type { GrantRecord, Storage } from '../storage/types';
 import type { IdGenerator } from '../util/ids';
-import type { GrantsApi, StoredGrantInput } from '../tools/types';
-import { AUTONOMOUS_SOURCES, type CallSource } from './permission-tier';
+import type { GrantActor, GrantsApi, StoredGrantInput } from '../tools/types';
+import { checkGrantInput, type GrantCatalog } from './grant-input';
+import { type GrantMatch, type GrantQueryCall, grantIsLive, grantLeftTodayUsd, matchStoredGrant, utcDay } from './grant-match';
+
+export { withinLimits } from './grant-limits';
 
 /** The grant service behind `registry.grants`, plus the lookups the tier gate needs. */
 export interface GrantService extends GrantsApi {
   /** Remember a CONFIRM_ONCE approval for the rest of the session. */
   grantForSession(sessionId: string, toolName: string): Promise<GrantRecord>;
   hasSessionGrant(sessionId: string, toolName: string): Promise<boolean>;
-  /** The first live stored grant covering this autonomous call, if any. */
-  findStoredGrant(toolName: string, source: CallSource, input: unknown): Promise<GrantRecord | undefined>;
+  /**
+   * The live stored grant covering this autonomous call (tool or tool set, user, source, argument limits, caps),
+   * with the call's notional reserved against the grant's daily cap; or the cap that refused it; or none.
+   */
+  matchStoredGrant(call: GrantQueryCall): Promise<GrantMatch>;
+  /** Give back a reservation whose call did not execute. */
+  refund(claim: { readonly grantId: string; readonly day: string; readonly amountUsd: number }): Promise<void>;
+  /** What the grants covering this tool for this user have left today (the most any one has); undefined without a daily cap. */
+  leftTodayFor(call: Pick<GrantQueryCall, 'toolName' | 'toolSet' | 'userId'>): Promise<number | undefined>;
 }
 
-/** Grants: session grants for CONFIRM_ONCE, stored grants (with argument limits and expiry) for autonomous calls. */
-export function createGrantService(options: { storage: Storage; now: () => Date; generateId: IdGenerator }): GrantService {
-  const { storage, now, generateId } = options;
-  const live = (g: GrantRecord, at: number) => g.revokedAt === undefined && (g.expiresAt === undefined || Date.parse(g.expiresAt) > at);
+/** Options of {@link createGrantService}. */
+export interface GrantServiceOptions {
+  readonly storage: Storage;
+  readonly now: () => Date;
+  readonly generateId: IdGenerator;
+  /** The registry's tools and tool sets, so a grant naming an unknown one is refused at creation. */
+  readonly catalog?: GrantCatalog | undefined;
+  /** Expand tool-set names through `includes` (a grant for `trade` covers the sets it includes). @default the names as given */
+  readonly expandToolSets?: ((names: readonly string[]) => ReadonlySet<string>) | undefined;
+}
+
+/**
+ * Grants: session grants for CONFIRM_ONCE; stored grants (for a user, tools or tool sets, sources, argument
+ * limits, a cap per call and per day in USD, an expiry) for autonomous calls. Every create and revoke of a stored
+ * grant appends an audit row (`grant.create`, `grant.revoke`, source `operator`).
+ */
+export function createGrantService(options: GrantServiceOptions): GrantService {
+  const { storage, now, generateId, catalog } = options;
+  const expand = options.expandToolSets ?? ((names: readonly string[]) => new Set(names));
+  const spendDeps = { storage, now, expand };
+
+  async function audit(toolName: 'grant.create' | 'grant.revoke', args: Record<string, unknown>, actor: GrantActor | undefined): Promise<void> {
+    await storage.audit.append({
+      at: now().toISOString(), toolName, tier: 0, source: 'operator', decision: 'allowed', durationMs: 0,
+      argsJson: JSON.stringify({ ...args, by: actor?.by ?? 'sdk' }),
+    });
+  }
 
   return {
-    async create(input: StoredGrantInput) {
-      if (typeof input?.toolName !== 'string' || input.toolName === '') {
-        throw new MinaraError('INVALID_ARGUMENT', 'grants.create: "toolName" must be a non-empty string.');
-      }
-      for (const s of input.sources ?? []) {
-        if (!AUTONOMOUS_SOURCES.has(s)) {
-          throw new MinaraError('INVALID_ARGUMENT', `grants.create: "sources" may only name autonomous sources (cron, webhook, workflow); got ${JSON.stringify(s)}.`);
-        }
-      }
-      validateLimits(input.argLimits);
+    async create(input: StoredGrantInput, actor?: GrantActor) {
       const created = now();
-      let expiresAt: string | undefined;
-      if (typeof input.expiresAt === 'number') {
-        if (!(input.expiresAt > 0)) throw new MinaraError('INVALID_ARGUMENT', 'grants.create: "expiresAt" as a duration must be a positive number of milliseconds.');
-        expiresAt = new Date(created.getTime() + input.expiresAt).toISOString();
-      } else if (typeof input.expiresAt === 'string') {
-        if (Number.isNaN(Date.parse(input.expiresAt))) throw new MinaraError('INVALID_ARGUMENT', 'grants.create: "expiresAt" must be an ISO date string or a duration in ms.');
-        expiresAt = new Date(input.expiresAt).toISOString();
-      }
+      const checked = checkGrantInput(input, catalog, created);
       const grant: GrantRecord = {
         id: generateId('grt'),
         kind: 'stored',
-        toolName: input.toolName,
-        sources: input.sources ? [...input.sources] : undefined,
-        argLimits: input.argLimits,
+        ...checked,
         createdAt: created.toISOString(),
-        expiresAt,
-        note: input.note,
+        createdBy: actor?.by ?? 'sdk',
       };
       await storage.grants.create(grant);
+      await audit('grant.create', { grantId: grant.id, ...checked }, actor);
       return grant;
     },
-    revoke: (grantId) => storage.grants.revoke(grantId, now().toISOString()),
+    async revoke(grantId, actor) {
+      if (typeof grantId !== 'string' || grantId === '') throw new MinaraError('INVALID_ARGUMENT', 'grants.revoke: "grantId" must be a non-empty string.');
+      const revoked = await storage.grants.revoke(grantId, now().toISOString());
+      if (revoked) await audit('grant.revoke', { grantId }, actor);
+      return revoked;
+    },
     list: (query = {}) => storage.grants.list(query),
+    get: (grantId) => storage.grants.get(grantId),
+    async spentToday(grantId) {
+      return storage.controls.grantSpend(grantId, utcDay(now()));
+    },
+    async leftToday(grantId) {
+      const g = await storage.grants.get(grantId);
+      if (!g || g.capPerDayUsd === undefined || !grantIsLive(g, now().getTime())) return g && g.capPerDayUsd !== undefined ? 0 : undefined;
+      return Math.max(0, g.capPerDayUsd - (await storage.controls.grantSpend(grantId, utcDay(now()))));
+    },
     async grantForSession(sessionId, toolName) {
       const grant: GrantRecord = { id: generateId('grt'), kind: 'session', toolName, sessionId, createdAt: now().toISOString() };
       await storage.grants.create(grant);
@@ -61,42 +90,10 @@ export function createGrantService(options: { storage: Storage; now: () => Date;
     async hasSessionGrant(sessionId, toolName) {
       const at = now().getTime();
       const grants = await storage.grants.list({ kind: 'session', sessionId, toolName });
-      return grants.some((g) => live(g, at));
+      return grants.some((g) => grantIsLive(g, at));
     },
-    async findStoredGrant(toolName, source, input) {
-      const at = now().getTime();
-      const grants = await storage.grants.list({ kind: 'stored', toolName });
-      return grants.find(
-        (g) => live(g, at) && (g.sources === undefined || g.sources.length === 0 || g.sources.includes(source)) && withinLimits(g.argLimits, input),
-      );
-    },
+    matchStoredGrant: (call) => matchStoredGrant(spendDeps, call),
+    refund: (claim) => storage.controls.refundGrantSpend(claim),
+    leftTodayFor: (call) => grantLeftTodayUsd(spendDeps, call),
   };
-}
-
-function validateLimits(limits: Readonly<Record<string, GrantArgLimit>> | undefined): void {
-  if (limits === undefined) return;
-  for (const [field, limit] of Object.entries(limits)) {
-    const bad = (what: string) => new MinaraError('INVALID_ARGUMENT', `grants.create: argLimits.${field}.${what}.`);
-    if (limit.max !== undefined && !Number.isFinite(limit.max)) throw bad('max must be a finite number');
-    if (limit.min !== undefined && !Number.isFinite(limit.min)) throw bad('min must be a finite number');
-    if (limit.oneOf !== undefined && (!Array.isArray(limit.oneOf) || limit.oneOf.length === 0)) throw bad('oneOf must be a non-empty array');
-  }
-}
-
-/** True when every limited field is present in `input` and within its limit. */
-export function withinLimits(limits: Readonly<Record<string, GrantArgLimit>> | undefined, input: unknown): boolean {
-  if (limits === undefined) return true;
-  if (input === null || typeof input !== 'object') return Object.keys(limits).length === 0;
-  const values = input as Record<string, unknown>;
-  for (const [field, limit] of Object.entries(limits)) {
-    const value = values[field];
-    if (limit.max !== undefined || limit.min !== undefined) {
-      const n = typeof value === 'number' ? value : typeof value === 'string' && value.trim() !== '' ? Number(value) : Number.NaN;
-      if (!Number.isFinite(n)) return false;
-      if (limit.max !== undefined && n > limit.max) return false;
-      if (limit.min !== undefined && n < limit.min) return false;
-    }
-    if (limit.oneOf !== undefined && !limit.oneOf.some((allowed) => allowed === value)) return false;
-  }
-  return true;
 }

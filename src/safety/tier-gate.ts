@@ -2,12 +2,19 @@ import type { MinaraErrorCode } from '../errors/codes';
 import type { ToolCallContext, ToolEntry, ToolOrderFacts } from '../tools/types';
 import { grantView } from '../tools/order-facts';
 import type { EmergencyStopApi } from '../tools/types';
+import type { GrantClaim } from './grant-match';
 import type { GrantService } from './grants';
 import { isAutonomousSource, PermissionTier, permissionTierName } from './permission-tier';
 
 /** What the gate decided for one call. */
 export type GateDecision =
-  | { readonly kind: 'allow'; readonly via: 'read_only' | 'preview' | 'session_grant' | 'stored_grant' | 'approval'; readonly grantId?: string | undefined }
+  | {
+    readonly kind: 'allow';
+    readonly via: 'read_only' | 'preview' | 'session_grant' | 'stored_grant' | 'approval';
+    readonly grantId?: string | undefined;
+    /** The spend a stored grant reserved for this call (given back if the call does not execute). */
+    readonly grantClaim?: GrantClaim | undefined;
+  }
   | { readonly kind: 'block'; readonly code: MinaraErrorCode; readonly reason: string }
   | { readonly kind: 'approval_required'; readonly reason: string };
 
@@ -98,8 +105,14 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
     if (tier === PermissionTier.CONFIRM_ONCE && (await deps.grants.hasSessionGrant(context.sessionId, tool.name))) {
       return { kind: 'allow', via: 'session_grant' };
     }
-    const grant = await deps.grants.findStoredGrant(tool.name, context.source, grantView(input.input, input.orderFacts));
-    if (grant) return { kind: 'allow', via: 'stored_grant', grantId: grant.id };
+    const match = await deps.grants.matchStoredGrant({
+      toolName: tool.name, toolSet: tool.toolSet, source: context.source, userId: context.userId,
+      view: grantView(input.input, input.orderFacts), notionalUsd: input.orderFacts?.notionalUsd ?? 0,
+    });
+    if (match.kind === 'granted') return { kind: 'allow', via: 'stored_grant', grantId: match.grant.id, grantClaim: match.claim };
+    if (match.kind === 'capped') {
+      return { kind: 'block', code: 'GRANT_CAP_EXCEEDED', reason: `Tool "${tool.name}" is covered by a grant, but ${match.reason}; it does not run from a ${context.source} source.` };
+    }
     return {
       kind: 'block',
       code: 'GRANT_REQUIRED',

@@ -12,6 +12,7 @@ import type { LearningStorage } from './learning-types';
 import type { UsageStorage } from './usage-types';
 import type { MemoryStorage } from './memory-types';
 import type { TradingStorage } from './trading-types';
+import type { ControlStorage } from './control-types';
 
 /** This instance's identity and secret, created on first open and never changed. */
 export interface InstanceInfo {
@@ -162,6 +163,18 @@ export interface GrantRecord {
   readonly expiresAt?: string | undefined;
   readonly revokedAt?: string | undefined;
   readonly note?: string | undefined;
+  /** The user the grant is for (stored grants); absent: every user of the host (an SDK grant). */
+  readonly userId?: string | undefined;
+  /** More tools the grant covers besides `toolName` (`toolName` is `*` when only these and `toolSets` count). */
+  readonly tools?: readonly string[] | undefined;
+  /** Tool sets whose tools the grant covers (through `includes`). */
+  readonly toolSets?: readonly string[] | undefined;
+  /** Most USD one call may move under the grant, judged on the order's true notional. */
+  readonly capPerCallUsd?: number | undefined;
+  /** Most USD the grant lets execute per UTC day (spend is kept in `storage.controls`). */
+  readonly capPerDayUsd?: number | undefined;
+  /** Who created it (a user id, `cli`, `sdk`). */
+  readonly createdBy?: string | undefined;
 }
 
 /** Filter for listing grants. */
@@ -169,6 +182,8 @@ export interface GrantQuery {
   readonly kind?: 'session' | 'stored' | undefined;
   readonly toolName?: string | undefined;
   readonly sessionId?: string | undefined;
+  /** Only grants for this user. */
+  readonly userId?: string | undefined;
   /** Include revoked grants. @default false */
   readonly includeRevoked?: boolean | undefined;
 }
@@ -266,6 +281,8 @@ export interface Storage {
   readonly artifacts: ArtifactStorage;
   /** Metadata of uploaded files (the bytes stay on disk or in an object store), scoped by user. */
   readonly files: FileStorage;
+  /** Operator controls: daily spend under grants, capability switches, quotas and their counters, session locks. */
+  readonly controls: ControlStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */

@@ -32,4 +32,12 @@ export interface UsageStorage {
   record(entry: UsageEntry): Promise<boolean>;
   /** Totals of the matching turns. `day` is a UTC date (`2026-03-02`). */
   totals(query?: { readonly day?: string | undefined; readonly sessionId?: string | undefined; readonly userId?: string | undefined; readonly sources?: readonly string[] | undefined }): Promise<UsageTotals>;
+  /** Totals of one UTC day per user (users with a turn that day), by user id. */
+  byUser(query: { readonly day: string; readonly sources?: readonly string[] | undefined }): Promise<UserUsageTotals[]>;
+}
+
+/** One user's totals, as {@link UsageStorage.byUser} lists them. */
+export interface UserUsageTotals {
+  readonly userId: string;
+  readonly totals: UsageTotals;
 }

@@ -36,6 +36,7 @@ export function createToolCallContext(init: ToolCallContextInit): ToolCallContex
     allowedToolSets: init.allowedToolSets ? Object.freeze([...init.allowedToolSets]) : undefined,
     riskCeiling: init.riskCeiling,
     operatorAuthored: init.operatorAuthored,
+    ...(init.lifecycleStages !== undefined ? { lifecycleStages: Object.freeze([...init.lifecycleStages]) } : {}),
     usedTools: new Set(),
     blockedCalls: new Map(),
     state: new Map(),
@@ -76,6 +77,8 @@ export function narrowContext(parent: ToolCallContext, child: ToolCallContext, e
     allowedToolSets,
     riskCeiling,
     operatorAuthored: parent.operatorAuthored === true && child.operatorAuthored === true,
+    // The caller's classification stands; a nested call may add one only where the caller had none.
+    lifecycleStages: parent.lifecycleStages ?? child.lifecycleStages,
   };
 }
 

@@ -15,7 +15,16 @@ export interface ToolErr {
   readonly code: MinaraErrorCode | (string & {});
   readonly retryable: boolean;
   /** Present when the call waits for a human approval. */
-  readonly approval?: { readonly approvalId: string; readonly toolName: string; readonly expiresAt: string; readonly reason: string } | undefined;
+  readonly approval?:
+    | {
+      readonly approvalId: string;
+      readonly toolName: string;
+      readonly expiresAt: string;
+      readonly reason: string;
+      /** What a grant covering this fund-moving tool for the user has left today (UTC), when one has a daily cap. */
+      readonly grantLeftTodayUsd?: number | undefined;
+    }
+    | undefined;
 }
 
 /** The tagged envelope every tool result is shaped into. The model sees the same shape from every tool. */

@@ -5,6 +5,7 @@ import { APPROVAL_KEY_BYTES, isProductionEnv } from '../safety/approval-key';
 import { createApprovalService } from '../safety/approvals';
 import { createEmergencyStop } from '../safety/emergency-stop';
 import { createGrantService } from '../safety/grants';
+import { createCapabilitySwitches } from '../safety/capability-switches';
 import { isPermissionTier, PermissionTier, permissionTierName } from '../safety/permission-tier';
 import { createInMemoryStorage } from '../storage/in-memory/index';
 import type { Storage } from '../storage/types';
@@ -88,8 +89,13 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     throw new MinaraError('CONFIG_INVALID', `createToolRegistry: "approvalKey" must be a Uint8Array of at least ${APPROVAL_KEY_BYTES} bytes (see resolveApprovalKey / parseApprovalKey).`);
   }
   const approvals = createApprovalService({ storage, now, generateId, ttlMs: approvalTtlMs, bus, key: approvalKey });
-  const grants = createGrantService({ storage, now, generateId });
+  const grants = createGrantService({
+    storage, now, generateId,
+    catalog: { toolTier: (name) => tools.get(name)?.permissionTier, hasToolSet: (name) => sets.has(name) },
+    expandToolSets: (names) => expandToolSetNames(names, sets),
+  });
   const emergencyStop = createEmergencyStop({ storage, now, bus });
+  const capabilities = createCapabilitySwitches({ storage, now, hasToolSet: (name) => sets.has(name) });
   for (const h of hooks) {
     if (typeof h?.name !== 'string' || (h.before !== undefined && typeof h.before !== 'function') || (h.after !== undefined && typeof h.after !== 'function')) {
       throw new MinaraError('CONFIG_INVALID', 'createToolRegistry: each hook needs a "name" and function "before" and/or "after".');
@@ -161,8 +167,9 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     runInContext: (ctx, fn) => carrier.run(ctx, fn),
     currentContext: () => carrier.current(),
     approvals: { get: approvals.get, list: approvals.list, decide: approvals.decide, consume: approvals.consume },
-    grants: { create: grants.create, revoke: grants.revoke, list: grants.list },
+    grants: { create: grants.create, revoke: grants.revoke, list: grants.list, get: grants.get, spentToday: grants.spentToday, leftToday: grants.leftToday },
     emergencyStop,
+    capabilities,
     storage,
     queryAudit: (filter) => storage.audit.query(filter),
   };

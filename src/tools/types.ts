@@ -4,6 +4,10 @@ import type { CallSource, PermissionTier } from '../safety/permission-tier';
 import type { ApprovalRecord, AuditDecision, GrantArgLimit, GrantRecord, AuditEntry, AuditQuery, ApprovalQuery, Storage } from '../storage/types';
 import type { ApprovalBinding } from '../safety/approvals';
 import type { ToolEnvelope } from './envelope';
+import type { CapabilitySwitchRecord } from '../storage/control-types';
+
+/** A lifecycle stage of a turn (the skill taxonomy's `LifecycleStage`): what the request is about. */
+export type TurnStage = 'discover' | 'evaluate' | 'decide' | 'manage';
 
 /**
  * Per-turn state every tool call in the turn sees, threaded through `AsyncLocalStorage`.
@@ -27,6 +31,11 @@ export interface ToolCallContext {
   readonly riskCeiling?: PermissionTier | undefined;
   /** True when a human operator authored the turn (not a model-initiated or signal turn). */
   readonly operatorAuthored?: boolean | undefined;
+  /**
+   * The turn's lifecycle stages (the signal's `suggested_stages`, else inferred from the message). An autonomous
+   * turn classified as `discover` only cannot execute fund-moving tools (`STAGE_NOT_ALLOWED`).
+   */
+  readonly lifecycleStages?: readonly TurnStage[] | undefined;
   /** Tools used so far this turn (mutated by dispatch). Drives the analysis → trade boundary. */
   readonly usedTools: Set<string>;
   /** Blocked-call counts by `tool + input hash` in this turn (mutated by dispatch). */
@@ -46,6 +55,7 @@ export interface ToolCallContextInit {
   allowedToolSets?: readonly string[];
   riskCeiling?: PermissionTier;
   operatorAuthored?: boolean;
+  lifecycleStages?: readonly TurnStage[];
 }
 
 /** What a tool handler receives besides its input. */
@@ -238,13 +248,30 @@ export interface DispatchOutcome {
 
 /** Input to create a stored grant. */
 export interface StoredGrantInput {
-  readonly toolName: string;
-  /** Sources covered; omit for every autonomous source. */
+  /** One tool (the original form); `tools` and `toolSets` name more. At least one tool or tool set is required. */
+  readonly toolName?: string | undefined;
+  /** Tools the grant covers; each must be registered. */
+  readonly tools?: readonly string[] | undefined;
+  /** Tool sets whose tools the grant covers (through `includes`); each must be known to the registry. */
+  readonly toolSets?: readonly string[] | undefined;
+  /** The user the grant is for: only that user's calls use it. Omit for a host-wide grant (every user). */
+  readonly userId?: string | undefined;
+  /** Sources covered (cron, heartbeat, webhook, workflow); omit for every autonomous source. */
   readonly sources?: readonly CallSource[] | undefined;
   readonly argLimits?: Readonly<Record<string, GrantArgLimit>> | undefined;
-  /** ISO time or a duration in ms from now. */
+  /** Most USD one call may move, judged on the order's true notional (its order facts). */
+  readonly capPerCallUsd?: number | undefined;
+  /** Most USD that may execute under the grant per UTC day (kept across processes). */
+  readonly capPerDayUsd?: number | undefined;
+  /** ISO time (in the future) or a duration in ms from now. */
   readonly expiresAt?: string | number | undefined;
   readonly note?: string | undefined;
+}
+
+/** Who acts on a grant or a stop, for its audit row. */
+export interface GrantActor {
+  /** A user id, `cli`, `sdk`, … @default 'sdk' */
+  readonly by?: string | undefined;
 }
 
 /** Approvals as the host sees them: list pending requests, decide them. */
@@ -259,16 +286,38 @@ export interface ApprovalsApi {
 
 /** Grants as the host sees them. */
 export interface GrantsApi {
-  /** Create a stored grant that lets autonomous calls of one tool run within limits. */
-  create(input: StoredGrantInput): Promise<GrantRecord>;
-  revoke(grantId: string): Promise<boolean>;
-  list(query?: { toolName?: string; kind?: 'session' | 'stored'; sessionId?: string; includeRevoked?: boolean }): Promise<GrantRecord[]>;
+  /**
+   * Create a stored grant that lets autonomous calls of its tools run within its limits. Bad input throws
+   * `INVALID_ARGUMENT` naming the field (an unknown tool or tool set, a negative cap, an expiry in the past) and
+   * stores nothing. Appends a `grant.create` audit row.
+   */
+  create(input: StoredGrantInput, actor?: GrantActor): Promise<GrantRecord>;
+  /** Revoke a grant; true when it was live. Appends a `grant.revoke` audit row when it was. */
+  revoke(grantId: string, actor?: GrantActor): Promise<boolean>;
+  list(query?: { toolName?: string; kind?: 'session' | 'stored'; sessionId?: string; userId?: string; includeRevoked?: boolean }): Promise<GrantRecord[]>;
+  get(grantId: string): Promise<GrantRecord | undefined>;
+  /** USD executed under the grant today (UTC). */
+  spentToday(grantId: string): Promise<number>;
+  /** USD the grant has left today under its daily cap (0 when revoked or expired); undefined without a daily cap. */
+  leftToday(grantId: string): Promise<number | undefined>;
+}
+
+/** Capability switches: an operator turns one user's tool set off or back on (see `createCapabilitySwitches`). */
+export interface CapabilitiesApi {
+  /** Turn `toolSet` off for the user; true when it was on. An unknown tool set throws `INVALID_ARGUMENT`. */
+  disable(toolSet: string, scope: { readonly userId: string; readonly reason?: string | undefined; readonly by?: string | undefined }): Promise<boolean>;
+  /** Turn it back on; true when it was off. */
+  enable(toolSet: string, scope: { readonly userId: string; readonly by?: string | undefined }): Promise<boolean>;
+  /** The tool sets turned off, for one user or everyone. */
+  list(query?: { readonly userId?: string | undefined }): Promise<CapabilitySwitchRecord[]>;
 }
 
 /** Engage or release the emergency stop; while engaged only READ_ONLY tools run (in every process). */
 /** Which stop: a user's (`{ userId }`), or the global one (no scope, or no `userId`). */
 export interface EmergencyStopScope {
   readonly userId?: string | undefined;
+  /** Who engages or releases it, for the audit row (a user id, `cli`, `sdk`). @default 'sdk' */
+  readonly by?: string | undefined;
 }
 
 /** Whether a stop applies, and which one. */
@@ -293,6 +342,8 @@ export interface EmergencyStopApi {
   /** Release the global stop (no scope) or one user's; the other scope is untouched. */
   release(scope?: EmergencyStopScope): Promise<void>;
   status(scope?: EmergencyStopScope): Promise<EmergencyStopStatus>;
+  /** The user's own stop, whether or not the global one is engaged (what a banner or a prompt shows beside it). */
+  userStatus(userId: string): Promise<EmergencyStopStatus>;
 }
 
 /** The tool registry: the single path that runs a tool. */
@@ -318,6 +369,8 @@ export interface ToolRegistry {
   readonly approvals: ApprovalsApi;
   readonly grants: GrantsApi;
   readonly emergencyStop: EmergencyStopApi;
+  /** Capability switches: a user's tool set turned off, enforced at dispatch. */
+  readonly capabilities: CapabilitiesApi;
   /** Where this registry keeps approvals, grants, the emergency stop and the audit log. */
   readonly storage: Storage;
   /** Audit rows, newest first. */

@@ -73,7 +73,7 @@ describe('auth', () => {
     }
     expect(['127.0.0.1', '127.1.2.3', 'localhost', '::1', '[::1]', '::ffff:127.0.0.1'].every(isLoopbackHost)).toBe(true);
     expect(['0.0.0.0', '::', '10.0.0.1', '128.0.0.1', '127.0.0.256', 'localhost.evil.com'].some(isLoopbackHost)).toBe(false);
-    const none = { allowedHosts: [], allowedOrigins: [] };
+    const none = { allowedHosts: [], allowedOrigins: [], quotas: {} };
     expect(gatewayEnv({})).toEqual({ port: 8080, host: '127.0.0.1', trustUserHeader: false, ...none });
     expect(gatewayEnv({ GATEWAY_PORT: '9090', GATEWAY_AUTH_TOKEN: TOKEN })).toEqual({ port: 9090, host: '127.0.0.1', authToken: TOKEN, trustUserHeader: false, ...none });
     expect(gatewayEnv({ GATEWAY_JWKS_URL: 'https://id.example.com/jwks', GATEWAY_JWT_AUDIENCE: 'minara', GATEWAY_TRUST_USER_HEADER: '1' })).toEqual({
@@ -81,6 +81,9 @@ describe('auth', () => {
     });
     expect(() => gatewayEnv({ GATEWAY_JWT_SECRET: 'x'.repeat(40), GATEWAY_AUTH_TOKEN: TOKEN })).toThrow(/choose one/);
     expect(() => gatewayEnv({ GATEWAY_PORT: 'http' })).toThrow(/GATEWAY_PORT/);
+    expect(gatewayEnv({ GATEWAY_QUOTA_RPM: '20', GATEWAY_QUOTA_USD_PER_DAY: '2.5' }).quotas).toEqual({ requestsPerMinute: 20, usdPerDay: 2.5 });
+    expect(() => gatewayEnv({ GATEWAY_QUOTA_RPM: '1.5' })).toThrow(/GATEWAY_QUOTA_RPM/);
+    expect(() => gatewayEnv({ GATEWAY_QUOTA_USD_PER_DAY: '-1' })).toThrow(/GATEWAY_QUOTA_USD_PER_DAY/);
   });
 });
 

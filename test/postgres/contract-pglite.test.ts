@@ -2,9 +2,11 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '@minara/agent';
 import { createPostgresStorage, type PostgresMigration } from '@minara/agent/postgres';
 import { runStorageContract } from '../storage/contract';
+import { runControlsContract } from '../storage/controls-contract';
 import { freshSchema, pgliteStorage, sharedPglitePool } from './support';
 
 runStorageContract('postgres (PGlite)', ({ now }) => pgliteStorage({ now }));
+runControlsContract('postgres (PGlite)', () => pgliteStorage());
 
 describe('createPostgresStorage on PGlite', () => {
   it('describes itself as a multi-process postgres engine and reports the vector capability honestly', async () => {
@@ -13,7 +15,7 @@ describe('createPostgresStorage on PGlite', () => {
     expect(storage.capabilities.multiProcess).toBe(true);
     expect(storage.capabilities.fullText).toBe(true);
     if (!storage.capabilities.vector) expect(storage.capabilities.vectorUnavailableReason).toMatch(/pgvector unavailable/);
-    expect(await storage.schemaVersions()).toEqual({ core: 2, memory: 3, trading: 1, jobs: 1, usage: 1, learning: 3, artifacts: 1 });
+    expect(await storage.schemaVersions()).toEqual({ core: 2, memory: 3, trading: 1, jobs: 1, usage: 1, learning: 3, artifacts: 1, controls: 1 });
     await storage.close();
   });
 });

@@ -1,8 +1,10 @@
 import { createInMemoryStorage } from '@minara/agent/testing';
 import { describe, expect, it } from 'vitest';
 import { runStorageContract } from './contract';
+import { runControlsContract } from './controls-contract';
 
 runStorageContract('in-memory', ({ now }) => createInMemoryStorage({ now }));
+runControlsContract('in-memory', () => createInMemoryStorage());
 
 describe('createInMemoryStorage', () => {
   it('describes itself as a single-process engine without vectors', async () => {

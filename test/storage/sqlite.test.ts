@@ -5,6 +5,7 @@ import { ConfigError, MinaraError, silentLogger, StorageError } from '@minara/ag
 import { createSqliteStorage, type SqliteMigration, type SqliteStorage } from '@minara/agent/sqlite';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { auditEntry, runStorageContract } from './contract';
+import { runControlsContract } from './controls-contract';
 import { recordingLogger, tempDir } from './helpers';
 
 const cleanups: Array<() => void> = [];
@@ -21,6 +22,7 @@ function freshPath(name = 'minara.db'): string {
 
 runStorageContract('sqlite (file, WAL)', ({ now }) => createSqliteStorage({ path: freshPath(), now, logger: silentLogger }));
 runStorageContract('sqlite (:memory:)', ({ now }) => createSqliteStorage({ path: ':memory:', now, logger: silentLogger }));
+runControlsContract('sqlite (file, WAL)', () => createSqliteStorage({ path: freshPath(), logger: silentLogger }));
 
 describe('createSqliteStorage', () => {
   let open: SqliteStorage[] = [];

@@ -403,6 +403,55 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('grants, tool sets and the stop (issue 34): create a grant and see what it has left in an approval card; turn a set off; the stop button and its banner', async () => {
+    const buy = { symbol: 'ETH', amountUsd: 50, intent: 'buy 50 USD of ETH', confirm: true };
+    const url = await start([{ toolCalls: [{ toolName: 'buy_token', input: buy }] }, { text: 'Waiting for you.' }]);
+    // Bad input is named and nothing is stored (the 400 shows in that page's console on purpose).
+    const bad = await open(`${url}#/grants`, { provokesErrors: true });
+    await bad.getByTestId('grants-empty').waitFor();
+    await bad.getByLabel('Cap per day (USD)').fill('-5');
+    await bad.getByRole('button', { name: 'Create grant' }).click();
+    expect(await bad.getByTestId('grant-error').textContent()).toMatch(/"capPerDayUsd"/);
+    expect(await bad.getByTestId('grants-empty').count()).toBe(1);
+    await bad.close();
+    const page = await open(`${url}#/grants`);
+    await page.getByTestId('grants-empty').waitFor();
+    await shot(page, 'grants-empty');
+    await page.getByRole('button', { name: 'Create grant' }).click();
+    await page.getByTestId('grants').waitFor();
+    expect(await page.getByTestId('grant-left').textContent()).toBe('$200.00');
+    expect(await page.getByTestId('grants-message').textContent()).toMatch(/^Created grt_\S+: trade from cron, up to \$50\.00 a call and \$200\.00 a day\.$/);
+    await shot(page, 'grants');
+
+    // An approval card of a trade the grant covers shows what the grant has left today.
+    await page.goto(url);
+    await send(page, 'Buy $50 of ETH');
+    const approval = page.getByTestId('approval');
+    await approval.filter({ hasText: 'Grant left today' }).waitFor();
+    expect(await approval.textContent()).toContain('Grant left today$200.00');
+
+    // A tool set turned off, and on again.
+    await page.goto(`${url}#/grants`);
+    const trade = page.getByTestId('tool-sets').locator('li').filter({ hasText: /^trade/ });
+    await trade.getByRole('button', { name: 'Turn off' }).click();
+    await trade.getByText('off').waitFor();
+    await trade.getByRole('button', { name: 'Turn on' }).click();
+    await trade.getByText('on', { exact: true }).waitFor();
+
+    // The stop button is on every page; its banner says what it means and releases it.
+    await page.getByTestId('stop-button').click();
+    await page.getByTestId('stop-banner').waitFor();
+    expect(await page.getByTestId('stop-banner').textContent()).toMatch(/Your agent is stopped since .*: stopped from the web app\. Only read-only tools run; autonomous runs are skipped\./);
+    expect(await page.getByTestId('stop-button').textContent()).toContain('Stopped');
+    await shot(page, 'stopped');
+    await page.goto(`${url}#/portfolio`);
+    await page.getByTestId('stop-banner').waitFor();
+    await page.getByRole('button', { name: 'Release my stop' }).click();
+    await page.getByTestId('stop-banner').waitFor({ state: 'detached' });
+    expect(await page.getByTestId('stop-button').textContent()).toContain('Stop agent');
+    await page.close();
+  }, 90_000);
+
   it('approvals page and the no-model panel', async () => {
     const page = await open(`${await start([], { noModel: true })}#/approvals`);
     await page.getByText('Nothing is waiting for you.').waitFor();

@@ -4,12 +4,14 @@ import { getToken, setToken } from './api';
 import { ApprovalsPage } from './Approvals';
 import { ChatPage } from './Chat';
 import { DeliveriesBell } from './Deliveries';
+import { GrantsPage } from './Grants';
+import { StopBanner, StopButton, useStop } from './Stop';
 import { MemoryPage } from './Memory';
 import { PortfolioPage } from './Portfolio';
 import { WorkspacePage } from './Workspace';
 import './styles.css';
 
-type Route = { page: 'chat'; chatId: string } | { page: 'portfolio' | 'memory' | 'workspace' | 'approvals' };
+type Route = { page: 'chat'; chatId: string } | { page: 'portfolio' | 'memory' | 'workspace' | 'approvals' | 'grants' };
 
 function newChatId(): string {
   return `web-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -18,7 +20,7 @@ function newChatId(): string {
 /** Hash routes (`#/chat/<id>`, `#/memory`, …): no server fallback needed, and relative API paths keep working. */
 function parseRoute(hash: string): Route {
   const [, page = 'chat', id] = hash.replace(/^#/, '').split('/');
-  if (page === 'portfolio' || page === 'memory' || page === 'workspace' || page === 'approvals') return { page };
+  if (page === 'portfolio' || page === 'memory' || page === 'workspace' || page === 'approvals' || page === 'grants') return { page };
   return { page: 'chat', chatId: id && /^[A-Za-z0-9._:-]{1,128}$/.test(id) ? id : '' };
 }
 
@@ -45,6 +47,7 @@ function App() {
   const [route, setRoute] = useState<Route>(() => parseRoute(location.hash));
   const [needToken, setNeedToken] = useState(false);
   const [, setTick] = useState(0);
+  const stop = useStop();
   useEffect(() => {
     const onHash = () => setRoute(parseRoute(location.hash));
     const onUnauthorized = () => setNeedToken(true);
@@ -76,13 +79,16 @@ function App() {
         {link('memory', 'Memory')}
         {link('workspace', 'Workspace')}
         {link('approvals', 'Approvals')}
+        {link('grants', 'Grants')}
         <DeliveriesBell />
+        <StopButton stop={stop} />
         {getToken() ? (
           <button className="link" onClick={() => { setToken(undefined); setTick((t) => t + 1); }}>
             Forget token
           </button>
         ) : null}
       </nav>
+      <StopBanner stop={stop} />
       <main id="main" tabIndex={-1}>
         {needToken ? (
           <TokenPrompt onDone={() => { setNeedToken(false); setTick((t) => t + 1); }} />
@@ -94,6 +100,8 @@ function App() {
           <MemoryPage />
         ) : route.page === 'workspace' ? (
           <WorkspacePage />
+        ) : route.page === 'grants' ? (
+          <GrantsPage />
         ) : (
           <ApprovalsPage />
         )}

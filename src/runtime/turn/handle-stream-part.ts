@@ -110,6 +110,7 @@ function requestApproval(
   const pending: PendingApproval = {
     approvalId: a.approvalId, toolCallId: part.toolCallId, toolName: record?.toolName ?? a.toolName,
     input: record ? (JSON.parse(record.inputJson) as unknown) : part.input, reason: a.reason, tier: record?.tier ?? 0, expiresAt: a.expiresAt,
+    ...(a.grantLeftTodayUsd !== undefined ? { grantLeftTodayUsd: a.grantLeftTodayUsd } : {}),
   };
   turn.pendingApprovals.push(pending);
   emit({ type: 'approval-request', ...pending });

@@ -1,6 +1,8 @@
 import { MinaraError } from '../../errors/minara-error';
 import { isAutonomousSource } from '../../safety/permission-tier';
+import { inferLifecycleStages } from '../../skills/taxonomy';
 import { createToolCallContext } from '../../tools/context';
+import type { TurnStage } from '../../tools/types';
 import { createCallJournal } from '../call-journal';
 import { type AgentEvent, addUsage, TURN_EMIT_KEY, ZERO_USAGE } from '../events';
 import type { ResolvedRuntimeOptions, RunInput } from '../types';
@@ -16,6 +18,17 @@ export async function assertSessionOwner(storage: ResolvedRuntimeOptions['storag
   if (session?.userId !== undefined && session.userId !== userId) {
     throw new MinaraError('SESSION_FORBIDDEN', `Session "${sessionId}" belongs to another user; nothing was run.`);
   }
+}
+
+/**
+ * The lifecycle stages of an autonomous turn, carried into its call context for the gate: the signal's
+ * `suggested_stages` when it gives any (the schedule or webhook says what the run is for), else the stages the
+ * message triggers (the router's classifier).
+ */
+export function turnStages(input: RunInput): readonly TurnStage[] {
+  const suggested = input.signal?.suggested_stages;
+  if (suggested !== undefined && suggested.length > 0) return [...suggested];
+  return inferLifecycleStages(input.message ?? '');
 }
 
 /**
@@ -46,6 +59,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
     ...(input.agentId ? { agentId: input.agentId } : {}),
     ...(input.allowedToolSets ? { allowedToolSets: input.allowedToolSets } : source === 'cron' || source === 'heartbeat' ? { allowedToolSets: deps.cronAllowedToolSets } : {}),
     operatorAuthored: input.operatorAuthored ?? !isAutonomousSource(source),
+    ...(isAutonomousSource(source) ? { lifecycleStages: turnStages(input) } : {}),
   });
   emit({ type: 'turn-start', turnId, sessionId: ctx.sessionId, traceId: ctx.traceId, source, at: now().toISOString() });
 

@@ -1,5 +1,5 @@
 import type { GrantRecord, GrantStorage } from '../types';
-import { checkGrantKind, checkId, checkRecord, duplicateId, GRANT_SHAPE, invalidArgument } from '../sqlite/checks';
+import { checkGrantExtras, checkGrantKind, checkId, checkRecord, duplicateId, GRANT_SHAPE } from '../sqlite/checks';
 import { compact, jsonCopy } from './copy';
 
 /** The `grants` domain in memory. Listing is newest first; revoked grants are hidden unless asked for. */
@@ -9,9 +9,7 @@ export function createInMemoryGrantStorage(): GrantStorage {
     async create(grant) {
       checkRecord('grants.create', 'grant', grant, GRANT_SHAPE);
       checkGrantKind('grants.create', 'grant.kind', grant.kind);
-      if (grant.sources !== undefined && !Array.isArray(grant.sources)) {
-        throw invalidArgument('grants.create', 'grant.sources must be an array of source names when given');
-      }
+      checkGrantExtras('grants.create', grant as unknown as Record<string, unknown>);
       if (byId.has(grant.id)) throw duplicateId('grants.create', 'a grant', grant.id);
       byId.set(grant.id, jsonCopy(compact({ ...grant })));
     },
@@ -29,6 +27,7 @@ export function createInMemoryGrantStorage(): GrantStorage {
             (query.kind === undefined || row.kind === query.kind) &&
             (query.toolName === undefined || row.toolName === query.toolName) &&
             (query.sessionId === undefined || row.sessionId === query.sessionId) &&
+            (query.userId === undefined || row.userId === query.userId) &&
             (query.includeRevoked === true || row.revokedAt === undefined),
         )
         .sort((a, b) => (a.row.createdAt < b.row.createdAt ? 1 : a.row.createdAt > b.row.createdAt ? -1 : b.order - a.order))

@@ -12,7 +12,7 @@ import type {
   SessionRecord, StoredMessage,
 } from '../types';
 import {
-  APPROVAL_SHAPE, AUDIT_ENTRY_SHAPE, checkGrantKind, checkId, checkLimit, checkMessages, checkRecord, checkStatus, checkStatuses, duplicateId, GRANT_SHAPE, invalidArgument,
+  APPROVAL_SHAPE, AUDIT_ENTRY_SHAPE, checkGrantExtras, checkGrantKind, checkId, checkLimit, checkMessages, checkRecord, checkStatus, checkStatuses, duplicateId, GRANT_SHAPE, invalidArgument,
   notFound,
 } from '../sqlite/checks';
 import { jsonOrNull, nul, opt } from '../sqlite/rows';
@@ -203,6 +203,12 @@ function toGrant(r: PgRow): GrantRecord {
     ...opt('sources', r.sources_json == null ? null : (JSON.parse(String(r.sources_json)) as string[])),
     ...opt('argLimits', r.arg_limits_json == null ? null : (JSON.parse(String(r.arg_limits_json)) as GrantRecord['argLimits'])),
     createdAt: String(r.created_at), ...opt('expiresAt', str(r.expires_at)), ...opt('revokedAt', str(r.revoked_at)), ...opt('note', str(r.note)),
+    ...opt('userId', str(r.user_id)),
+    ...opt('tools', r.tools_json == null ? null : (JSON.parse(String(r.tools_json)) as string[])),
+    ...opt('toolSets', r.tool_sets_json == null ? null : (JSON.parse(String(r.tool_sets_json)) as string[])),
+    ...opt('capPerCallUsd', r.cap_per_call_usd == null ? null : Number(r.cap_per_call_usd)),
+    ...opt('capPerDayUsd', r.cap_per_day_usd == null ? null : Number(r.cap_per_day_usd)),
+    ...opt('createdBy', str(r.created_by)),
   };
 }
 
@@ -213,11 +219,16 @@ export function createPgGrantStorage(h: PgHandle): GrantStorage {
     async create(g) {
       checkRecord('grants.create', 'grant', g, GRANT_SHAPE);
       checkGrantKind('grants.create', 'grant.kind', g.kind);
-      if (g.sources !== undefined && !Array.isArray(g.sources)) throw invalidArgument('grants.create', 'grant.sources must be an array of source names when given');
+      checkGrantExtras('grants.create', g as unknown as Record<string, unknown>);
       await uniqueAs('grants.create', 'a grant', g.id, () =>
         h.op('grants.create').run(
-          `INSERT INTO ${t} (id, kind, tool_name, session_id, sources_json, arg_limits_json, created_at, expires_at, revoked_at, note) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-          [g.id, g.kind, g.toolName, nul(g.sessionId), jsonOrNull(g.sources), jsonOrNull(g.argLimits), g.createdAt, nul(g.expiresAt), nul(g.revokedAt), nul(g.note)],
+          `INSERT INTO ${t} (id, kind, tool_name, session_id, sources_json, arg_limits_json, created_at, expires_at, revoked_at, note,
+             user_id, tools_json, tool_sets_json, cap_per_call_usd, cap_per_day_usd, created_by)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)`,
+          [
+            g.id, g.kind, g.toolName, nul(g.sessionId), jsonOrNull(g.sources), jsonOrNull(g.argLimits), g.createdAt, nul(g.expiresAt), nul(g.revokedAt), nul(g.note),
+            nul(g.userId), jsonOrNull(g.tools), jsonOrNull(g.toolSets), nul(g.capPerCallUsd), nul(g.capPerDayUsd), nul(g.createdBy),
+          ],
         ),
       );
     },
@@ -238,6 +249,7 @@ export function createPgGrantStorage(h: PgHandle): GrantStorage {
       add('kind', query.kind);
       add('tool_name', query.toolName);
       add('session_id', query.sessionId);
+      add('user_id', query.userId);
       if (query.includeRevoked !== true) clauses.push('revoked_at IS NULL');
       const where = clauses.length === 0 ? '' : ` WHERE ${clauses.join(' AND ')}`;
       return (await h.op('grants.list').all(`SELECT * FROM ${t}${where} ORDER BY created_at DESC, seq DESC`, params)).map(toGrant);

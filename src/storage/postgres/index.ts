@@ -34,6 +34,7 @@ import { artifactMigrations, createPgArtifactStorage, createPgFileStorage } from
 import { createPgJobStorage, createPgTradingStorage, createPgUsageStorage } from './ops';
 import { createPgNotifier, type PostgresChange } from './notify';
 import type { PostgresPool } from './pool';
+import { controlMigrations, createPgControlStorage } from './controls';
 import { coreMigrations, jobMigrations, learningMigrations, memoryMigrations, tradingMigrations, usageMigrations } from './schema';
 
 export { pglitePool } from './pool';
@@ -42,7 +43,7 @@ export type { PgRow as PostgresRow, PgTx as PostgresTx } from './handle';
 export type { PostgresMigration } from './migrate';
 export type { PostgresChange } from './notify';
 
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls'];
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Options of {@link createPostgresStorage}. Give exactly one of `pool` and `connectionString`. */
@@ -227,7 +228,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   const endpoint = options.connectionString === undefined ? undefined : endpointOf(options.connectionString);
   const pool = options.pool ?? (await createPgPool(options.connectionString as string, poolSize, acquireTimeoutMs));
   const handle = createPgHandle({ pool, schemaName: schema, logger, endpoint, acquireTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...extra];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...extra];
   const known = new Set([...BUILT_IN_DOMAINS, ...migrations.map((m) => m.domain)]);
   let vectorState: { available: boolean; reason?: string };
   try {
@@ -281,6 +282,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     artifacts: g('artifacts', createPgArtifactStorage(handle)),
     files: g('files', createPgFileStorage(handle)),
     learning: g('learning', createPgLearningStorage(handle)),
+    controls: g('controls', createPgControlStorage(handle)),
     async transaction(operation, fn) {
       return handle.tx(operation, fn);
     },

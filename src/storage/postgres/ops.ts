@@ -104,6 +104,21 @@ export function createPgUsageStorage(h: PgHandle): UsageStorage {
       ))!;
       return { turns: Number(r.turns), inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w), costUsd: Number(r.c) };
     },
+    async byUser(query) {
+      if (typeof query?.day !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(query.day)) throw invalidArgument('usage.byUser', `day must be YYYY-MM-DD, got ${JSON.stringify(query?.day)}`);
+      const args: unknown[] = [query.day];
+      let where = 'day = $1';
+      if (query.sources !== undefined && query.sources.length > 0) (args.push([...query.sources]), (where += ' AND source = ANY($2::text[])'));
+      const rows = await h.op('usage.byUser').all(
+        `SELECT user_id, COUNT(*) AS turns, SUM(input_tokens) AS i, SUM(output_tokens) AS o, SUM(cache_read) AS r, SUM(cache_write) AS w, SUM(cost_usd) AS c
+         FROM ${t} WHERE ${where} GROUP BY user_id ORDER BY user_id`,
+        args,
+      );
+      return rows.map((r) => ({
+        userId: String(r.user_id),
+        totals: { turns: Number(r.turns), inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w), costUsd: Number(r.c) },
+      }));
+    },
   };
 }
 

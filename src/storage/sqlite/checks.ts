@@ -141,8 +141,24 @@ export const APPROVAL_SHAPE: RecordShape = {
 /** The fields every grant record needs. */
 export const GRANT_SHAPE: RecordShape = {
   strings: ['id', 'kind', 'toolName', 'createdAt'],
-  optionalStrings: ['sessionId', 'expiresAt', 'revokedAt', 'note'],
+  optionalStrings: ['sessionId', 'expiresAt', 'revokedAt', 'note', 'userId', 'createdBy'],
 };
+
+/** The optional fields a stored grant adds (user, tools, tool sets, caps): shared by the engines. */
+export function checkGrantExtras(operation: string, grant: Record<string, unknown>): void {
+  for (const field of ['tools', 'toolSets', 'sources'] as const) {
+    const v = grant[field];
+    if (v !== undefined && (!Array.isArray(v) || v.some((x) => typeof x !== 'string' || x === ''))) {
+      throw invalidArgument(operation, `grant.${field} must be an array of non-empty strings when given`);
+    }
+  }
+  for (const field of ['capPerCallUsd', 'capPerDayUsd'] as const) {
+    const v = grant[field];
+    if (v !== undefined && (typeof v !== 'number' || !Number.isFinite(v) || v < 0)) {
+      throw invalidArgument(operation, `grant.${field} must be a finite number ≥ 0 when given, got ${describe(v)}`);
+    }
+  }
+}
 
 function describe(value: unknown): string {
   if (value === undefined) return 'undefined';

@@ -1,5 +1,5 @@
 import type { GrantRecord, GrantStorage } from '../types';
-import { checkGrantKind, checkId, checkRecord, duplicateId, GRANT_SHAPE, invalidArgument } from './checks';
+import { checkGrantExtras, checkGrantKind, checkId, checkRecord, duplicateId, GRANT_SHAPE } from './checks';
 import type { SqliteHandle } from './handle';
 import { jsonOrNull, nul, opt } from './rows';
 
@@ -14,11 +14,18 @@ interface GrantRow {
   expires_at: string | null;
   revoked_at: string | null;
   note: string | null;
+  user_id: string | null;
+  tools_json: string | null;
+  tool_sets_json: string | null;
+  cap_per_call_usd: number | null;
+  cap_per_day_usd: number | null;
+  created_by: string | null;
 }
 
 const INSERT = `INSERT INTO grants
-  (id, kind, tool_name, session_id, sources_json, arg_limits_json, created_at, expires_at, revoked_at, note)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
+  (id, kind, tool_name, session_id, sources_json, arg_limits_json, created_at, expires_at, revoked_at, note,
+   user_id, tools_json, tool_sets_json, cap_per_call_usd, cap_per_day_usd, created_by)
+  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
 
 function toRecord(r: GrantRow): GrantRecord {
   return {
@@ -32,6 +39,12 @@ function toRecord(r: GrantRow): GrantRecord {
     ...opt('expiresAt', r.expires_at),
     ...opt('revokedAt', r.revoked_at),
     ...opt('note', r.note),
+    ...opt('userId', r.user_id),
+    ...opt('tools', r.tools_json === null ? null : (JSON.parse(r.tools_json) as string[])),
+    ...opt('toolSets', r.tool_sets_json === null ? null : (JSON.parse(r.tool_sets_json) as string[])),
+    ...opt('capPerCallUsd', r.cap_per_call_usd),
+    ...opt('capPerDayUsd', r.cap_per_day_usd),
+    ...opt('createdBy', r.created_by),
   };
 }
 
@@ -41,9 +54,7 @@ export function createSqliteGrantStorage(handle: SqliteHandle): GrantStorage {
     async create(grant) {
       checkRecord('grants.create', 'grant', grant, GRANT_SHAPE);
       checkGrantKind('grants.create', 'grant.kind', grant.kind);
-      if (grant.sources !== undefined && !Array.isArray(grant.sources)) {
-        throw invalidArgument('grants.create', 'grant.sources must be an array of source names when given');
-      }
+      checkGrantExtras('grants.create', grant as unknown as Record<string, unknown>);
       handle.write('grants.create', () => {
         try {
           handle
@@ -51,6 +62,7 @@ export function createSqliteGrantStorage(handle: SqliteHandle): GrantStorage {
             .run(
               grant.id, grant.kind, grant.toolName, nul(grant.sessionId), jsonOrNull(grant.sources), jsonOrNull(grant.argLimits),
               grant.createdAt, nul(grant.expiresAt), nul(grant.revokedAt), nul(grant.note),
+              nul(grant.userId), jsonOrNull(grant.tools), jsonOrNull(grant.toolSets), nul(grant.capPerCallUsd), nul(grant.capPerDayUsd), nul(grant.createdBy),
             );
         } catch (error) {
           if ((error as { code?: unknown }).code === 'SQLITE_CONSTRAINT_PRIMARYKEY') throw duplicateId('grants.create', 'a grant', grant.id, error);
@@ -77,6 +89,7 @@ export function createSqliteGrantStorage(handle: SqliteHandle): GrantStorage {
       add('kind = ?', query.kind);
       add('tool_name = ?', query.toolName);
       add('session_id = ?', query.sessionId);
+      add('user_id = ?', query.userId);
       if (query.includeRevoked !== true) clauses.push('revoked_at IS NULL');
       const whereSql = clauses.length === 0 ? '' : ` WHERE ${clauses.join(' AND ')}`;
       const rows = handle.read('grants.list', () =>

@@ -43,12 +43,13 @@ import { createSqliteTradingStorage, tradingMigrations } from './trading';
 import { createSqliteLearningStorage, learningMigrations } from './learning';
 import { artifactMigrations, createSqliteArtifactStorage, createSqliteFileStorage } from './artifacts';
 import { type SqliteVerifyReport, verifySqliteStorage } from './verify';
+import { controlMigrations, createSqliteControlStorage } from './controls';
 
 export type { SqliteHandle, SqliteMigration } from './handle';
 export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls'];
 /** Default of {@link SqliteStorageOptions.mmapSizeBytes}: 256 MiB. */
 const DEFAULT_MMAP_SIZE_BYTES = 256 * 1024 * 1024;
 
@@ -202,7 +203,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {
@@ -234,6 +235,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     learning: createSqliteLearningStorage(handle),
     artifacts: createSqliteArtifactStorage(handle),
     files: createSqliteFileStorage(handle),
+    controls: createSqliteControlStorage(handle),
     async verify() {
       return verifySqliteStorage(handle);
     },

@@ -84,5 +84,16 @@ export function createSqliteUsageStorage(handle: SqliteHandle): UsageStorage {
       const totals: UsageTotals = { turns: row.turns, inputTokens: row.i, outputTokens: row.o, cacheReadTokens: row.r, cacheWriteTokens: row.w, costUsd: row.c };
       return totals;
     },
+    async byUser(query) {
+      if (typeof query?.day !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(query.day)) throw invalidArgument('usage.byUser', `day must be YYYY-MM-DD, got ${JSON.stringify(query?.day)}`);
+      const sources = query.sources ?? [];
+      const rows = handle.read('usage.byUser', () =>
+        handle
+          .prepare(`SELECT user_id, COUNT(*) AS turns, SUM(input_tokens) AS i, SUM(output_tokens) AS o, SUM(cache_read) AS r, SUM(cache_write) AS w, SUM(cost_usd) AS c
+                    FROM usage_ledger WHERE day = ?${sources.length ? ` AND source IN (${sources.map(() => '?').join(', ')})` : ''} GROUP BY user_id ORDER BY user_id`)
+          .all(query.day, ...sources),
+      ) as { user_id: string; turns: number; i: number; o: number; r: number; w: number; c: number }[];
+      return rows.map((row) => ({ userId: row.user_id, totals: { turns: row.turns, inputTokens: row.i, outputTokens: row.o, cacheReadTokens: row.r, cacheWriteTokens: row.w, costUsd: row.c } }));
+    },
   };
 }

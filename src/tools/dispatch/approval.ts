@@ -2,6 +2,7 @@ import { PermissionTier } from '../../safety/permission-tier';
 import { err, errFromThrow, type ToolEnvelope } from '../envelope';
 import type { DispatchOutcome } from '../types';
 import { finishCall } from './finish';
+import { grantLeftForCall } from './grant-spend';
 import type { DispatchCall, DispatchEnv } from './types';
 
 /**
@@ -18,7 +19,11 @@ export async function applyApproval(env: DispatchEnv, call: DispatchCall): Promi
       toolName: name, toolCallId, input, tier, source: ctx.source, reason: decision.reason, sessionId: ctx.sessionId, traceId: ctx.traceId,
     });
     const envelope = err(`Waiting for approval: ${decision.reason}`, { code: 'APPROVAL_REQUIRED', retryable: false });
-    const withApproval: ToolEnvelope = { ...envelope, approval: { approvalId: approval.id, toolName: name, expiresAt: approval.expiresAt, reason: decision.reason } };
+    const grantLeftTodayUsd = await grantLeftForCall(env, call);
+    const withApproval: ToolEnvelope = {
+      ...envelope,
+      approval: { approvalId: approval.id, toolName: name, expiresAt: approval.expiresAt, reason: decision.reason, ...(grantLeftTodayUsd !== undefined ? { grantLeftTodayUsd } : {}) },
+    };
     return finishCall(env, call, withApproval, 'approval_required', { approval });
   }
   if (decision.kind === 'allow' && decision.via === 'approval' && opts.approvalId !== undefined) {

@@ -3,6 +3,7 @@ import { err, errFromThrow, isToolEnvelope, ok, type ToolEnvelope } from '../env
 import type { DispatchOutcome } from '../types';
 import { writeAudit } from './audit';
 import { finishCall } from './finish';
+import { refundGrantClaim, withGrantLeft } from './grant-spend';
 import { runWithTimeout } from './run-with-timeout';
 import type { DispatchCall, DispatchEnv } from './types';
 
@@ -22,6 +23,7 @@ export async function executeCall(env: DispatchEnv, call: DispatchCall): Promise
     try {
       await writeAudit(env, { toolName: name, tier, ctx, toolCallId, decision: 'executing', durationMs: performance.now() - call.started, input, mode, approvalId: opts.approvalId }, true);
     } catch (error) {
+      await refundGrantClaim(env, call);
       return finishCall(env, call, err(`The audit log could not be written, so this fund-moving call did not run: ${error instanceof Error ? error.message : String(error)}`, { code: 'TOOL_BLOCKED', retryable: true }), 'blocked', { approvalId: opts.approvalId });
     }
   }
@@ -31,7 +33,10 @@ export async function executeCall(env: DispatchEnv, call: DispatchCall): Promise
     // The handler runs inside its call's context: a nested dispatch inherits it and can only narrow it.
     const result = await env.carrier.run(ctx, () => runWithTimeout(run, input, { call: ctx, toolCallId, tier, approvalId: opts.approvalId, orderFacts: call.orderFacts }, tool.timeoutMs, opts.signal, name));
     envelope = isToolEnvelope(result) ? result : ok(result === undefined ? null : result);
-    if (!envelope.ok) outcome = 'error';
+    if (!envelope.ok) {
+      outcome = 'error';
+      await refundGrantClaim(env, call);
+    } else if (mode === 'preview') envelope = await withGrantLeft(env, call, envelope);
   } catch (error) {
     envelope = errFromThrow(error);
     outcome = 'error';

@@ -1,3 +1,4 @@
+import { evaluateOperatorControls } from '../../safety/operator-controls';
 import { evaluateTierGate } from '../../safety/tier-gate';
 import { expandToolSetNames } from '../tool-sets';
 import type { DispatchOutcome } from '../types';
@@ -17,6 +18,12 @@ export async function gateCall(env: DispatchEnv, call: DispatchCall): Promise<Di
   const analysisUsed = [...ctx.usedTools].some((n) => n !== name && env.tools.get(n)?.isAnalysis === true);
   const allowedToolSets = ctx.allowedToolSets ? expandToolSetNames(ctx.allowedToolSets, env.sets) : undefined;
   try {
+    // The operator's controls first (capability switches, the lifecycle stage), then the tier gate and grants.
+    const controlled = await evaluateOperatorControls({ tool: call.tool!, context: ctx, mode: call.mode }, { storage: env.storage });
+    if (controlled) {
+      call.gate = { kind: 'block', ...controlled };
+      return blockCall(env, call, controlled.code, controlled.reason);
+    }
     call.gate = await evaluateTierGate(
       {
         tool: call.tool!, input: call.input, orderFacts: call.orderFacts, context: ctx, tier: call.tier, mode: call.mode,
