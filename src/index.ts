@@ -144,6 +144,21 @@ export type {
 } from './storage/types';
 export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';
 export type { UsageEntry, UsageStorage, UsageTotals } from './storage/usage-types';
+export type {
+  AlertCondition,
+  AlertRecord,
+  AlertStatus,
+  AlertStorage,
+  AlertTransitionPatch,
+  NewAlert,
+  NewWorkflowRun,
+  WorkflowRunQuery,
+  WorkflowRunRecord,
+  WorkflowRunStatus,
+  WorkflowRunStep,
+  WorkflowRunStorage,
+  WorkflowTrigger,
+} from './storage/automation-types';
 export {
   type BackgroundJob,
   type BackgroundJobContext,
@@ -159,6 +174,13 @@ export { type DeliveryQuery, type DeliveryRecord, listDeliveries } from './backg
 export { createWebhookDelivery, type WebhookDeliveryOptions } from './background/delivery';
 export { signWebhook, verifyWebhookSignature } from './util/webhook-signature';
 export { type ParsedSchedule, parseSchedule, type ScheduleEntry } from './background/schedule';
+export {
+  createWorkflowAutomation,
+  type WorkflowAutomation,
+  type WorkflowAutomationOptions,
+  type WorkflowInfo,
+  type WorkflowTriggerOptions,
+} from './background/workflows';
 // What a storage engine's memory domain takes and returns (the `MemoryStorage` contract).
 export type {
   ConsolidationEventInput,
@@ -500,6 +522,19 @@ export {
   type WorkflowResults,
   type WorkflowStep,
   type WorkflowStepResult,
+  type WorkflowRunOptions,
+  formatWorkflowIssues,
+  parseWorkflowFile,
+  type ParseWorkflowFileOptions,
+  WORKFLOW_NAME,
+  type WorkflowFileIssue,
+  workflowFromSpec,
+  type WorkflowSpec,
+  type WorkflowSpecStep,
+  type StartedWorkflowRun,
+  startStoredWorkflow,
+  type StoredWorkflowOptions,
+  toStoredStep,
 } from './runtime/index';
 export { INJECTION_PATTERNS, type InjectionPattern, type ScanFinding, scanInput } from './safety/input-scanner';
 // ── END runtime

@@ -1,9 +1,12 @@
 import { type AgentBackground, createAgentBackground, type Delivery } from '../background/agent';
 import { createWebhookDelivery } from '../background/delivery';
+import { createWorkflowAutomation, type WorkflowAutomation } from '../background/workflows';
+import path from 'node:path';
 import { ConfigError } from '../errors/subclasses';
 import type { FinancePack } from '../finance/create-finance-pack';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { Storage } from '../storage/types';
+import type { ToolRegistry } from '../tools/types';
 import type { Workspace } from '../workspace/workspace';
 import type { DisposerStack } from './disposers';
 import { parseDuration, parseHours } from './env-parse';
@@ -18,6 +21,8 @@ export interface AppBackground {
   readonly background: AgentBackground;
   /** Why an autonomous turn may not start now (the daily budget is spent); undefined without a budget. */
   readonly admit: (() => Promise<string | undefined>) | undefined;
+  /** The code and workspace workflows and their stored runs. */
+  readonly workflows: WorkflowAutomation;
 }
 
 /**
@@ -28,7 +33,10 @@ export interface AppBackground {
  */
 export function assembleBackground(
   settings: AppSettings,
-  parts: { readonly storage: Storage; readonly runtime: AgentRuntime; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels; readonly finance: FinancePack | undefined },
+  parts: {
+    readonly storage: Storage; readonly runtime: AgentRuntime; readonly tools: ToolRegistry; readonly workspace: Workspace | undefined; readonly memory: AppMemory; readonly models: AppModels;
+    readonly finance: FinancePack | undefined;
+  },
   disposers: DisposerStack,
 ): AppBackground {
   const { options, env, logger, bus, now, userId } = settings;
@@ -54,6 +62,18 @@ export function assembleBackground(
         const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: ['heartbeat', 'cron', 'webhook', 'workflow'] })).costUsd;
         return spent >= dailyBudgetUsd ? `daily budget spent: $${spent.toFixed(4)} of $${dailyBudgetUsd.toFixed(2)} on autonomous turns today (UTC)` : undefined;
       };
+  // Workflows: the host's (code) and the workspace's workflows/<name>.yaml, each run stored and claimed once per fleet.
+  const workflows = createWorkflowAutomation({
+    runtime,
+    storage,
+    tools: parts.tools,
+    workflows: options.workflows ?? [],
+    ...(workspace ? { dir: path.join(workspace.dir, 'workflows') } : {}),
+    userId,
+    ...(options.background?.owner ? { owner: options.background.owner } : {}),
+    now,
+    logger,
+  });
   const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
   const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
   const background = createAgentBackground({
@@ -73,7 +93,8 @@ export function assembleBackground(
     jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger })],
     ...(deliver ? { deliver } : {}),
     ...(admit ? { admit } : {}),
+    workflows,
   });
   disposers.push(() => background.stop());
-  return { background, admit };
+  return { background, admit, workflows };
 }

@@ -48,7 +48,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const runtime = assembleRuntime(settings, { // the runtime, its turn hooks, the delegate tool
       storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, operatorNotices: () => jobs.background.takeNotices(),
     });
-    const jobs = assembleBackground(settings, { storage, runtime, workspace: workspace.workspace, memory, models, finance: packs.finance }, disposers);
+    const jobs = assembleBackground(settings, { storage, runtime, tools, workspace: workspace.workspace, memory, models, finance: packs.finance }, disposers);
     listenForFleetStop(settings, storage, tools, disposers); // the fleet's emergency stop, released first
 
     return {
@@ -72,6 +72,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       finance: packs.finance,
       mcp: packs.mcp,
       background: jobs.background,
+      workflows: jobs.workflows,
       artifacts: artifacts.artifacts,
       materializer: artifacts.materializer,
       files: artifacts.files,

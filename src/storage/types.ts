@@ -7,6 +7,7 @@
  * Timestamps are ISO-8601 strings in UTC. Ids are strings unless a domain says otherwise.
  */
 import type { ArtifactStorage, FileStorage } from './artifact-types';
+import type { AlertStorage, WorkflowRunStorage } from './automation-types';
 import type { JobStorage } from './job-types';
 import type { LearningStorage } from './learning-types';
 import type { UsageStorage } from './usage-types';
@@ -266,6 +267,10 @@ export interface Storage {
   readonly artifacts: ArtifactStorage;
   /** Metadata of uploaded files (the bytes stay on disk or in an object store), scoped by user. */
   readonly files: FileStorage;
+  /** Stored workflow runs (status, each step's input and output), one per workflow and trigger across processes. */
+  readonly workflows: WorkflowRunStorage;
+  /** Price alerts per user; an alert fires once across processes. */
+  readonly alerts: AlertStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */

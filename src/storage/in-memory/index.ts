@@ -13,6 +13,7 @@ import { createInMemoryUsageStorage } from './usage';
 import { createInMemoryTradingStorage } from './trading';
 import { createInMemoryLearningStorage } from './learning';
 import { createInMemoryArtifactStorage, createInMemoryFileStorage } from './artifacts';
+import { createInMemoryAlertStorage, createInMemoryWorkflowRunStorage } from './automation';
 
 /** Options of {@link createInMemoryStorage}. */
 export interface InMemoryStorageOptions {
@@ -75,6 +76,8 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
     learning: guardClosed('learning', createInMemoryLearningStorage(), isClosed),
     artifacts: guardClosed('artifacts', createInMemoryArtifactStorage(), isClosed),
     files: guardClosed('files', createInMemoryFileStorage(), isClosed),
+    workflows: guardClosed('workflows', createInMemoryWorkflowRunStorage(), isClosed),
+    alerts: guardClosed('alerts', createInMemoryAlertStorage(), isClosed),
     async schemaVersions() {
       if (closed) throw new StorageError('schemaVersions', 'storage is closed');
       return {};

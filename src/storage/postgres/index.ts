@@ -26,6 +26,7 @@ import { createPgLearningStorage } from './learning';
 import { createPgMemoryStorage } from './memory';
 import { readPgSchemaVersions, runPgMigrations, type PostgresMigration } from './migrate';
 import { artifactMigrations, createPgArtifactStorage, createPgFileStorage } from './artifacts';
+import { automationMigrations, createPgAlertStorage, createPgWorkflowRunStorage } from './automation';
 import { createPgJobStorage, createPgTradingStorage, createPgUsageStorage } from './ops';
 import { createPgNotifier, type PostgresChange } from './notify';
 import type { PostgresPool } from './pool';
@@ -37,7 +38,7 @@ export type { PgRow as PostgresRow, PgTx as PostgresTx } from './handle';
 export type { PostgresMigration } from './migrate';
 export type { PostgresChange } from './notify';
 
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'workflows', 'alerts'];
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Options of {@link createPostgresStorage}. Give exactly one of `pool` and `connectionString`. */
@@ -222,7 +223,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   const endpoint = options.connectionString === undefined ? undefined : endpointOf(options.connectionString);
   const pool = options.pool ?? (await createPgPool(options.connectionString as string, poolSize, acquireTimeoutMs));
   const handle = createPgHandle({ pool, schemaName: schema, logger, endpoint, acquireTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...extra];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...automationMigrations, ...extra];
   const known = new Set([...BUILT_IN_DOMAINS, ...migrations.map((m) => m.domain)]);
   let vectorState: { available: boolean; reason?: string };
   try {
@@ -276,6 +277,8 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     artifacts: g('artifacts', createPgArtifactStorage(handle)),
     files: g('files', createPgFileStorage(handle)),
     learning: g('learning', createPgLearningStorage(handle)),
+    workflows: g('workflows', createPgWorkflowRunStorage(handle)),
+    alerts: g('alerts', createPgAlertStorage(handle)),
     async transaction(operation, fn) {
       return handle.tx(operation, fn);
     },
