@@ -737,8 +737,8 @@ export type {
 
 // ── research: the code sandbox, deep research ──────────────────────────────────
 export {
-  ALERT_DELIVERY_NOTE, type AlertRequestToolOptions, analysisDefinition, checkCitations, citationNumbers, type CitationProblem, claimBlocks, type CodeSandbox,
-  codeAnalysisDefinition, type CodeSandboxLimits, type CodeSandboxResult, createAlertRequestTool, createE2bSandbox, createMethodologyLensTool, createQuickJsSandbox,
+  analysisDefinition, checkCitations, citationNumbers, type CitationProblem, claimBlocks, type CodeSandbox,
+  codeAnalysisDefinition, type CodeSandboxLimits, type CodeSandboxResult, createE2bSandbox, createMethodologyLensTool, createQuickJsSandbox,
   createResearchReportTool, createResearchSkills, createRunCodeTools, deepResearchDefinition, type E2bSandboxOptions, memoryAlertsDefinition,
   type MethodologyLensOptions, type QuickJsSandboxOptions, RESEARCH_SKILL_DEFINITIONS, type ResearchReportToolOptions, type RunCodeToolsOptions,
 } from './research/index';

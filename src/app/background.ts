@@ -1,5 +1,6 @@
 import { type AgentBackground, createAgentBackground, type Delivery } from '../background/agent';
 import { createWebhookDelivery } from '../background/delivery';
+import { createAlertCheckJob } from '../finance/alerts';
 import { createWorkflowAutomation, type WorkflowAutomation } from '../background/workflows';
 import path from 'node:path';
 import { ConfigError } from '../errors/subclasses';
@@ -95,6 +96,10 @@ export function assembleBackground(
     ...(admit ? { admit } : {}),
     workflows,
   });
+  // Price alerts: checked against the finance pack's market, each fired once through the same delivery as the turns.
+  if (finance?.alerts) {
+    background.add(createAlertCheckJob({ storage, market: finance.market, deliver: (d) => background.deliver(d), now, logger, every: finance.alerts.checkEveryMs }));
+  }
   disposers.push(() => background.stop());
   return { background, admit, workflows };
 }

@@ -22,13 +22,16 @@ function worker(name: string, extra: string[] = []): { child: ChildProcess; next
 }
 
 describe('automation across two processes', () => {
-  it('the schedule slot, a trigger key and an alert each run once between two processes', async () => {
+  it('the schedule slot, a trigger key and each price alert run once between two processes', async () => {
     // Set up the data directory once: the workflow file, the schedule, and an alert that the pinned price fires.
     const setup = await createApp({ envFileDir: false, env: { MINARA_HEARTBEAT_EVERY: '0' }, logger: silentLogger, config: { dataDir: dir }, now: () => new Date(START) });
     const ws = setup.workspace!.dir;
     mkdirSync(path.join(ws, 'workflows'), { recursive: true });
     writeFileSync(path.join(ws, 'workflows', 'price-check.yaml'), 'steps:\n  - id: eth\n    tool: get_price\n    args: { symbol: ETH }\n');
     writeFileSync(path.join(ws, 'HEARTBEAT.md'), '# Heartbeat\n\n## Schedule\n\n- every 1h: workflow price-check\n');
+    for (const threshold of [3_000, 2_950]) {
+      await setup.storage.alerts.create({ userId: 'default', asset: 'ETH', condition: 'below', threshold, basePrice: 3_100, createdAt: START, expiresAt: '2026-04-01T00:00:00.000Z' });
+    }
     await setup.close();
 
     const a = worker('a', ['2900']);
@@ -36,7 +39,7 @@ describe('automation across two processes', () => {
     expect([await a.next(), await b.next()]).toEqual(['ready', 'ready']);
     a.child.stdin!.write('go\n');
     b.child.stdin!.write('go\n');
-    const results = [JSON.parse(await a.next()), JSON.parse(await b.next())] as Array<{ name: string; started: string[]; manual: string | null }>;
+    const results = [JSON.parse(await a.next()), JSON.parse(await b.next())] as Array<{ name: string; started: string[]; manual: string | null; delivered: string[] }>;
     await Promise.all([a, b].map(({ child }) => new Promise((r) => (child.exitCode === null ? child.on('exit', r) : r(null)))));
 
     const check = await createApp({ envFileDir: false, env: { MINARA_HEARTBEAT_EVERY: '0' }, logger: silentLogger, config: { dataDir: dir }, now: () => new Date(Date.parse(START) + 3_700_000) });
@@ -47,6 +50,10 @@ describe('automation across two processes', () => {
       // The schedule's slot was started by exactly one of the two runners; the shared key by exactly one process.
       expect(results.filter((r) => r.started.some((j) => j.startsWith('schedule:')))).toHaveLength(1);
       expect(results.filter((r) => r.manual !== null)).toHaveLength(1);
+      // Each alert fired once between the two processes: delivered by one, recorded once, one message in its session.
+      expect(results.flatMap((r) => r.delivered).sort()).toEqual(['alert-1', 'alert-2']);
+      expect((await check.storage.alerts.list({ userId: 'default' })).map((a) => [a.id, a.status, a.firedPrice])).toEqual([[2, 'fired', 2_900], [1, 'fired', 2_900]]);
+      for (const id of ['alert-1', 'alert-2']) expect((await check.storage.conversations.listMessages(id)).map((m) => m.role)).toEqual(['user', 'assistant']);
     } finally {
       await check.close();
     }

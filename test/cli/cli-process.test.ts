@@ -130,6 +130,11 @@ describe('minara (process)', () => {
     expect(minara(['workflows', 'run', 'wfr_nope', '--data-dir', dir]).code).toBe(1);
     expect(minara(['workflows', 'start', '--data-dir', dir]).stderr).toContain('usage: minara workflows');
     expect(minara(['alerts', '--data-dir', dir]).stdout).toContain('No active alerts.');
+    // An alert set through the same tool the model calls (here by /call in the REPL), then listed and cancelled.
+    minara(['--data-dir', dir, '--no-background'], { input: '/call alert_request {"op":"add","asset":"ETH","condition":"below","threshold":1000}\n/exit\n' });
+    expect(minara(['alerts', '--data-dir', dir]).stdout).toMatch(/#1\s+ETH\s+below 1000\s+active until 20\d\d-/);
+    expect(minara(['alerts', 'cancel', '1', '--data-dir', dir]).stdout).toContain('Cancelled alert #1');
+    expect(minara(['alerts', 'list', 'all', '--data-dir', dir]).stdout).toMatch(/#1\s+ETH\s+below 1000\s+cancelled/);
     expect(minara(['alerts', 'cancel', '7', '--data-dir', dir])).toMatchObject({ code: 1, stderr: expect.stringContaining('No alert #7.') });
   });
 
