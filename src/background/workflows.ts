@@ -82,12 +82,14 @@ export interface WorkflowAutomation {
   start(id: string, options?: WorkflowTriggerOptions): Promise<StartedWorkflowRun | undefined>;
   /** {@link start}, then wait for the run to end. */
   trigger(id: string, options?: WorkflowTriggerOptions): Promise<WorkflowRunRecord | undefined>;
-  /** Stored runs, newest first (runs whose process died are marked `interrupted` first). */
+  /** Stored runs, newest first (runs whose process died are marked `interrupted` first, at most every 30 s). */
   runs(query?: WorkflowRunQuery): Promise<WorkflowRunRecord[]>;
   getRun(id: string): Promise<WorkflowRunRecord | undefined>;
 }
 
 const REFRESH_MS = 2_000;
+/** How often runs whose process died are looked for (a read of the stored runs, or a start, triggers it). */
+const EXPIRE_MS = 30_000;
 const MAX_FILE_BYTES = 64 * 1024;
 
 interface Entry {
@@ -204,6 +206,13 @@ export function createWorkflowAutomation(options: WorkflowAutomationOptions): Wo
   }
 
   const all = (): Entry[] => [...code.values(), ...files.values()];
+  let lastExpire = Number.NEGATIVE_INFINITY;
+  async function expire(): Promise<void> {
+    const t = now().getTime();
+    if (t - lastExpire < EXPIRE_MS) return;
+    lastExpire = t;
+    await storage.workflows.expireRuns(new Date(t).toISOString());
+  }
   const find = (id: string): Entry | undefined => code.get(id) ?? files.get(id);
 
   async function start(id: string, trigger: WorkflowTriggerOptions = {}): Promise<StartedWorkflowRun | undefined> {
@@ -217,7 +226,7 @@ export function createWorkflowAutomation(options: WorkflowAutomationOptions): Wo
       const known = all().map((e) => e.info.id);
       throw new MinaraError('NOT_FOUND', `No workflow named "${id}"${known.length ? ` (workflows: ${known.join(', ')})` : ' (none defined: add workflows/<name>.yaml to the workspace)'}.`);
     }
-    await storage.workflows.expireRuns(now().toISOString());
+    await expire();
     return startStoredWorkflow({
       runtime,
       storage,
@@ -252,11 +261,11 @@ export function createWorkflowAutomation(options: WorkflowAutomationOptions): Wo
       return started ? started.done : undefined;
     },
     async runs(query = {}) {
-      await storage.workflows.expireRuns(now().toISOString());
+      await expire();
       return storage.workflows.listRuns(query);
     },
     async getRun(id) {
-      await storage.workflows.expireRuns(now().toISOString());
+      await expire();
       return storage.workflows.getRun(id);
     },
   };

@@ -150,7 +150,7 @@ export interface AlertCheckOptions {
   readonly deliver?: ((delivery: AlertDelivery) => void | Promise<void>) | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: Logger | undefined;
-  /** Active alerts read per check. @default 1000 */
+  /** Active alerts read per page (a check reads every page). @default 1000 */
   readonly batch?: number | undefined;
 }
 
@@ -183,7 +183,12 @@ export function alertMessage(a: AlertRecord, price: number): string {
  */
 export async function checkAlerts(options: AlertCheckOptions): Promise<AlertCheckResult> {
   const { storage, market, deliver, now = () => new Date(), logger = silentLogger, batch = 1000 } = options;
-  const active = await storage.alerts.listActive({ limit: batch });
+  // Every active alert, page by page (oldest first), so none waits behind a full page.
+  const active: AlertRecord[] = [];
+  for (let page = await storage.alerts.listActive({ limit: batch }); page.length > 0; page = await storage.alerts.listActive({ afterId: page.at(-1)!.id, limit: batch })) {
+    active.push(...page);
+    if (page.length < batch) break;
+  }
   const at = now();
   let expired = 0;
   const live: AlertRecord[] = [];

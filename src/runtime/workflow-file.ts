@@ -125,7 +125,21 @@ export function parseWorkflowFile(text: string, options: ParseWorkflowFileOption
   const label = (path: ReadonlyArray<string | number>) => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
   const fail = (path: ReadonlyArray<string | number>, message: string) => at(offsetOf(path), label(path), message);
 
-  const root: unknown = doc.toJS({ maxAliasCount: 0 });
+  let root: unknown;
+  try {
+    // Aliases are refused outright: a workflow never needs them, and they are how a small file expands into a huge one.
+    root = doc.toJS({ maxAliasCount: 0 });
+  } catch {
+    let offset = 0;
+    Y.visit(doc, {
+      Alias(_key, node) {
+        offset = node.range?.[0] ?? 0;
+        return Y.visit.BREAK;
+      },
+    });
+    at(offset, '(file)', 'YAML anchors and aliases are not allowed in a workflow');
+    return { issues };
+  }
   if (typeof root !== 'object' || root === null || Array.isArray(root)) {
     at(0, '(file)', `expected a mapping with "steps" (and optionally ${TOP_KEYS.filter((k) => k !== 'steps').join(', ')}), got ${describe(root)}`);
     return { issues };

@@ -169,8 +169,8 @@ export interface AlertStorage {
   get(userId: string, id: number): Promise<AlertRecord | undefined>;
   /** The user's alerts, newest first. @default limit 50 */
   list(query: { readonly userId: string; readonly status?: AlertStatus | readonly AlertStatus[] | undefined; readonly limit?: number | undefined }): Promise<AlertRecord[]>;
-  /** Every user's `active` alerts, oldest first (the checker's read). @default limit 1000 */
-  listActive(query?: { readonly limit?: number | undefined }): Promise<AlertRecord[]>;
+  /** Every user's `active` alerts, oldest first, with ids above `afterId` (the checker's read, page by page). @default limit 1000 */
+  listActive(query?: { readonly afterId?: number | undefined; readonly limit?: number | undefined }): Promise<AlertRecord[]>;
   /** How many `active` alerts the user has. */
   countActive(userId: string): Promise<number>;
   /** Move the user's alert from `active` to `to`; the updated record when this caller won, else `undefined`. */

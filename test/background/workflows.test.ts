@@ -4,11 +4,13 @@
  * source `workflow` (a fund-moving step needs a stored grant); file errors naming the file and line; one run per
  * trigger with two runners on one database.
  */
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createApp, createWorkflowAutomation, formatWorkflowIssues, type MinaraApp, parseSchedule, parseWorkflowFile, silentLogger, workflowFromSpec } from '@minara/agent';
+import {
+  createApp, createWorkflowAutomation, formatWorkflowIssues, type MinaraApp, parseSchedule, parseWorkflowFile, silentLogger, startStoredWorkflow, toStoredStep, WORKFLOW_NAME, workflowFromSpec,
+} from '@minara/agent';
 import { createScriptedModel, type ScriptEntry } from '@minara/agent/testing';
 
 const T0 = Date.parse('2026-03-02T00:00:00.000Z');
@@ -190,5 +192,28 @@ describe('parseWorkflowFile and code workflows', () => {
     expect(() => createWorkflowAutomation({ runtime: app.runtime, storage: app.storage, tools: app.tools, workflows: [{ id: 'Bad', steps: [] }] })).toThrow(/workflows\[0\]\.id must be a workflow name/);
     expect(() => createWorkflowAutomation({ runtime: app.runtime, storage: app.storage, tools: app.tools, workflows: [{ id: 'x', steps: [{ id: 'a', kind: 'tool_call', tool: 'nope' }] }] })).toThrow(/no registered tool named "nope"/);
     expect(parseSchedule('- every 1h: workflow Rebalance-Check').entries[0]).toMatchObject({ workflow: 'rebalance-check', every: 3_600_000 });
+  });
+
+  it('refuses what a workflow file must not do: a symbolic link, YAML aliases, an unknown key; secrets in a step input are redacted in the stored run', async () => {
+    const { app } = await open({ files: { 'ok.yaml': CHECK } });
+    const flows = path.join(app.workspace!.dir, 'workflows');
+    writeFileSync(path.join(app.workspace!.dir, 'outside.yaml'), CHECK);
+    symlinkSync(path.join(app.workspace!.dir, 'outside.yaml'), path.join(flows, 'linked.yaml'));
+    writeFileSync(path.join(flows, 'bomb.yaml'), 'x: &a [1, 2]\ny: &b [*a, *a]\nsteps:\n  - id: a\n    tool: get_price\n    args: { symbol: ETH, list: *b }\n');
+    const issues = await app.workflows.issues();
+    expect(issues.find((i) => i.file === 'workflows/linked.yaml')?.message).toMatch(/symbolic link/);
+    expect(issues.find((i) => i.file === 'workflows/bomb.yaml')).toMatchObject({ line: 2, message: 'YAML anchors and aliases are not allowed in a workflow' });
+    expect((await app.workflows.list()).map((w) => w.id)).toEqual(['ok']);
+    expect(WORKFLOW_NAME.test('ok')).toBe(true);
+    expect(WORKFLOW_NAME.test('../x')).toBe(false);
+    // A stored run redacts secret-looking input (as the audit log does) and runs once per key.
+    const definition = { id: 'keyed', steps: [{ id: 'p', kind: 'tool_call' as const, tool: 'get_price', args: { symbol: 'ETH', apiKey: 'sk-live-0123456789abcdef0123' } }] };
+    const options = { runtime: app.runtime, storage: app.storage, definition, trigger: 'manual' as const, triggerKey: 'k', userId: 'default', owner: 'me:1:aa', now: () => new Date(T0), generateId: (p: string) => `${p}_${Math.random().toString(36).slice(2, 10)}` };
+    const started = await startStoredWorkflow(options);
+    const run = await started!.done;
+    expect(JSON.stringify(run.steps[0]!.input)).not.toContain('sk-live');
+    expect(run.steps[0]!.input).toMatchObject({ symbol: 'ETH', apiKey: '[REDACTED]' });
+    expect(await startStoredWorkflow(options)).toBeUndefined();
+    expect(toStoredStep({ id: 'x', kind: 'agent_turn', ok: true, text: 'hi', decision: 'finished', input: 'say hi', durationMs: 1.23456 })).toMatchObject({ input: 'say hi', output: { text: 'hi', stopReason: 'finished' }, durationMs: 1.235 });
   });
 });

@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createApp, createToolCallContext, type Delivery, type MinaraApp, parseEnvelope, silentLogger, verifyWebhookSignature } from '@minara/agent';
-import { alertHolds, checkAlerts, createAlertCheckJob, createSimulatedMarket, type SimulatedMarket } from '@minara/agent/finance';
+import { alertHolds, alertMessage, checkAlerts, createAlertCheckJob, createAlertTool, createSimulatedMarket, describeAlertCondition, MAX_ACTIVE_ALERTS, type SimulatedMarket } from '@minara/agent/finance';
 import { createGateway } from '@minara/agent/gateway';
 import { createInMemoryStorage } from '@minara/agent/testing';
 
@@ -155,6 +155,22 @@ describe('price alerts', () => {
     expect(alertHolds({ condition: 'move_pct', threshold: 5, basePrice: 100 }, 95.5)).toBe(false);
     expect(alertHolds({ condition: 'below', threshold: 10 }, Number.NaN)).toBe(false);
     expect(() => createAlertCheckJob({ storage, market, every: 10 })).toThrow(/every must be at least 1000/);
+    // Every active alert is read, page by page: none waits behind a full page.
+    for (let i = 0; i < 5; i++) await storage.alerts.create({ userId: `p${i}`, asset: 'ETH', condition: 'below', threshold: 3_000, createdAt: new Date(T0).toISOString(), expiresAt: new Date(T0 + 86_400_000).toISOString() });
+    const paged = await checkAlerts({ storage, market, now: () => new Date(T0), batch: 2 });
+    expect([paged.checked, paged.fired.length]).toEqual([5, 5]);
+    expect(describeAlertCondition({ condition: 'move_pct', threshold: 5, basePrice: 60_000 })).toBe('moves 5% either way from 60,000 USD');
+    expect(alertMessage(paged.fired[0]!, 2_900)).toMatch(/^ETH is at 2,900 USD, below your alert level of 3,000 USD \(alert #2, set 2026-03-02 10:00 UTC\)/);
+    expect(MAX_ACTIVE_ALERTS).toBe(50);
+    expect(() => createAlertTool({ storage: {} as never, market })).toThrow(/createAlertTool: pass \{ storage, market \}/);
+  });
+
+  it('a user holds at most MAX_ACTIVE_ALERTS active alerts', async () => {
+    const { tool, market } = await open();
+    market.setPrice('ETH', 3_000);
+    for (let i = 1; i <= MAX_ACTIVE_ALERTS; i++) expect((await tool({ op: 'add', asset: 'ETH', condition: 'above', threshold: 10_000 + i }, 'heavy')).ok).toBe(true);
+    expect(await tool({ op: 'add', asset: 'ETH', condition: 'above', threshold: 99_999 }, 'heavy')).toMatchObject({ ok: false, error: expect.stringContaining('already has 50 active alerts') });
+    expect((await tool({ op: 'add', asset: 'ETH', condition: 'above', threshold: 99_999 }, 'light')).ok).toBe(true);
   });
 });
 

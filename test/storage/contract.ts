@@ -624,6 +624,7 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
         expect(await storage.alerts.get('u1', a.id)).toMatchObject({ id: a.id });
         expect(await storage.alerts.countActive('u1')).toBe(2);
         expect((await storage.alerts.listActive()).map((x) => x.id)).toEqual([a.id, b.id, c.id]);
+        expect((await storage.alerts.listActive({ afterId: a.id, limit: 1 })).map((x) => x.id)).toEqual([b.id]);
         // Another user's alert cannot be cancelled through their id.
         expect(await storage.alerts.transition('u2', a.id, 'cancelled', { endedAt: iso(5) })).toBeUndefined();
         expect((await storage.alerts.get('u1', a.id))!.status).toBe('active');

@@ -110,7 +110,8 @@ export function createInMemoryAlertStorage(): AlertStorage {
     },
     async listActive(query = {}) {
       const limit = checkLimit('alerts.listActive', query.limit, 1000);
-      return alerts.filter((a) => a.status === 'active').slice(0, limit).map((a) => ({ ...a }));
+      const after = query.afterId === undefined ? 0 : checkAlertId('alerts.listActive', query.afterId);
+      return alerts.filter((a) => a.status === 'active' && a.id > after).slice(0, limit).map((a) => ({ ...a }));
     },
     async countActive(userId) {
       checkId('alerts.countActive', 'userId', userId);

@@ -142,7 +142,8 @@ export function createPgAlertStorage(h: PgHandle): AlertStorage {
     },
     async listActive(query = {}) {
       const limit = checkLimit('alerts.listActive', query.limit, 1000);
-      return (await h.op('alerts.listActive').all<ARow>(`SELECT * FROM ${t} WHERE status = 'active' ORDER BY id LIMIT $1`, [limit])).map(toAlert);
+      const after = query.afterId === undefined ? 0 : checkAlertId('alerts.listActive', query.afterId);
+      return (await h.op('alerts.listActive').all<ARow>(`SELECT * FROM ${t} WHERE status = 'active' AND id > $1 ORDER BY id LIMIT $2`, [after, limit])).map(toAlert);
     },
     async countActive(userId) {
       checkId('alerts.countActive', 'userId', userId);

@@ -190,7 +190,8 @@ export function createSqliteAlertStorage(handle: SqliteHandle): AlertStorage {
     },
     async listActive(query = {}) {
       const limit = checkLimit('alerts.listActive', query.limit, 1000);
-      return (handle.read('alerts.listActive', () => handle.prepare("SELECT * FROM price_alerts WHERE status = 'active' ORDER BY id LIMIT ?").all(limit)) as AlertRow[]).map(toAlert);
+      const after = query.afterId === undefined ? 0 : checkAlertId('alerts.listActive', query.afterId);
+      return (handle.read('alerts.listActive', () => handle.prepare("SELECT * FROM price_alerts WHERE status = 'active' AND id > ? ORDER BY id LIMIT ?").all(after, limit)) as AlertRow[]).map(toAlert);
     },
     async countActive(userId) {
       checkId('alerts.countActive', 'userId', userId);
