@@ -8,7 +8,7 @@ describe('examples/automation', () => {
     expect(runs[2]!.error).toMatch(/GRANT_REQUIRED/);
     expect(modelCalls).toBe(2); // the chat turn that set the alert, and nothing else
     expect(delivered).toHaveLength(1);
-    expect(delivered[0]).toMatchObject({ source: 'alert', sessionId: 'alert-1' });
+    expect(delivered[0]).toMatchObject({ source: 'alert', sessionId: expect.stringMatching(/^alert-1-[0-9a-f]{8}$/) });
     expect(delivered[0]!.text).toMatch(/^ETH is at 2,980 USD, below your alert level of 3,000 USD/);
     expect(log).toContain('09:00 without a grant: run failed (steps[1] "buy": GRANT_REQUIRED)');
   }, 60_000);

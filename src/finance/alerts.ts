@@ -5,6 +5,7 @@
  * to `fired`), writing the alert's own session (the web app's Updates bell) and handing it to the delivery (the
  * signed webhook, the host's hook, the REPL line).
  */
+import { randomBytes } from 'node:crypto';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import { PermissionTier } from '../safety/permission-tier';
@@ -152,6 +153,8 @@ export interface AlertCheckOptions {
   readonly logger?: Logger | undefined;
   /** Active alerts read per page (a check reads every page). @default 1000 */
   readonly batch?: number | undefined;
+  /** The random part of a fired alert's session id (`alert-<id>-<suffix>`). @default 8 random hex characters */
+  readonly sessionSuffix?: (() => string) | undefined;
 }
 
 /** What one check did. */
@@ -177,12 +180,12 @@ export function alertMessage(a: AlertRecord, price: number): string {
 /**
  * Check every active alert once: expire the lapsed ones, read each asset's price once, and fire the alerts whose
  * condition holds. Firing is a compare-and-set in storage, so with several processes checking at once each alert
- * fires exactly once; the winner writes the alert's session `alert-<id>` (the user's request and the message, so the
+ * fires exactly once; the winner writes the alert's session `alert-<id>-<random>` (the user's request and the message, so the
  * Updates bell and `GET /v1/deliveries` show it) and calls `deliver`. A delivery that fails is logged; the alert stays
  * fired (at most once, never twice).
  */
 export async function checkAlerts(options: AlertCheckOptions): Promise<AlertCheckResult> {
-  const { storage, market, deliver, now = () => new Date(), logger = silentLogger, batch = 1000 } = options;
+  const { storage, market, deliver, now = () => new Date(), logger = silentLogger, batch = 1000, sessionSuffix = () => randomBytes(4).toString('hex') } = options;
   // Every active alert, page by page (oldest first), so none waits behind a full page.
   const active: AlertRecord[] = [];
   for (let page = await storage.alerts.listActive({ limit: batch }); page.length > 0; page = await storage.alerts.listActive({ afterId: page.at(-1)!.id, limit: batch })) {
@@ -211,13 +214,16 @@ export async function checkAlerts(options: AlertCheckOptions): Promise<AlertChec
   for (const a of live) {
     const price = prices.get(a.asset);
     if (price === undefined || !alertHolds(a, price)) continue;
-    const sessionId = `alert-${a.id}`;
+    // Unguessable: clients name their own chats, so a predictable id could be claimed by another tenant beforehand.
+    const sessionId = `alert-${a.id}-${sessionSuffix()}`;
     const won = await storage.alerts.transition(a.userId, a.id, 'fired', { endedAt: at.toISOString(), firedPrice: price, deliverySessionId: sessionId });
     if (!won) continue; // another process fired (or the user cancelled) it first
     fired.push(won);
     const text = alertMessage(won, price);
     try {
-      await storage.conversations.ensureSession({ id: sessionId, userId: won.userId, title: `Alert #${won.id}: ${won.asset}`, metadata: { surface: 'background', delivery: 'alert', alertId: won.id }, now: at.toISOString() });
+      const session = await storage.conversations.ensureSession({ id: sessionId, userId: won.userId, title: `Alert #${won.id}: ${won.asset}`, metadata: { surface: 'background', delivery: 'alert', alertId: won.id }, now: at.toISOString() });
+      // Never write into a session someone else holds (the id was taken before the alert fired).
+      if (session.userId !== won.userId) throw new MinaraError('SESSION_FORBIDDEN', `the session ${sessionId} belongs to another user; the alert's message was not written`);
       await storage.conversations.appendMessages(sessionId, [
         { role: 'user', json: JSON.stringify({ role: 'user', content: `[price alert #${won.id}, set ${won.createdAt}] Tell me when ${won.asset} ${describeAlertCondition(won)}.${won.note ? ` (${won.note})` : ''}` }), createdAt: won.createdAt },
         { role: 'assistant', json: JSON.stringify({ role: 'assistant', content: [{ type: 'text', text }] }), createdAt: at.toISOString() },

@@ -138,7 +138,7 @@ export interface AlertRecord {
   readonly endedAt?: string | undefined;
   /** The price that fired it. */
   readonly firedPrice?: number | undefined;
-  /** The session its delivery was written to (`alert-<id>`). */
+  /** The session its delivery was written to (`alert-<id>-<random>`). */
   readonly deliverySessionId?: string | undefined;
 }
 

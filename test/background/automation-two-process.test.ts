@@ -51,9 +51,12 @@ describe('automation across two processes', () => {
       expect(results.filter((r) => r.started.some((j) => j.startsWith('schedule:')))).toHaveLength(1);
       expect(results.filter((r) => r.manual !== null)).toHaveLength(1);
       // Each alert fired once between the two processes: delivered by one, recorded once, one message in its session.
-      expect(results.flatMap((r) => r.delivered).sort()).toEqual(['alert-1', 'alert-2']);
-      expect((await check.storage.alerts.list({ userId: 'default' })).map((a) => [a.id, a.status, a.firedPrice])).toEqual([[2, 'fired', 2_900], [1, 'fired', 2_900]]);
-      for (const id of ['alert-1', 'alert-2']) expect((await check.storage.conversations.listMessages(id)).map((m) => m.role)).toEqual(['user', 'assistant']);
+      const delivered = results.flatMap((r) => r.delivered).sort();
+      expect(delivered.map((id) => id.slice(0, 7))).toEqual(['alert-1', 'alert-2']);
+      const alerts = await check.storage.alerts.list({ userId: 'default' });
+      expect(alerts.map((a) => [a.id, a.status, a.firedPrice])).toEqual([[2, 'fired', 2_900], [1, 'fired', 2_900]]);
+      expect(alerts.map((a) => a.deliverySessionId).sort()).toEqual(delivered);
+      for (const id of delivered) expect((await check.storage.conversations.listMessages(id)).map((m) => m.role)).toEqual(['user', 'assistant']);
     } finally {
       await check.close();
     }

@@ -213,7 +213,7 @@ describe('a price alert in the REPL', () => {
       const from = r.screen().length;
       r.type('/help');
       await r.waitFor('ETH is at 2,950 USD, below your alert level of 3,000 USD', from);
-      expect(r.screen().slice(from)).toMatch(/\[alert alerts:check · 08:01 UTC · session alert-1\]/);
+      expect(r.screen().slice(from)).toMatch(/\[alert alerts:check · 08:01 UTC · session alert-1-[0-9a-f]{8}\]/);
       const again = r.screen().length;
       r.type('/alerts list all');
       await r.waitFor(/#1\s+ETH\s+below 3000\s+fired/, again);

@@ -86,16 +86,17 @@ describe('price alerts', () => {
     market.setPrice('ETH', 2_987.5);
     await minutes(1);
     expect(hooked).toHaveLength(1);
-    expect(hooked[0]).toMatchObject({ jobId: 'alerts:check', source: 'alert', sessionId: 'alert-1', userId: 'default' });
+    expect(hooked[0]).toMatchObject({ jobId: 'alerts:check', source: 'alert', sessionId: expect.stringMatching(/^alert-1-[0-9a-f]{8}$/), userId: 'default' });
+    const sessionId = hooked[0]!.sessionId;
     expect(hooked[0]!.text).toMatch(/^ETH is at 2,987\.5 USD, below your alert level of 3,000 USD \(alert #1, set 2026-03-02 10:00 UTC: buy the dip\)\. The alert has fired/);
     expect(repl).toEqual(hooked);
     // The signed webhook got it once, verifiable by the receiver.
     await new Promise((r) => setTimeout(r, 50));
     expect(received).toHaveLength(1);
-    expect(received[0]).toMatchObject({ verified: true, body: { sessionId: 'alert-1', source: 'alert', userId: 'default' } });
+    expect(received[0]).toMatchObject({ verified: true, body: { sessionId, source: 'alert', userId: 'default' } });
     // Recorded: fired, with the price and the session it was written to; the Updates bell lists it.
-    expect(await app.storage.alerts.get('default', 1)).toMatchObject({ status: 'fired', firedPrice: 2_987.5, deliverySessionId: 'alert-1', endedAt: '2026-03-02T10:04:30.000Z' });
-    expect(await app.background.deliveries({ userId: 'default' })).toEqual([{ sessionId: 'alert-1', source: 'alert', text: hooked[0]!.text, at: hooked[0]!.at }]);
+    expect(await app.storage.alerts.get('default', 1)).toMatchObject({ status: 'fired', firedPrice: 2_987.5, deliverySessionId: sessionId, endedAt: '2026-03-02T10:04:30.000Z' });
+    expect(await app.background.deliveries({ userId: 'default' })).toEqual([{ sessionId, source: 'alert', text: hooked[0]!.text, at: hooked[0]!.at }]);
     // Once: the price stays below, the minutes go by, nothing more is delivered.
     await minutes(5);
     expect(hooked).toHaveLength(1);
@@ -122,10 +123,10 @@ describe('price alerts', () => {
 
     market.setPrice('BTC', 57_500); // −4.17%: not yet
     await minutes(1);
-    expect(hooked.map((d) => d.sessionId)).toEqual(['alert-2']); // SOL above 100 held from the start
+    expect(hooked.map((d) => d.sessionId.slice(0, 7))).toEqual(['alert-2']); // SOL above 100 held from the start
     market.setPrice('BTC', 56_900); // −5.17%
     await minutes(1);
-    expect(hooked.map((d) => d.sessionId)).toEqual(['alert-2', 'alert-1']);
+    expect(hooked.map((d) => d.sessionId.slice(0, 7))).toEqual(['alert-2', 'alert-1']);
     expect(hooked[1]!.text).toMatch(/^BTC moved -5\.17% from 60,000 to 56,900 USD, past your 5% alert/);
 
     clock.t += 86_400_000;
@@ -148,8 +149,15 @@ describe('price alerts', () => {
     const deliver = (d: { sessionId: string }) => void delivered.push(d.sessionId);
     const [a, b] = await Promise.all([checkAlerts({ storage, market, deliver, now: () => new Date(T0) }), checkAlerts({ storage, market, deliver, now: () => new Date(T0) })]);
     expect(a.fired.length + b.fired.length).toBe(1);
-    expect(delivered).toEqual(['alert-1']);
-    expect((await storage.conversations.listMessages('alert-1')).map((m) => m.role)).toEqual(['user', 'assistant']);
+    expect(delivered).toEqual([expect.stringMatching(/^alert-1-[0-9a-f]{8}$/)]);
+    expect((await storage.conversations.listMessages(delivered[0]!)).map((m) => m.role)).toEqual(['user', 'assistant']);
+    // A session of that name held by another user (were the id guessed) is never written, and nothing is delivered.
+    await storage.alerts.create({ userId: 'u1', asset: 'ETH', condition: 'below', threshold: 3_000, createdAt: new Date(T0).toISOString(), expiresAt: new Date(T0 + 86_400_000).toISOString() });
+    await storage.conversations.ensureSession({ id: 'alert-2-guessed0', userId: 'attacker', now: new Date(T0).toISOString() });
+    const stolen = await checkAlerts({ storage, market, deliver, now: () => new Date(T0), sessionSuffix: () => 'guessed0' });
+    expect(stolen.fired.map((x) => x.id)).toEqual([2]);
+    expect(await storage.conversations.listMessages('alert-2-guessed0')).toEqual([]);
+    expect(delivered).toHaveLength(1);
     expect(alertHolds({ condition: 'above', threshold: 10 }, 10)).toBe(true);
     expect(alertHolds({ condition: 'move_pct', threshold: 5, basePrice: 100 }, 105)).toBe(true);
     expect(alertHolds({ condition: 'move_pct', threshold: 5, basePrice: 100 }, 95.5)).toBe(false);
@@ -160,7 +168,7 @@ describe('price alerts', () => {
     const paged = await checkAlerts({ storage, market, now: () => new Date(T0), batch: 2 });
     expect([paged.checked, paged.fired.length]).toEqual([5, 5]);
     expect(describeAlertCondition({ condition: 'move_pct', threshold: 5, basePrice: 60_000 })).toBe('moves 5% either way from 60,000 USD');
-    expect(alertMessage(paged.fired[0]!, 2_900)).toMatch(/^ETH is at 2,900 USD, below your alert level of 3,000 USD \(alert #2, set 2026-03-02 10:00 UTC\)/);
+    expect(alertMessage(paged.fired[0]!, 2_900)).toMatch(/^ETH is at 2,900 USD, below your alert level of 3,000 USD \(alert #3, set 2026-03-02 10:00 UTC\)/);
     expect(MAX_ACTIVE_ALERTS).toBe(50);
     expect(() => createAlertTool({ storage: {} as never, market })).toThrow(/createAlertTool: pass \{ storage, market \}/);
   });

@@ -70,9 +70,9 @@ describe('automation on PostgreSQL', () => {
       const now = () => new Date('2026-03-02T10:00:00.000Z');
       const results = await Promise.all([checkAlerts({ storage: a.storage, market: a.finance!.market, deliver, now }), checkAlerts({ storage: b.storage, market: b.finance!.market, deliver, now })]);
       expect(results.reduce((n, r) => n + r.fired.length, 0)).toBe(1);
-      expect(delivered).toEqual(['alert-1']);
-      expect(await b.storage.alerts.get('default', 1)).toMatchObject({ status: 'fired', deliverySessionId: 'alert-1' });
-      expect((await b.background.deliveries({ userId: 'default' }))[0]).toMatchObject({ sessionId: 'alert-1', source: 'alert' });
+      expect(delivered).toEqual([expect.stringMatching(/^alert-1-[0-9a-f]{8}$/)]);
+      expect(await b.storage.alerts.get('default', 1)).toMatchObject({ status: 'fired', deliverySessionId: delivered[0] });
+      expect((await b.background.deliveries({ userId: 'default' }))[0]).toMatchObject({ sessionId: delivered[0], source: 'alert' });
     } finally {
       await Promise.all([a.close(), b.close()]);
     }
