@@ -33,6 +33,10 @@ Usage:
   minara mcp serve --http [--port N] [--host H]
                                         …or over Streamable HTTP at /mcp (bearer auth as the gateway)
   minara jobs                           Background jobs: schedule, next runs, recent runs
+  minara workflows [list] | runs [<name>] | run <run-id> | start <name>
+                                        Workflows (code and <workspace>/workflows/*.yaml) and their stored runs
+  minara alerts [list [all]] | cancel <id>
+                                        Price alerts ("tell me when ETH drops below 3,000")
   minara import openclaw <dir> [--force] | minara import hermes <dir>
                                         Bring an OpenClaw workspace or Hermes memories into the workspace
   minara learning [list|cases]          Methodologies (confidence, uses, state) and pending trade cases
@@ -76,7 +80,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences' | 'doctor' | 'memory';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences' | 'doctor' | 'memory' | 'workflows' | 'alerts';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -104,7 +108,7 @@ const BOOLEAN_FLAGS = new Set([
   '--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
 ]);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'help', 'grants', 'stop', 'tools', 'usage']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'workflows', 'alerts', 'help', 'grants', 'stop', 'tools', 'usage']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
@@ -285,6 +289,11 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'preferences': {
       const { runLearningCli } = await import('./learning-command');
       return runLearningCli(options, parsed.command, parsed.positionals, { reason: parsed.reason, force: parsed.force });
+    }
+    case 'workflows':
+    case 'alerts': {
+      const { runAutomationCli } = await import('./automation-command');
+      return runAutomationCli(options, parsed.command, parsed.positionals);
     }
     case 'approvals': {
       const { runApprovalsCommand } = await import('./approvals-command');

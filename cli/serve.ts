@@ -28,12 +28,17 @@ export function builtWebDir(): string | undefined {
   return existsSync(`${dir}index.html`) ? dir : undefined;
 }
 
-/** Signed webhooks from the environment: `MINARA_WEBHOOK_SECRET_<NAME>=<secret>` serves `/v1/signals/webhook/<name>`. */
-export function webhooksFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, { secret: string }> {
-  const out: Record<string, { secret: string }> = {};
+/**
+ * Signed webhooks from the environment: `MINARA_WEBHOOK_SECRET_<NAME>=<secret>` serves `/v1/signals/webhook/<name>`;
+ * `MINARA_WEBHOOK_WORKFLOW_<NAME>=<workflow>` makes it run that workflow instead of a model turn.
+ */
+export function webhooksFromEnv(env: Readonly<Record<string, string | undefined>> = process.env): Record<string, { secret: string; workflow?: string }> {
+  const out: Record<string, { secret: string; workflow?: string }> = {};
   for (const [key, value] of Object.entries(env)) {
     const m = /^MINARA_WEBHOOK_SECRET_([A-Z0-9_]+)$/.exec(key);
-    if (m && value) out[(m[1] ?? '').toLowerCase().replace(/_/g, '-')] = { secret: value };
+    if (!m || !value) continue;
+    const workflow = env[`MINARA_WEBHOOK_WORKFLOW_${m[1]}`]?.trim();
+    out[(m[1] ?? '').toLowerCase().replace(/_/g, '-')] = { secret: value, ...(workflow ? { workflow } : {}) };
   }
   return out;
 }
@@ -60,6 +65,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     logger: app.logger,
     modelStatus: app.modelStatus,
     background: app.background,
+    workflows: app.workflows,
     webhooks: webhooksFromEnv(),
     admitAutonomousTurn: (context) => app.admitAutonomousTurn(context),
     quotas: env.quotas,

@@ -4,6 +4,7 @@
  */
 import { type ApprovalDecision, createToolCallContext, type MinaraApp, permissionTierName } from '@minara/agent';
 import { learningCommand, preferencesCommand } from './learning-command';
+import { alertsCommand, workflowsCommand } from './automation-command';
 import { previewApproval } from './approval-preview';
 import { compactJson, formatApproval, formatBlocked, formatToolCall, formatToolResult, loadFinanceWords, truncate } from './render';
 
@@ -241,6 +242,24 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: 'mcp', usage: '/mcp', description: 'MCP servers: state, transport, tool count, skipped tools', run: (ctx) => ctx.print(formatMcpStatus(ctx.app)) },
   { name: 'cost', usage: '/cost', description: 'Tokens and USD: this session, today, today\'s autonomous turns', run: async (ctx) => ctx.print(await formatCost(ctx.app, ctx.sessionId)) },
   { name: 'jobs', usage: '/jobs', description: 'Background jobs: schedule, next run, last runs, schedule problems', run: async (ctx) => ctx.print(await formatJobs(ctx.app)) },
+  {
+    name: 'workflows',
+    usage: '/workflows [runs [<name>]|run <id>|start <name>]',
+    description: 'Workflows (code and workspace files), their stored runs, one run step by step; start one by hand',
+    run: async (ctx, args) => {
+      const out = await workflowsCommand(ctx.app, args.trim() === '' ? [] : args.trim().split(/\s+/));
+      ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
+    },
+  },
+  {
+    name: 'alerts',
+    usage: '/alerts [list [all]|cancel <id>]',
+    description: 'Your price alerts; cancel one',
+    run: async (ctx, args) => {
+      const out = await alertsCommand(ctx.app, args.trim() === '' ? [] : args.trim().split(/\s+/));
+      ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
+    },
+  },
   {
     name: 'learning',
     usage: '/learning [cases|graduate <id>|…]',

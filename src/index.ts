@@ -153,6 +153,21 @@ export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-type
 export type { UsageEntry, UsageStorage, UsageTotals, UserUsageTotals } from './storage/usage-types';
 export type { CapabilitySwitchRecord, ControlStorage, GrantSpendReservation, QuotaSettingsRecord, RequestCount } from './storage/control-types';
 export { isDiscoverOnly } from './safety/operator-controls';
+export type {
+  AlertCondition,
+  AlertRecord,
+  AlertStatus,
+  AlertStorage,
+  AlertTransitionPatch,
+  NewAlert,
+  NewWorkflowRun,
+  WorkflowRunQuery,
+  WorkflowRunRecord,
+  WorkflowRunStatus,
+  WorkflowRunStep,
+  WorkflowRunStorage,
+  WorkflowTrigger,
+} from './storage/automation-types';
 export {
   type BackgroundJob,
   type BackgroundJobContext,
@@ -168,6 +183,13 @@ export { type DeliveryQuery, type DeliveryRecord, listDeliveries } from './backg
 export { createWebhookDelivery, type WebhookDeliveryOptions } from './background/delivery';
 export { signWebhook, verifyWebhookSignature } from './util/webhook-signature';
 export { type ParsedSchedule, parseSchedule, type ScheduleEntry } from './background/schedule';
+export {
+  createWorkflowAutomation,
+  type WorkflowAutomation,
+  type WorkflowAutomationOptions,
+  type WorkflowInfo,
+  type WorkflowTriggerOptions,
+} from './background/workflows';
 // What a storage engine's memory domain takes and returns (the `MemoryStorage` contract).
 export type {
   ConsolidationEventInput,
@@ -509,6 +531,19 @@ export {
   type WorkflowResults,
   type WorkflowStep,
   type WorkflowStepResult,
+  type WorkflowRunOptions,
+  formatWorkflowIssues,
+  parseWorkflowFile,
+  type ParseWorkflowFileOptions,
+  WORKFLOW_NAME,
+  type WorkflowFileIssue,
+  workflowFromSpec,
+  type WorkflowSpec,
+  type WorkflowSpecStep,
+  type StartedWorkflowRun,
+  startStoredWorkflow,
+  type StoredWorkflowOptions,
+  toStoredStep,
 } from './runtime/index';
 export { INJECTION_PATTERNS, type InjectionPattern, type ScanFinding, scanInput } from './safety/input-scanner';
 // ── END runtime
@@ -738,8 +773,8 @@ export type {
 
 // ── research: the code sandbox, deep research ──────────────────────────────────
 export {
-  ALERT_DELIVERY_NOTE, type AlertRequestToolOptions, analysisDefinition, checkCitations, citationNumbers, type CitationProblem, claimBlocks, type CodeSandbox,
-  codeAnalysisDefinition, type CodeSandboxLimits, type CodeSandboxResult, createAlertRequestTool, createE2bSandbox, createMethodologyLensTool, createQuickJsSandbox,
+  analysisDefinition, checkCitations, citationNumbers, type CitationProblem, claimBlocks, type CodeSandbox,
+  codeAnalysisDefinition, type CodeSandboxLimits, type CodeSandboxResult, createE2bSandbox, createMethodologyLensTool, createQuickJsSandbox,
   createResearchReportTool, createResearchSkills, createRunCodeTools, deepResearchDefinition, type E2bSandboxOptions, memoryAlertsDefinition,
   type MethodologyLensOptions, type QuickJsSandboxOptions, RESEARCH_SKILL_DEFINITIONS, type ResearchReportToolOptions, type RunCodeToolsOptions,
 } from './research/index';

@@ -25,7 +25,7 @@ export function createTelegramDelivery(options: TelegramDeliveryOptions): (deliv
   if (!/^-?\d+$|^@[A-Za-z0-9_]{5,}$/.test(chatId)) throw new Error('createTelegramDelivery: "chatId" must be a numeric chat id or @channel.');
   const url = `${apiBase.replace(/\/$/, '')}/bot${token}/sendMessage`;
   return async (delivery) => {
-    const header = delivery.source === 'heartbeat' ? 'Heartbeat' : `Scheduled: ${delivery.jobId}`;
+    const header = delivery.source === 'heartbeat' ? 'Heartbeat' : delivery.source === 'alert' ? 'Price alert' : `Scheduled: ${delivery.jobId}`;
     const text = `${header}\n\n${delivery.text}`.slice(0, MAX_CHARS);
     const response = await doFetch(url, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ chat_id: chatId, text, disable_web_page_preview: true }) });
     const body = (await response.json().catch(() => ({}))) as { ok?: boolean; description?: string };

@@ -1,5 +1,8 @@
 import { type AgentBackground, createAgentBackground, type Delivery } from '../background/agent';
 import { createWebhookDelivery } from '../background/delivery';
+import { createAlertCheckJob } from '../finance/alerts';
+import { createWorkflowAutomation, type WorkflowAutomation } from '../background/workflows';
+import path from 'node:path';
 import { ConfigError } from '../errors/subclasses';
 import type { FinancePack } from '../finance/create-finance-pack';
 import type { AgentRuntime } from '../runtime/runtime';
@@ -32,6 +35,8 @@ export interface AppBackground {
    * stop is engaged, or the daily budget is spent; undefined when it may.
    */
   readonly admit: (userId?: string) => Promise<string | undefined>;
+  /** The code and workspace workflows and their stored runs. */
+  readonly workflows: WorkflowAutomation;
 }
 
 /**
@@ -80,6 +85,18 @@ export function assembleBackground(
     }
     return budget?.();
   };
+  // Workflows: the host's (code) and the workspace's workflows/<name>.yaml, each run stored and claimed once per fleet.
+  const workflows = createWorkflowAutomation({
+    runtime,
+    storage,
+    tools: parts.tools,
+    workflows: options.workflows ?? [],
+    ...(workspace ? { dir: path.join(workspace.dir, 'workflows') } : {}),
+    userId,
+    ...(options.background?.owner ? { owner: options.background.owner } : {}),
+    now,
+    logger,
+  });
   const heartbeatEnv = env.MINARA_HEARTBEAT_EVERY;
   const activeEnv = env.MINARA_HEARTBEAT_ACTIVE_HOURS;
   const background = createAgentBackground({
@@ -98,7 +115,12 @@ export function assembleBackground(
     jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger, admit: () => admit(), prices: options.prices })],
     ...(deliver ? { deliver } : {}),
     admit: () => admit(),
+    workflows,
   });
+  // Price alerts: checked against the finance pack's market, each fired once through the same delivery as the turns.
+  if (finance?.alerts) {
+    background.add(createAlertCheckJob({ storage, market: finance.market, deliver: (d) => background.deliver(d), now, logger, every: finance.alerts.checkEveryMs }));
+  }
   disposers.push(() => background.stop());
-  return { background, admit };
+  return { background, admit, workflows };
 }

@@ -77,6 +77,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       finance: packs.finance,
       mcp: packs.mcp,
       background: jobs.background,
+      workflows: jobs.workflows,
       artifacts: artifacts.artifacts,
       materializer: artifacts.materializer,
       files: artifacts.files,

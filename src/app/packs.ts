@@ -3,6 +3,7 @@ import type { ArtifactStore } from '../artifacts/types';
 import { createResearchPack } from './research-pack';
 import path from 'node:path';
 import { minaraProvidersFromEnv } from '../finance/adapters/factory';
+import { parseDuration } from './env-parse';
 import { createFinancePack, type FinancePack } from '../finance/create-finance-pack';
 import type { McpTools } from '../mcp/client';
 import { loadMcpConfigFile, type McpConfig, parseMcpConfig } from '../mcp/config';
@@ -36,6 +37,9 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
   let finance: FinancePack | undefined;
   if (options.finance !== false) {
     const minara = minaraProvidersFromEnv(env);
+    // Price alerts are checked every MINARA_ALERTS_CHECK_EVERY (default 1m; 0 turns alerts off).
+    const alertsEnv = env.MINARA_ALERTS_CHECK_EVERY?.trim();
+    const alertsEvery = alertsEnv ? parseDuration(alertsEnv, 'MINARA_ALERTS_CHECK_EVERY') : 60_000;
     finance = createFinancePack({
       storage,
       now,
@@ -43,6 +47,7 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
       ...(minara.market ? { market: minara.market } : {}),
       ...(minara.provider && env.MINARA_TRADING === 'live' ? { provider: minara.provider } : {}),
       preferences: () => readHardConstraints(memory.memoryFor(userId)),
+      alerts: alertsEvery === 0 ? false : { checkEveryMs: alertsEvery, defaultUserId: userId },
       ...options.finance,
     });
   }
@@ -87,7 +92,6 @@ export function withResearchPack(settings: AppSettings, storage: Storage, memory
   const { options, env, userId } = settings;
   const research = createResearchPack({
     env, storage, options: options.research, urlPolicy: options.web || {}, artifacts, userId,
-    memoryFor: (ctx) => memory.memoryFor(ctx.call.userId ?? userId),
     ...(options.learning === false ? {} : { learningFor: (ctx) => memory.learningFor(ctx.call.userId ?? userId, ctx.call.agentId) }),
   });
   const all = [...packs.packs, research];

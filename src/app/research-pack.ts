@@ -3,10 +3,9 @@ import { createE2bSandbox } from '../research/e2b-sandbox';
 import { type CodeSandbox, createQuickJsSandbox, type QuickJsSandboxOptions } from '../research/quickjs-sandbox';
 import { createRunCodeTools } from '../research/run-code';
 import { createResearchReportTool } from '../research/report-tool';
-import { createAlertRequestTool, createMethodologyLensTool } from '../research/research-tools';
+import { createMethodologyLensTool } from '../research/research-tools';
 import { createResearchSkills } from '../research/skills';
 import type { LearningStore } from '../learning/types';
-import type { MemoryStore } from '../memory/types';
 import type { ToolExecutionContext } from '../tools/types';
 import { createRecommendFeaturesTool } from '../skills/recommend-features';
 import type { SkillRegistry } from '../skills/registry';
@@ -40,7 +39,8 @@ export interface ResearchPackOptions {
   readonly sessionTools?: boolean | undefined;
   /**
    * The research skills (`deep-research`, `analysis`, `code-analysis`, `memory.alerts`) and their tools
-   * (`create_research_report`, `methodology_lens`, `alert_request`); `false` for none. A SKILL.md with the same id wins.
+   * (`create_research_report`, `methodology_lens`; `memory.alerts` uses the finance pack's `alert_request`); `false` for
+   * none. A SKILL.md with the same id wins.
    * @default on
    */
   readonly skills?: boolean | undefined;
@@ -60,8 +60,6 @@ export interface ResearchPackDeps {
   readonly artifacts?: ArtifactStore | undefined;
   /** The app's tenant when a call names none. @default 'default' */
   readonly userId?: string | undefined;
-  /** The memory store of a call's tenant (`alert_request`). */
-  readonly memoryFor?: ((ctx: ToolExecutionContext) => MemoryStore) | undefined;
   /** The learning store of a call's tenant (`methodology_lens`); undefined when learning is off. */
   readonly learningFor?: ((ctx: ToolExecutionContext) => LearningStore | undefined) | undefined;
 }
@@ -71,7 +69,7 @@ export interface ResearchPackDeps {
  * The research pack: `web_search` (when a provider is configured), `run_code` (QuickJS; Python on e2b with
  * `E2B_API_KEY`), the session tools (`clarify`, `todo`, `recommend_features`), and the research skills with their
  * tools (`deep-research` → `create_research_report`, `analysis` → `methodology_lens`, `code-analysis`,
- * `memory.alerts` → `alert_request`). A plain {@link AppPack}: `createApp` adds it after the finance pack and the host's packs, and
+ * `memory.alerts` → the finance pack's `alert_request`). A plain {@link AppPack}: `createApp` adds it after the finance pack and the host's packs, and
  * closes it (the sandbox worker) in `app.close()`.
  */
 export function createResearchPack(deps: ResearchPackDeps): AppPack {
@@ -99,7 +97,6 @@ export function createResearchPack(deps: ResearchPackDeps): AppPack {
   if (withSkills) {
     if (artifacts) tools.push(createResearchReportTool({ artifacts, defaultUserId: userId }));
     if (deps.learningFor) tools.push(createMethodologyLensTool({ learningFor: deps.learningFor, registry: () => registry }));
-    if (deps.memoryFor) tools.push(createAlertRequestTool({ memoryFor: deps.memoryFor }));
   }
   return {
     tools,

@@ -5,6 +5,7 @@ import type { EmbeddingModel, LanguageModel } from 'ai';
 import type { ArtifactMaterializer } from '../artifacts/materializer';
 import type { ArtifactStore, ArtifactStoreOptions } from '../artifacts/types';
 import type { AgentBackground, AgentBackgroundOptions } from '../background/agent';
+import type { WorkflowAutomation } from '../background/workflows';
 import type { MinaraConfig, MinaraConfigInput } from '../config/config';
 import type { LoadEnvResult } from '../config/load-env';
 import type { MinaraBus } from '../events/bus';
@@ -19,6 +20,7 @@ import type { McpConfig } from '../mcp/config';
 import type { MemoryStore } from '../memory/types';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { AgentRuntimeOptions, ScenarioClassifier } from '../runtime/types';
+import type { WorkflowDefinition } from '../runtime/workflows';
 import type { ExternalSkillsManager } from '../skills/external';
 import type { SkillRegistry } from '../skills/registry';
 import type { SkillLoadIssue } from '../skills/skill-md';
@@ -164,6 +166,12 @@ export interface CreateAppOptions {
    * @default on, 20 MiB per file, 200 spreadsheet rows shown to the model
    */
   readonly files?: false | { readonly maxBytes?: number | undefined; readonly spreadsheetRows?: number | undefined } | undefined;
+  /**
+   * Workflows defined in code (docs/autonomy.md#workflows), beside the workspace's `workflows/<name>.yaml`: run by a
+   * HEARTBEAT.md `## Schedule` entry (`- every 1h: workflow <name>`), a signed webhook, `minara workflows start`, or
+   * `app.workflows.trigger(name)`, each run stored. @default none
+   */
+  readonly workflows?: readonly WorkflowDefinition[] | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;
@@ -222,6 +230,8 @@ export interface MinaraApp {
   readonly files: FileStore | undefined;
   /** Writes `<dataDir>/artifacts/<id>/` for the URIs in each final message (a turn-end hook); undefined when `artifacts: false`. */
   readonly materializer: ArtifactMaterializer | undefined;
+  /** The workflows (code and workspace) and their stored runs: `list()`, `trigger(name)`, `runs()`, `getRun(id)`. */
+  readonly workflows: WorkflowAutomation;
   /**
    * Why an autonomous turn for the user (default: the app's user) may not start now: the global stop or the user's
    * stop is engaged, or the daily budget is spent; undefined when it may.

@@ -10,12 +10,16 @@ import type { Workspace } from '../workspace/workspace';
 import { extractScheduleSection } from '../workspace/heartbeat';
 import { type BackgroundJob, type BackgroundRunner, createBackgroundRunner } from './runner';
 import { type ParsedSchedule, parseSchedule } from './schedule';
+import type { WorkflowAutomation } from './workflows';
 
 /** What an autonomous turn produced, handed to {@link AgentBackgroundOptions.deliver}. */
 export interface Delivery {
   readonly jobId: string;
   readonly sessionId: string;
-  readonly source: 'heartbeat' | 'cron';
+  /** `heartbeat`, `cron` (a `## Schedule` entry) or `alert` (a price alert that fired). */
+  readonly source: 'heartbeat' | 'cron' | 'alert';
+  /** The tenant it is for. @default the background's user */
+  readonly userId?: string | undefined;
   /** The turn's answer. */
   readonly text: string;
   readonly at: string;
@@ -56,6 +60,11 @@ export interface AgentBackgroundOptions {
   /** Extra jobs of the host. */
   readonly jobs?: readonly BackgroundJob[] | undefined;
   /**
+   * The workflows a `## Schedule` entry may run (`- every 1h: workflow rebalance-check`): such an entry starts a stored
+   * run of that workflow (no model turn unless a step is one) instead of a turn. Without it such lines are problems.
+   */
+  readonly workflows?: WorkflowAutomation | undefined;
+  /**
    * Asked before each autonomous turn (heartbeat, schedule); a string is why not (the run is skipped with it), e.g.
    * a spent daily budget. @default always admitted
    */
@@ -81,6 +90,11 @@ export interface AgentBackground extends BackgroundRunner {
   takeNotices(): string[];
   /** What autonomous turns delivered to a user, newest first, from storage (every process sees the same). */
   deliveries(query: DeliveryQuery): Promise<DeliveryRecord[]>;
+  /**
+   * Hand a delivery to this process's listeners (the REPL) and the `deliver` hook (the signed webhook, the host's
+   * chat app): the price alerts deliver through it. The caller has stored its session for the Updates bell.
+   */
+  deliver(delivery: Delivery): Promise<void>;
 }
 
 const SCHEDULE_SYNC_MS = 5_000;
@@ -117,7 +131,7 @@ const scopeKey = (scope: MemoryScope): string => JSON.stringify([scope.userId, s
  * and listed by `schedule().problems`, never fatal.
  */
 export function createAgentBackground(options: AgentBackgroundOptions): AgentBackground {
-  const { runtime, storage, workspace, userId = 'default', heartbeatEveryMs = 30 * 60_000, purgeEveryMs = 30 * 60_000, deliver, now = () => new Date(), logger = silentLogger } = options;
+  const { runtime, storage, workspace, userId = 'default', heartbeatEveryMs = 30 * 60_000, purgeEveryMs = 30 * 60_000, now = () => new Date(), logger = silentLogger, workflows } = options;
   const unservedRetentionDays = options.unservedRetentionDays;
   if (unservedRetentionDays !== undefined && (typeof unservedRetentionDays !== 'number' || !Number.isFinite(unservedRetentionDays) || unservedRetentionDays < 0)) {
     throw new MinaraError('CONFIG_INVALID', `createAgentBackground: unservedRetentionDays must be a non-negative number of days, got ${String(unservedRetentionDays)}`);
@@ -150,7 +164,11 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
 
   async function deliverTurn(jobId: string, source: Delivery['source'], sessionId: string, result: GenerateResult): Promise<string> {
     if (result.stopReason === 'error') throw new Error(`the turn failed: ${result.text || 'no answer'}`);
-    const delivery: Delivery = { jobId, sessionId, source, text: result.text, at: now().toISOString(), stopReason: result.stopReason };
+    await deliver({ jobId, sessionId, source, text: result.text, at: now().toISOString(), stopReason: result.stopReason });
+    return `answered in ${sessionId} (${result.stopReason})`;
+  }
+
+  async function deliver(delivery: Delivery): Promise<void> {
     for (const listener of listeners) {
       try {
         listener(delivery);
@@ -158,17 +176,37 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
         logger.warn('background: a delivery listener threw', { ...log, error: error instanceof Error ? error.message : String(error) });
       }
     }
-    if (deliver) await deliver(delivery);
-    return `answered in ${sessionId} (${result.stopReason})`;
+    if (options.deliver) await options.deliver(delivery);
   }
 
   const day = (slot: Date) => slot.toISOString().slice(0, 10);
 
   function scheduleJob(entry: ParsedSchedule['entries'][number]): BackgroundJob {
+    const timing = entry.every !== undefined ? { every: entry.every } : { cron: entry.cron! };
+    const name = entry.workflow;
+    if (name !== undefined && workflows) {
+      return {
+        id: entry.id,
+        description: `HEARTBEAT.md: ${entry.line}`.slice(0, 200),
+        ...timing,
+        run: async ({ slot, signal }) => {
+          // A workflow with model turns spends the autonomous budget; one of tool steps only does not.
+          if (((await workflows.get(name))?.modelSteps ?? 0) > 0) {
+            const refused = await options.admit?.();
+            if (refused !== undefined) return { skipped: refused };
+          }
+          // The slot is claimed by the runner; the run is claimed again by its key, so a trigger runs once in the fleet.
+          const run = await workflows.trigger(name, { trigger: 'schedule', key: `${entry.id}@${slot.toISOString()}`, userId, signal });
+          if (!run) return { skipped: `workflow ${name}: this slot already has a run` };
+          if (run.status !== 'ok') throw new Error(`workflow ${name} run ${run.id} ${run.status}: ${run.error ?? 'no error recorded'}`);
+          return `workflow ${name} run ${run.id} ok (${run.steps.length} steps)`;
+        },
+      };
+    }
     return {
       id: entry.id,
       description: `HEARTBEAT.md: ${entry.line}`.slice(0, 200),
-      ...(entry.every !== undefined ? { every: entry.every } : { cron: entry.cron! }),
+      ...timing,
       run: async ({ slot, signal }) => {
         const refused = await options.admit?.();
         if (refused !== undefined) return { skipped: refused };
@@ -195,6 +233,20 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
     } catch (error) {
       logger.warn('background: could not read HEARTBEAT.md; keeping the previous schedule', { ...log, error: error instanceof Error ? error.message : String(error) });
       return current;
+    }
+    if (parsed.entries.some((e) => e.workflow !== undefined)) {
+      // A `workflow <name>` entry needs the automation and a workflow of that name; otherwise the line is a problem.
+      const known = workflows ? new Set((await workflows.list()).map((w) => w.id)) : undefined;
+      const entries = parsed.entries.filter((e) => e.workflow === undefined || known?.has(e.workflow));
+      const problems = parsed.entries
+        .filter((e) => !entries.includes(e))
+        .map((e) => ({
+          line: e.line,
+          reason: known
+            ? `no workflow named "${e.workflow}" (workflows: ${[...known].join(', ') || 'none; add workflows/<name>.yaml to the workspace'})`
+            : 'workflows are not enabled in this app',
+        }));
+      parsed = { entries, tasks: parsed.tasks, problems: [...parsed.problems, ...problems] };
     }
     for (const p of parsed.problems) {
       if (reported.has(p.line)) continue;
@@ -281,6 +333,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
       return () => listeners.delete(listener);
     },
     deliveries: (query: DeliveryQuery) => listDeliveries(storage, query),
+    deliver,
     takeNotices() {
       const out = unnoticed;
       unnoticed = [];

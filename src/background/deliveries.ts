@@ -1,7 +1,8 @@
 /**
  * What autonomous turns delivered, read back from the conversation store (so every process of a fleet sees
- * the same list): the user's sessions written by the background runner (`surface: background`) and by signed
- * webhooks (`surface: webhook`), each with its latest answer; a silent `HEARTBEAT_OK` is not a delivery.
+ * the same list): the user's sessions written by the background runner (`surface: background`: heartbeat, schedule,
+ * price alerts) and by signed webhooks (`surface: webhook`), each with its latest answer; a silent `HEARTBEAT_OK` is not
+ * a delivery.
  */
 import { MinaraError } from '../errors/minara-error';
 import type { Storage } from '../storage/types';
@@ -12,8 +13,8 @@ export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 /** One delivered answer as read back from storage. */
 export interface DeliveryRecord {
   readonly sessionId: string;
-  /** `heartbeat`, `cron` (a `## Schedule` entry) or `webhook`. */
-  readonly source: 'heartbeat' | 'cron' | 'webhook';
+  /** `heartbeat`, `cron` (a `## Schedule` entry), `webhook`, or `alert` (a price alert that fired). */
+  readonly source: 'heartbeat' | 'cron' | 'webhook' | 'alert';
   readonly text: string;
   /** When the answer was stored. */
   readonly at: string;
@@ -61,7 +62,7 @@ export async function listDeliveries(storage: Pick<Storage, 'conversations'>, qu
     if (!last || (after !== undefined && last.createdAt <= after)) continue;
     const text = answerText(last.json).trim();
     if (text === HEARTBEAT_OK) continue;
-    const source = s.metadata?.['surface'] === 'webhook' ? 'webhook' : s.id.startsWith('heartbeat-') ? 'heartbeat' : 'cron';
+    const source = s.metadata?.['surface'] === 'webhook' ? 'webhook' : s.metadata?.['delivery'] === 'alert' ? 'alert' : s.id.startsWith('heartbeat-') ? 'heartbeat' : 'cron';
     out.push({ sessionId: s.id, source, text, at: last.createdAt });
   }
   return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));

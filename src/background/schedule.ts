@@ -8,6 +8,8 @@ export interface ScheduleEntry {
   readonly every?: number | undefined;
   readonly cron?: string | undefined;
   readonly instruction: string;
+  /** `workflow <name>` as the instruction: the entry runs that workflow (no model turn) instead of a turn. */
+  readonly workflow?: string | undefined;
   /** The line as written. */
   readonly line: string;
 }
@@ -35,6 +37,12 @@ function interval(spec: string): number | undefined {
 
 const idOf = (line: string) => `schedule:${createHash('sha256').update(line).digest('hex').slice(0, 8)}`;
 
+/** An entry, with `workflow` set when its instruction is `workflow <name>`. */
+function entry(line: string, timing: { every: number } | { cron: string }, instruction: string): ScheduleEntry {
+  const wf = /^workflow\s+([a-z0-9][a-z0-9_-]{0,47})$/i.exec(instruction);
+  return { id: idOf(line), ...timing, instruction, ...(wf ? { workflow: (wf[1] ?? '').toLowerCase() } : {}), line };
+}
+
 /**
  * Parse the user's `## Schedule` section of HEARTBEAT.md, one entry per line (list markers and HTML comments
  * ignored):
@@ -43,6 +51,9 @@ const idOf = (line: string) => `schedule:${createHash('sha256').update(line).dig
  * - `daily 09:00: morning brief` — every day at that time (UTC);
  * - `cron 0 9 * * 1-5: weekday brief` or `0 9 * * 1-5: weekday brief` — a cron expression (UTC);
  * - anything else (`watch my open positions`) — a standing task for every heartbeat turn.
+ *
+ * A timed entry whose instruction is `workflow <name>` (`every 1h: workflow rebalance-check`) runs that workflow
+ * (deterministic tool steps, no model turn) instead of a turn.
  *
  * A line that starts like a timed entry but does not parse is a problem, reported with the reason.
  */
@@ -67,13 +78,13 @@ export function parseSchedule(section: string): ParsedSchedule {
         if (every === undefined) problems.push({ line, reason: 'expected "every <number><s|m|h|d>: <instruction>", e.g. "every 6h: check funding"' });
         else if (every < MIN_EVERY_MS) problems.push({ line, reason: 'the shortest interval is 1 minute' });
         else if (instruction === '') problems.push({ line, reason: 'no instruction after the interval' });
-        else entries.push({ id: idOf(line), every, instruction, line });
+        else entries.push(entry(line, { every }, instruction));
       } else if (kind === 'daily') {
         const m = /^([01]?\d|2[0-3]):([0-5]\d)(.*)$/.exec(rest);
         const instruction = (m?.[3] ?? '').replace(SEPARATOR, '').trim();
         if (!m) problems.push({ line, reason: 'expected "daily HH:MM: <instruction>" (UTC), e.g. "daily 09:00: morning brief"' });
         else if (instruction === '') problems.push({ line, reason: 'no instruction after the time' });
-        else entries.push({ id: idOf(line), cron: `${Number(m[2])} ${Number(m[1])} * * *`, instruction, line });
+        else entries.push(entry(line, { cron: `${Number(m[2])} ${Number(m[1])} * * *` }, instruction));
       } else {
         const m = /^((?:\S+\s+){4}\S+)\s*(?::|—|–|→|->)\s*(.+)$/.exec(rest);
         const cron = m?.[1];
@@ -87,7 +98,7 @@ export function parseSchedule(section: string): ParsedSchedule {
           }
         }
         if (reason !== undefined) problems.push({ line, reason });
-        else entries.push({ id: idOf(line), cron: cron!, instruction: (m?.[2] ?? '').trim(), line });
+        else entries.push(entry(line, { cron: cron! }, (m?.[2] ?? '').trim()));
       }
       continue;
     }
@@ -97,7 +108,7 @@ export function parseSchedule(section: string): ParsedSchedule {
       if (cron.split(/\s+/).every((f) => /^[\d*/,-]+$/.test(f))) {
         try {
           parseCron(cron);
-          entries.push({ id: idOf(line), cron, instruction: (bareCron[2] ?? '').trim(), line });
+          entries.push(entry(line, { cron }, (bareCron[2] ?? '').trim()));
         } catch (error) {
           problems.push({ line, reason: `cron "${cron}": ${error instanceof Error ? error.message : String(error)}` });
         }

@@ -19,6 +19,7 @@ import { createTradeTools } from './trade-tools';
 import { createEmergencyStopTool, createTransferTools } from './transfer-tools';
 import type { MarketDataProvider, TradingProvider } from './types';
 import { createAccountTools } from './account-tools';
+import { createAlertTool } from './alerts';
 import { type Autopilot, type AutopilotJob, createAutopilot } from './autopilot';
 
 /** Options of {@link createFinancePack}. */
@@ -53,6 +54,12 @@ export interface FinancePackOptions {
    * their orders through the registry; `false` for none. @default on, ticking every minute
    */
   readonly autopilot?: false | { readonly tickMs?: number | undefined; readonly maxFailures?: number | undefined } | undefined;
+  /**
+   * Price alerts: the `alert_request` tool (`createAlertTool`), checked by the `alerts:check` job (`createAlertCheckJob`,
+   * which the host runs: `createApp` adds it to `app.background` every `checkEveryMs`). `false`: no alert tool.
+   * @default on, checked every 60000 ms, for the user `defaultUserId` ('default') when a call names none
+   */
+  readonly alerts?: false | { readonly checkEveryMs?: number | undefined; readonly defaultUserId?: string | undefined } | undefined;
   /** Extra or replacement scenarios. @default FINANCE_SCENARIOS */
   readonly scenarios?: readonly ScenarioDefinition[] | undefined;
   readonly now?: (() => Date) | undefined;
@@ -77,6 +84,8 @@ export interface FinancePack {
   readonly autopilot: Autopilot | undefined;
   /** Background jobs for the runner (`createApp` adds them to `app.background`): the autopilot's. */
   readonly jobs: readonly AutopilotJob[];
+  /** Price alerts, when on: how often the host should run `createAlertCheckJob` (the tool tells the user). */
+  readonly alerts: { readonly checkEveryMs: number } | undefined;
   /** Use the registry's emergency-stop API (same storage flag, plus its bus events). Returns the registry. */
   attach<R extends ToolRegistry>(registry: R): R;
 }
@@ -136,6 +145,8 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
     createEmergencyStopTool(deps),
     ...(autopilot?.tools ?? []),
   ];
+  const alerts = options.alerts === false ? undefined : { checkEveryMs: options.alerts?.checkEveryMs ?? 60_000 };
+  if (alerts) tools.push(createAlertTool({ storage, market, now, checkEveryMs: alerts.checkEveryMs, ...(options.alerts && options.alerts.defaultUserId ? { defaultUserId: options.alerts.defaultUserId } : {}) }));
   const own = new Set<ToolEntry>(tools);
   const hooks = createAuditedHooks(deps, (t) => own.has(t), storage, now, logger);
   const skills = createFinanceSkills(new Set(tools.map((t) => t.name)));
@@ -150,6 +161,7 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
     limits: deps.limits,
     autopilot,
     jobs: autopilot ? [autopilot.job] : [],
+    alerts,
     attach(registry) {
       stop = registry.emergencyStop;
       attached = registry;

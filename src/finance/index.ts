@@ -59,6 +59,19 @@ export { compareIntent, parseIntent, type ParsedIntent } from './intent';
 export { intentSchema } from './schemas';
 export { SAFETY_AUDIT_TOOL, SAFETY_STAGES, type SafetyStage, type StageDecision } from './safety/index';
 export { type Autopilot, type AutopilotJob, autopilotIntent, type AutopilotOrder, type AutopilotStrategy } from './autopilot';
+export {
+  type AlertCheckOptions,
+  type AlertCheckResult,
+  type AlertDelivery,
+  alertHolds,
+  alertMessage,
+  type AlertToolOptions,
+  checkAlerts,
+  createAlertCheckJob,
+  createAlertTool,
+  describeAlertCondition,
+  MAX_ACTIVE_ALERTS,
+} from './alerts';
 
 // ── describing calls and results in words (web app, REPL) ───────────────────
 export {

@@ -19,6 +19,8 @@ import { checkAllowedHosts, checkAllowedOrigins, createPerimeter } from './perim
 import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
 import { checkWebhooks, webhookSignal } from './webhook-routes';
+import { workflowRoutes } from './workflow-routes';
+import { alertRoutes } from './alert-routes';
 import type { Gateway, GatewayDeps, GatewayOptions } from './types';
 import { getWorkspaceFile, listWorkspaceFiles, putWorkspaceFile } from './workspace-routes';
 
@@ -195,7 +197,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     json(200, {
       identity: { userId, canDecide },
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
-      features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
+      features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workflows: options.workflows !== undefined, alerts: options.tools.has('alert_request'), workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
     }),
   );
   router.add('POST', '/v1/chat', postChat(deps));
@@ -207,6 +209,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('DELETE', '/v1/memory/:id', deleteMemory(deps));
   router.add('POST', '/v1/memory/:id/restore', restoreMemory(deps));
   if (options.learningFor) for (const [method, pattern, handler] of learningRoutes(deps)) router.add(method, pattern, handler);
+  if (options.workflows) for (const [method, pattern, handler] of workflowRoutes(deps, options.workflows)) router.add(method, pattern, handler);
+  // Price alerts live in storage (every gateway has one): the caller's own, listed and cancelled.
+  for (const [method, pattern, handler] of alertRoutes(deps)) router.add(method, pattern, handler);
   router.add('GET', '/v1/workspace/files', listWorkspaceFiles(deps));
   router.add('GET', '/v1/workspace/files/:name', getWorkspaceFile(deps));
   router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));

@@ -18,7 +18,7 @@ import { assertSupportedNode } from '../util/node-version';
 assertSupportedNode();
 
 export { createGateway } from './gateway';
-export type { Gateway, GatewayJobsSource, GatewayMcpHandler, GatewayOptions, GatewayWebhook } from './types';
+export type { Gateway, GatewayJobsSource, GatewayMcpHandler, GatewayOptions, GatewayWebhook, GatewayWorkflowsSource } from './types';
 export { isLoopbackHost, serveGateway, type ServedGateway, type ServeGatewayOptions } from './serve';
 export { WEBHOOK_TOLERANCE_SECONDS } from './webhook-routes';
 export { signWebhook, verifyWebhookSignature } from '../util/webhook-signature';

@@ -6,6 +6,7 @@ import type { MemoryStore } from '../memory/types';
 import type { ModelConfigStatus } from '../llm/resolve-model';
 import type { AgentRuntime } from '../runtime/runtime';
 import type { JobRunRecord } from '../storage/job-types';
+import type { WorkflowRunQuery, WorkflowRunRecord, WorkflowTrigger } from '../storage/automation-types';
 import type { Storage } from '../storage/types';
 import type { ToolRegistry } from '../tools/types';
 import type { Logger } from '../util/logger';
@@ -129,6 +130,12 @@ export interface GatewayOptions {
   /** The background runner (`app.background`), for `GET /v1/jobs` (operators only). @default no `/v1/jobs` route */
   readonly background?: GatewayJobsSource | undefined;
   /**
+   * The workflows (`app.workflows`): `GET /v1/workflows`, `GET /v1/workflows/runs`, `GET /v1/workflows/runs/:id`
+   * (the caller's runs), `POST /v1/workflows/:name/run` (operators), and webhooks with a `workflow`.
+   * @default no `/v1/workflows` routes
+   */
+  readonly workflows?: GatewayWorkflowsSource | undefined;
+  /**
    * Serve the registry over MCP Streamable HTTP at `/mcp` (POST, GET, DELETE), behind the same authentication
    * as every other route: pass `createMcpToolServer(…)` from `@minara/agent/mcp`. Each MCP session belongs to
    * the tenant that opened it. @default no `/mcp` route
@@ -144,6 +151,25 @@ export interface GatewayWebhook {
   readonly userId?: string | undefined;
   /** Tool sets its turns may use. @default the runtime's autonomous default */
   readonly allowedToolSets?: readonly string[] | undefined;
+  /**
+   * Run this workflow (of `GatewayOptions.workflows`) instead of a model turn: the body is `{ "input"?: { … } }`
+   * (what its `{{ input.<path> }}` templates read), the run is claimed by the idempotency key.
+   * `minara serve` reads `MINARA_WEBHOOK_WORKFLOW_<NAME>`. @default a model turn
+   */
+  readonly workflow?: string | undefined;
+}
+
+/** What the gateway reads of the workflows (`app.workflows`, `createWorkflowAutomation` fit). */
+export interface GatewayWorkflowsSource {
+  list(): Promise<ReadonlyArray<{ readonly id: string; readonly description?: string | undefined; readonly source: string; readonly file?: string | undefined; readonly userId: string; readonly steps: number; readonly modelSteps: number; readonly tools: readonly string[] }>>;
+  issues(): Promise<ReadonlyArray<{ readonly file: string; readonly line: number; readonly column: number; readonly path: string; readonly message: string }>>;
+  get(id: string): Promise<{ readonly id: string; readonly userId: string; readonly modelSteps: number } | undefined>;
+  start(
+    id: string,
+    options?: { readonly trigger?: WorkflowTrigger | undefined; readonly key?: string | undefined; readonly userId?: string | undefined; readonly input?: unknown },
+  ): Promise<{ readonly run: WorkflowRunRecord; readonly done: Promise<WorkflowRunRecord> } | undefined>;
+  runs(query?: WorkflowRunQuery): Promise<readonly WorkflowRunRecord[]>;
+  getRun(id: string): Promise<WorkflowRunRecord | undefined>;
 }
 
 /** What `GET /v1/jobs` reads of the background runner (`createAgentBackground` / `createBackgroundRunner` fit). */

@@ -7,6 +7,7 @@ import { autonomousStopReason } from '../safety/autonomy-admission';
 import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteHandler } from './router';
 import type { GatewayDeps, GatewayWebhook } from './types';
+import { checkWebhookWorkflow, startWebhookWorkflow } from './workflow-routes';
 
 /** How far a webhook's timestamp may be from the gateway's clock, in seconds (replay window). */
 export const WEBHOOK_TOLERANCE_SECONDS = 300;
@@ -23,6 +24,9 @@ export function checkWebhooks(webhooks: Readonly<Record<string, GatewayWebhook>>
   for (const [name, hook] of Object.entries(webhooks)) {
     if (!WEBHOOK_NAME.test(name)) throw new MinaraError('CONFIG_INVALID', `createGateway: webhooks.${name}: a name is 1–48 of a-z, 0-9, "_" or "-".`);
     if (typeof hook?.secret !== 'string' || hook.secret.length < 16) throw new MinaraError('CONFIG_INVALID', `createGateway: webhooks.${name}.secret must be at least 16 characters.`);
+    if (hook.workflow !== undefined && (typeof hook.workflow !== 'string' || !WEBHOOK_NAME.test(hook.workflow))) {
+      throw new MinaraError('CONFIG_INVALID', `createGateway: webhooks.${name}.workflow must be a workflow name (a-z, 0-9, "_", "-"), got ${JSON.stringify(hook.workflow)}.`);
+    }
   }
 }
 
@@ -61,19 +65,24 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
     } catch {
       throw badRequest('body: expected a JSON object { "message": "…", "signal"?: { … } }.');
     }
-    for (const k of Object.keys(body)) if (k !== 'message' && k !== 'signal') throw badRequest(`${k}: unknown field (expected message, signal).`);
+    // A webhook that runs a workflow: its body is `{ input? }`; checked (and the budget asked) before anything is claimed.
+    const workflowInput = hook.workflow !== undefined ? await checkWebhookWorkflow(deps, { workflow: hook.workflow, userId: hook.userId }, name, body) : undefined;
+    if (workflowInput === undefined) for (const k of Object.keys(body)) if (k !== 'message' && k !== 'signal') throw badRequest(`${k}: unknown field (expected message, signal).`);
     const message = body['message'];
-    if (typeof message !== 'string' || message.trim() === '' || message.length > 20_000) throw badRequest('message: expected a string of 1–20000 characters.');
     let signal;
-    try {
-      signal = parseSignalContext({ signal_id: name, ...(typeof body['signal'] === 'object' && body['signal'] !== null ? body['signal'] : {}), source: 'webhook' });
-    } catch (error) {
-      throw badRequest(`signal: ${error instanceof Error ? error.message : String(error)}`);
+    if (workflowInput === undefined) {
+      if (typeof message !== 'string' || message.trim() === '' || message.length > 20_000) throw badRequest('message: expected a string of 1–20000 characters.');
+      try {
+        signal = parseSignalContext({ signal_id: name, ...(typeof body['signal'] === 'object' && body['signal'] !== null ? body['signal'] : {}), source: 'webhook' });
+      } catch (error) {
+        throw badRequest(`signal: ${error instanceof Error ? error.message : String(error)}`);
+      }
     }
 
     const userId = hook.userId ?? deps.defaultUserId;
-    // A stopped user (or a global stop) gets no autonomous turn; then the host's own admission (the daily budget).
-    const refused = (await autonomousStopReason(deps.options.tools.emergencyStop, userId)) ?? (await deps.options.admitAutonomousTurn?.({ userId }));
+    // A stopped user (or a global stop) gets no autonomous turn and no workflow run; then the host's own admission
+    // for a model turn (the daily budget; a workflow's was asked above).
+    const refused = (await autonomousStopReason(deps.options.tools.emergencyStop, userId)) ?? (workflowInput === undefined ? await deps.options.admitAutonomousTurn?.({ userId }) : undefined);
     if (refused !== undefined) throw new HttpError(429, 'HTTP_TOO_MANY_REQUESTS', `Not now: ${refused}.`);
     // The signed delivery itself is claimed first, by the hash of what the signature covers (timestamp and body):
     // a captured request re-sent with another idempotency key (which nothing signs) is the same delivery.
@@ -92,6 +101,8 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
     }
     // Ended at once: the delivery is taken for good (its timestamp leaves the replay window within minutes anyway).
     await storage.jobs.finishRun(delivery.id, delivery.owner, { endedAt: at.toISOString(), outcome: 'ok', detail: `key ${key}` });
+    // A workflow webhook: the run itself is claimed by the sender's key in the workflows domain (once per fleet).
+    if (workflowInput !== undefined) return startWebhookWorkflow(deps, { workflow: hook.workflow!, userId: hook.userId }, name, key, workflowInput.input);
     // Then the sender's key, atomically in storage (one run per key across gateway instances): a retry of the same
     // event, signed again with a new timestamp, is a duplicate too.
     const claimed = await storage.jobs.claimRun({
@@ -108,7 +119,7 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
       userId,
       source: 'webhook',
       signal,
-      message,
+      message: message as string,
       surface: 'webhook',
       ...(hook.allowedToolSets ? { allowedToolSets: hook.allowedToolSets } : {}),
     });

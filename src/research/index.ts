@@ -3,7 +3,7 @@ export { createE2bSandbox, type E2bSandboxOptions } from './e2b-sandbox';
 export { createRunCodeTools, type RunCodeToolsOptions } from './run-code';
 export { checkCitations, citationNumbers, type CitationProblem, claimBlocks, createResearchReportTool, type ResearchReportToolOptions } from './report-tool';
 export {
-  ALERT_DELIVERY_NOTE, type AlertRequestToolOptions, createAlertRequestTool, createMethodologyLensTool, type MethodologyLensOptions,
+  createMethodologyLensTool, type MethodologyLensOptions,
 } from './research-tools';
 export {
   analysisDefinition, codeAnalysisDefinition, createResearchSkills, deepResearchDefinition, memoryAlertsDefinition, RESEARCH_SKILL_DEFINITIONS,

@@ -95,21 +95,22 @@ export const codeAnalysisDefinition: SkillDefinition = {
   conditions: { requiresTools: ['run_code'] },
 };
 
-/** `memory.alerts`: the user's alert requests. */
+/** `memory.alerts`: the user's price alerts (the finance pack's alert engine). */
 export const memoryAlertsDefinition: SkillDefinition = {
   id: 'memory.alerts',
-  description: 'Price alert requests: set, list, cancel (checked on scheduled turns)',
+  description: 'Price alerts: set, list, cancel; each fires once with a message',
   category: 'memory',
   prompt: [
     '## When to use',
-    'The user asks to be told when something happens ("alert me if BTC drops below 60k", "let me know when ETH moves 5%"), or asks about or cancels their alerts. On a scheduled or heartbeat turn, check the stored requests.',
+    'The user asks to be told when a price crosses a level or moves ("alert me if BTC drops below 60k", "let me know when ETH moves 5%"), or asks about or cancels their alerts.',
     '## Procedure',
-    '1. alert_request op add with asset, condition (above, below, move_pct) and threshold; confirm what was stored in one line.',
-    '2. Say plainly how it works: requests are checked on scheduled and heartbeat turns, not in real time. Never promise an instant notification.',
-    '3. On a scheduled or heartbeat turn: alert_request op list, get_price each asset, and report only the requests whose condition holds; then suggest cancelling the ones that fired.',
-    '4. Alerts never place orders.',
+    '1. alert_request op add with asset, condition (above, below, move_pct) and threshold (a USD price, or a percent for move_pct); expiresInDays when the user gives a horizon. Confirm what was stored in one line, with the price now.',
+    '2. If the answer has a warning (the condition already holds), say so and ask whether the user meant the other direction.',
+    '3. Say how it works: the alert is checked against the market about every minute and fires once, as a message (the Updates bell, the terminal, any delivery webhook); then it is off. Never promise tick-by-tick precision.',
+    '4. "My alerts" → op list; "cancel" → op cancel with the id.',
+    '5. Alerts never place orders. To act on a level, the user sets up an autopilot strategy or a workflow with a grant.',
   ].join('\n'),
-  summary: 'alert_request add/list/cancel; say checks are periodic, not real-time; on scheduled turns compare list with get_price.',
+  summary: 'alert_request add/list/cancel; checked about every minute, fires once as a message; never trades.',
   toolNames: ['alert_request', 'get_price'],
   // Just ahead of market.watch (40): a request to be alerted needs this skill's tool; monitoring words alone stay there.
   priority: 38,
@@ -121,7 +122,6 @@ export const memoryAlertsDefinition: SkillDefinition = {
     ],
     lifecycleStages: ['manage'],
     assetClasses: ['crypto_major', 'crypto_alt', 'crypto_meme', 'perps', 'forex', 'equity', 'commodity'],
-    signalSources: ['heartbeat', 'cron'],
   },
   conditions: { requiresTools: ['alert_request'] },
 };

@@ -29,7 +29,19 @@ export {
   type WorkflowResults,
   type WorkflowStep,
   type WorkflowStepResult,
+  type WorkflowRunOptions,
 } from './workflows';
+export {
+  formatWorkflowIssues,
+  parseWorkflowFile,
+  type ParseWorkflowFileOptions,
+  WORKFLOW_NAME,
+  type WorkflowFileIssue,
+  workflowFromSpec,
+  type WorkflowSpec,
+  type WorkflowSpecStep,
+} from './workflow-file';
+export { type StartedWorkflowRun, startStoredWorkflow, type StoredWorkflowOptions, toStoredStep } from './workflow-runs';
 export { createScheduler, type ScheduledJob, type Scheduler, type SchedulerOptions, type SchedulerTickResult, signalJob } from './scheduler';
 export { type CronSchedule, parseCron } from './cron';
 export { createDelegateTool, type DelegateToolOptions } from './delegate';

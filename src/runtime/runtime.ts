@@ -14,7 +14,7 @@ import { renderSystemPrompt, type PromptBlock } from './prompt-blocks';
 import { guardToolInputs } from './tool-input-guard';
 import { assertSessionOwner, executeTurn, prepareTurn, type TurnDeps } from './turn';
 import type { AgentRuntimeOptions, GenerateResult, ResolvedRuntimeOptions, RunInput, TurnScope } from './types';
-import { runWorkflow, type WorkflowDefinition, type WorkflowResult } from './workflows';
+import { runWorkflow, type WorkflowDefinition, type WorkflowResult, type WorkflowRunOptions } from './workflows';
 
 /** The agent runtime: one turn pipeline behind one event stream. */
 export interface AgentRuntime {
@@ -26,7 +26,7 @@ export interface AgentRuntime {
   /** Run a turn and collect it. */
   generate(input: RunInput): Promise<GenerateResult>;
   /** Run a deterministic workflow: `tool_call` steps through the registry, `agent_turn` steps as turns. */
-  runWorkflow(definition: WorkflowDefinition): Promise<WorkflowResult>;
+  runWorkflow(definition: WorkflowDefinition, options?: WorkflowRunOptions): Promise<WorkflowResult>;
   /** The system prompt blocks the next turn of a session would send (no model call, nothing persisted but the frozen snapshot). */
   buildSystemPromptBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }): Promise<{ blocks: PromptBlock[]; toolNames: string[] }>;
   /** The same as one plain string (for `--dump-prompt` and `/prompt`). */
@@ -183,7 +183,7 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   return {
     run,
     generate,
-    runWorkflow: (definition) => runWorkflow({ runtime: { generate }, tools: options.tools, now: deps.now, generateId: deps.generateId }, definition),
+    runWorkflow: (definition, runOptions) => runWorkflow({ runtime: { generate }, tools: options.tools, now: deps.now, generateId: deps.generateId, defaultUserId: deps.defaultUserId }, definition, runOptions),
     buildSystemPromptBlocks: buildBlocks,
     buildSystemPrompt: async (input) => renderSystemPrompt((await buildBlocks(input)).blocks),
     options,

@@ -37,6 +37,8 @@ export interface WorkflowDefinition {
   readonly source?: CallSource | undefined;
   /** Session for audit rows and agent turns. @default `workflow-<id>` */
   readonly sessionId?: string | undefined;
+  /** The tenant the steps act for (the call context's user, the turns' user). @default the runtime's default user */
+  readonly userId?: string | undefined;
   readonly allowedToolSets?: readonly string[] | undefined;
   /** Stop at the first step that does not return ok. @default true */
   readonly stopOnError?: boolean | undefined;
@@ -47,11 +49,27 @@ export interface WorkflowDefinition {
 export interface WorkflowStepResult {
   readonly id: string;
   readonly kind: 'tool_call' | 'agent_turn';
+  /** The tool of a `tool_call` step. */
+  readonly tool?: string | undefined;
+  /** The resolved input: the tool arguments, or the turn's message (undefined when they could not be resolved). */
+  readonly input?: unknown;
   readonly ok: boolean;
   readonly envelope?: ToolEnvelope | undefined;
   readonly decision?: string | undefined;
   readonly text?: string | undefined;
+  /** Why a step failed before or outside its tool (arguments that did not resolve, a turn that threw). */
+  readonly error?: string | undefined;
+  /** ISO time the step started. */
+  readonly startedAt?: string | undefined;
   readonly durationMs: number;
+}
+
+/** Per-run options of {@link runWorkflow} (`runtime.runWorkflow(definition, options)`). */
+export interface WorkflowRunOptions {
+  /** The trace id of the run's call context (every step's audit row carries it). @default a new one */
+  readonly traceId?: string | undefined;
+  /** Called after each step, in order (a stored run records its steps as they end). */
+  readonly onStepEnd?: ((step: WorkflowStepResult, index: number) => void | Promise<void>) | undefined;
 }
 
 /** What a workflow run did. */
@@ -103,13 +121,19 @@ export function validateWorkflow(definition: WorkflowDefinition, tools?: ToolReg
 
 /** Run a workflow (used by `runtime.runWorkflow`). */
 export async function runWorkflow(
-  deps: { runtime: { generate(input: RunInput): Promise<GenerateResult> }; tools: ToolRegistry; now: () => Date; generateId: (p: string) => string },
+  deps: { runtime: { generate(input: RunInput): Promise<GenerateResult> }; tools: ToolRegistry; now: () => Date; generateId: (p: string) => string; defaultUserId?: string | undefined },
   definition: WorkflowDefinition,
+  options: WorkflowRunOptions = {},
 ): Promise<WorkflowResult> {
   validateWorkflow(definition, deps.tools);
   const source = definition.source ?? 'workflow';
   const sessionId = definition.sessionId ?? `workflow-${definition.id}`;
-  const ctx = createToolCallContext({ sessionId, source, traceId: deps.generateId('trc'), ...(definition.allowedToolSets ? { allowedToolSets: definition.allowedToolSets } : {}) });
+  const userId = definition.userId ?? deps.defaultUserId;
+  const ctx = createToolCallContext({
+    sessionId, source, traceId: options.traceId ?? deps.generateId('trc'),
+    ...(userId !== undefined ? { userId } : {}),
+    ...(definition.allowedToolSets ? { allowedToolSets: definition.allowedToolSets } : {}),
+  });
   const results: Record<string, WorkflowStepResult> = {};
   const steps: WorkflowStepResult[] = [];
   const skipped: string[] = [];
@@ -120,28 +144,49 @@ export async function runWorkflow(
       continue;
     }
     const t0 = performance.now();
+    const startedAt = deps.now().toISOString();
+    const failedBefore = (input: unknown, error: unknown): WorkflowStepResult => ({
+      id: step.id, kind: step.kind, ...(step.kind === 'tool_call' ? { tool: step.tool } : {}), input, ok: false,
+      error: error instanceof Error ? error.message : String(error), startedAt, durationMs: performance.now() - t0,
+    });
     let result: WorkflowStepResult;
     if (step.kind === 'tool_call') {
-      const args = typeof step.args === 'function' ? (step.args as (r: WorkflowResults) => unknown)(results) : step.args;
-      const outcome = await deps.tools.dispatchDetailed(step.tool, args ?? {}, {
-        context: ctx,
-        toolCallId: `${definition.id}:${step.id}`,
-        ...(step.approvalId ? { approvalId: step.approvalId } : {}),
-        ...(definition.abortSignal ? { signal: definition.abortSignal } : {}),
-      });
-      result = { id: step.id, kind: 'tool_call', ok: outcome.envelope.ok, envelope: outcome.envelope, decision: outcome.decision, durationMs: performance.now() - t0 };
+      let args: unknown;
+      let unresolved: string | undefined;
+      try {
+        args = (typeof step.args === 'function' ? (step.args as (r: WorkflowResults) => unknown)(results) : step.args) ?? {};
+      } catch (error) {
+        unresolved = `args: ${error instanceof Error ? error.message : String(error)}`;
+      }
+      if (unresolved !== undefined) result = failedBefore(undefined, unresolved);
+      else {
+        const outcome = await deps.tools.dispatchDetailed(step.tool, args, {
+          context: ctx,
+          toolCallId: `${definition.id}:${step.id}`,
+          ...(step.approvalId ? { approvalId: step.approvalId } : {}),
+          ...(definition.abortSignal ? { signal: definition.abortSignal } : {}),
+        });
+        result = { id: step.id, kind: 'tool_call', tool: step.tool, input: args, ok: outcome.envelope.ok, envelope: outcome.envelope, decision: outcome.decision, startedAt, durationMs: performance.now() - t0 };
+      }
     } else {
-      const message = typeof step.message === 'function' ? step.message(results) : step.message;
-      const turn = await deps.runtime.generate({
-        sessionId, message, source,
-        ...(definition.allowedToolSets ? { allowedToolSets: definition.allowedToolSets } : {}),
-        ...(definition.abortSignal ? { abortSignal: definition.abortSignal } : {}),
-      });
-      result = { id: step.id, kind: 'agent_turn', ok: turn.stopReason === 'finished', text: turn.text, decision: turn.stopReason, durationMs: performance.now() - t0 };
+      let message: string | undefined;
+      try {
+        message = typeof step.message === 'function' ? step.message(results) : step.message;
+        const turn = await deps.runtime.generate({
+          sessionId, message, source,
+          ...(userId !== undefined ? { userId } : {}),
+          ...(definition.allowedToolSets ? { allowedToolSets: definition.allowedToolSets } : {}),
+          ...(definition.abortSignal ? { abortSignal: definition.abortSignal } : {}),
+        });
+        result = { id: step.id, kind: 'agent_turn', input: message, ok: turn.stopReason === 'finished', text: turn.text, decision: turn.stopReason, startedAt, durationMs: performance.now() - t0 };
+      } catch (error) {
+        result = failedBefore(message, message === undefined ? `message: ${error instanceof Error ? error.message : String(error)}` : error);
+      }
     }
     results[step.id] = result;
     steps.push(result);
     if (!result.ok) failed = true;
+    await options.onStepEnd?.(result, steps.length - 1);
   }
   return { id: definition.id, traceId: ctx.traceId, ok: !failed && skipped.length === 0, steps, skipped };
 }

@@ -7,6 +7,7 @@
  * Timestamps are ISO-8601 strings in UTC. Ids are strings unless a domain says otherwise.
  */
 import type { ArtifactStorage, FileStorage } from './artifact-types';
+import type { AlertStorage, WorkflowRunStorage } from './automation-types';
 import type { JobStorage } from './job-types';
 import type { LearningStorage } from './learning-types';
 import type { UsageStorage } from './usage-types';
@@ -283,6 +284,10 @@ export interface Storage {
   readonly files: FileStorage;
   /** Operator controls: daily spend under grants, capability switches, quotas and their counters, session locks. */
   readonly controls: ControlStorage;
+  /** Stored workflow runs (status, each step's input and output), one per workflow and trigger across processes. */
+  readonly workflows: WorkflowRunStorage;
+  /** Price alerts per user; an alert fires once across processes. */
+  readonly alerts: AlertStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */

@@ -53,7 +53,7 @@ describe('research pack in createApp', () => {
     expect(first.code).toBe('APPROVAL_REQUIRED');
   });
 
-  it('registers the research skills with their tools; methodology_lens applies graduated methodologies; alert_request keeps requests in memory', async () => {
+  it('registers the research skills with their tools; methodology_lens applies graduated methodologies; alert_request is the alert engine', async () => {
     const app = await open({});
     for (const id of ['deep-research', 'analysis', 'code-analysis', 'memory.alerts', 'minara.autopilot']) expect(app.skills.has(id), id).toBe(true);
     expect(app.background.status().map((j) => j.id)).toContain('finance:autopilot');
@@ -66,11 +66,18 @@ describe('research pack in createApp', () => {
     expect(lens.ok).toBe(true);
     expect(lens.data).toMatchObject({ assetClass: 'crypto_major', methodologies: [{ text: 'Buy BTC dips when RSI(14) is below 30 on the 4h' }], untestedCandidates: 1, market: { symbol: 'BTC' } });
 
-    const added = parseEnvelope(await app.tools.dispatch('alert_request', { op: 'add', asset: 'btc', condition: 'below', threshold: 60_000 })) as { ok: true; data: { added: { id: number }; note: string } };
-    expect(added.data.note).toContain('no real-time alert engine');
-    expect((await app.memory.read({ category: 'alert' }))[0]!.content).toBe('Alert request: tell the user when BTC goes below 60000 USD.');
-    const cancelled = parseEnvelope(await app.tools.dispatch('alert_request', { op: 'cancel', id: added.data.added.id })) as { ok: true; data: { alerts: unknown[] } };
-    expect(cancelled.data.alerts).toEqual([]);
+    // memory.alerts uses the finance pack's alert engine: alerts are rows of the alerts domain, not memories
+    // (alert memories an earlier build wrote are left as they were).
+    const added = parseEnvelope(await app.tools.dispatch('alert_request', { op: 'add', asset: 'btc', condition: 'below', threshold: 60_000 })) as { ok: true; data: { added: { id: number; asset: string }; note: string } };
+    expect(added.data.note).toContain('an alert fires once');
+    expect(added.data.added.asset).toBe('BTC');
+    expect(await app.memory.read({ category: 'alert' })).toEqual([]);
+    expect(await app.storage.alerts.list({ userId: 'default' })).toMatchObject([{ id: added.data.added.id, asset: 'BTC', condition: 'below', threshold: 60_000, status: 'active' }]);
+    const cancelled = parseEnvelope(await app.tools.dispatch('alert_request', { op: 'cancel', id: added.data.added.id })) as { ok: true; data: { active: unknown[] } };
+    expect(cancelled.data.active).toEqual([]);
     expect(parseEnvelope(await app.tools.dispatch('alert_request', { op: 'add', asset: 'ETH' }))).toMatchObject({ ok: false, error: expect.stringContaining('asset, condition and threshold') });
+    // Without the finance pack there is no market to check: no alert tool, and the skill is hidden.
+    const noFinance = await open({ finance: false });
+    expect(noFinance.tools.has('alert_request')).toBe(false);
   });
 });

@@ -109,6 +109,35 @@ describe('minara (process)', () => {
     expect(minara(['preferences', 'approve', '1', '--force']).stderr).toContain('option --force only applies to');
   });
 
+  it('minara workflows: list (with a bad file named by its line), start, runs, run <id>; minara alerts list and cancel', () => {
+    const dir = tempDir();
+    const flows = path.join(dir, 'workspace', 'workflows');
+    mkdirSync(flows, { recursive: true });
+    writeFileSync(path.join(flows, 'price-check.yaml'), 'description: Read the ETH price\nsteps:\n  - id: eth\n    tool: get_price\n    args: { symbol: ETH }\n');
+    writeFileSync(path.join(flows, 'broken.yaml'), 'steps:\n  - id: eth\n    tool: get_prise\n');
+    const list = minara(['workflows', '--data-dir', dir]);
+    expect(list.code).toBe(0);
+    expect(list.stdout).toMatch(/price-check\s+workflows\/price-check\.yaml\s+1 step, no model\s+user default/);
+    expect(list.stdout).toContain('! workflows/broken.yaml:3: steps[0].tool: no registered tool named "get_prise" (did you mean get_price');
+    const started = minara(['workflows', 'start', 'price-check', '--data-dir', dir]);
+    expect(started.code).toBe(0);
+    expect(started.stdout).toMatch(/^Run (wfr_\w+) of price-check: ok \(manual/);
+    const runId = /^Run (wfr_\w+)/.exec(started.stdout)![1]!;
+    expect(started.stdout).toMatch(/1\. eth get_price: ok \[allowed\]/);
+    expect(started.stdout).toContain('in:  {"symbol":"ETH"}');
+    expect(minara(['workflows', 'runs', '--data-dir', dir]).stdout).toMatch(new RegExp(`${runId}\\s+price-check\\s+ok\\s+manual`));
+    expect(minara(['workflows', 'run', runId, '--data-dir', dir]).stdout).toContain(`Run ${runId} of price-check: ok`);
+    expect(minara(['workflows', 'run', 'wfr_nope', '--data-dir', dir]).code).toBe(1);
+    expect(minara(['workflows', 'start', '--data-dir', dir]).stderr).toContain('usage: minara workflows');
+    expect(minara(['alerts', '--data-dir', dir]).stdout).toContain('No active alerts.');
+    // An alert set through the same tool the model calls (here by /call in the REPL), then listed and cancelled.
+    minara(['--data-dir', dir, '--no-background'], { input: '/call alert_request {"op":"add","asset":"ETH","condition":"below","threshold":1000}\n/exit\n' });
+    expect(minara(['alerts', '--data-dir', dir]).stdout).toMatch(/#1\s+ETH\s+below 1000\s+active until 20\d\d-/);
+    expect(minara(['alerts', 'cancel', '1', '--data-dir', dir]).stdout).toContain('Cancelled alert #1');
+    expect(minara(['alerts', 'list', 'all', '--data-dir', dir]).stdout).toMatch(/#1\s+ETH\s+below 1000\s+cancelled/);
+    expect(minara(['alerts', 'cancel', '7', '--data-dir', dir])).toMatchObject({ code: 1, stderr: expect.stringContaining('No alert #7.') });
+  });
+
   it('minara doctor (text, --json, --anonymous, --fix dry run and --apply) and minara memory export/import', () => {
     const dir = tempDir();
     const seed = path.join(dir, 'seed.md');

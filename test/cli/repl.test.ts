@@ -198,6 +198,33 @@ describe('background deliveries in the REPL', () => {
   });
 });
 
+describe('a price alert in the REPL', () => {
+  it('an alert that fired between turns is shown once before the next prompt', async () => {
+    let t = Date.parse('2026-03-02T08:00:30.000Z');
+    const r = await startTestRepl({ model: createScriptedModel([]), now: () => new Date(t), realFinance: true, env: { MINARA_HEARTBEAT_EVERY: '0' } });
+    try {
+      const market = r.app.finance!.market as unknown as { setPrice(symbol: string, price: number): void };
+      market.setPrice('ETH', 3_100);
+      await r.app.tools.dispatch('alert_request', { op: 'add', asset: 'ETH', condition: 'below', threshold: 3_000 });
+      market.setPrice('ETH', 2_950);
+      t += 60_000;
+      await r.app.background.tick();
+      await r.app.background.idle();
+      const from = r.screen().length;
+      r.type('/help');
+      await r.waitFor('ETH is at 2,950 USD, below your alert level of 3,000 USD', from);
+      expect(r.screen().slice(from)).toMatch(/\[alert alerts:check · 08:01 UTC · session alert-1-[0-9a-f]{8}\]/);
+      const again = r.screen().length;
+      r.type('/alerts list all');
+      await r.waitFor(/#1\s+ETH\s+below 3000\s+fired/, again);
+      expect(r.screen().slice(again)).not.toContain('ETH is at 2,950 USD');
+    } finally {
+      await r.done();
+      await r.close();
+    }
+  });
+});
+
 describe('rendering a delegated sub-agent', () => {
   it('shows the child’s calls and answer indented under the delegate call', async () => {
     const { createEventRenderer } = await import('../../cli/render');

@@ -48,3 +48,33 @@ describe('MINARA_DATABASE_URL', () => {
     }
   });
 });
+
+describe('automation on PostgreSQL', () => {
+  it.runIf(available)('two apps on one database: a workflow trigger key runs once, a price alert fires once, and both see the same records', async () => {
+    const url = realServerUrl()!;
+    const env = { MINARA_DATA_DIR: mkdtempSync(path.join(tmpdir(), 'minara-pg-auto-')), MINARA_DATABASE_URL: url, MINARA_DATABASE_SCHEMA: freshSchema('auto'), MINARA_HEARTBEAT_EVERY: '0' };
+    const workflows = [{ id: 'btc-now', steps: [{ id: 'btc', kind: 'tool_call' as const, tool: 'get_price', args: { symbol: 'BTC' } }] }];
+    const open = () => createApp({ env, envFileDir: false, logger: silentLogger, model: createScriptedModel([]), workspace: false, mcp: false, web: false, workflows, now: () => new Date('2026-03-02T10:00:00.000Z') });
+    const [a, b] = await Promise.all([open(), open()]);
+    try {
+      const [x, y] = await Promise.all([a.workflows.trigger('btc-now', { key: 'evt-1' }), b.workflows.trigger('btc-now', { key: 'evt-1' })]);
+      expect([x, y].filter((r) => r !== undefined)).toHaveLength(1);
+      const runs = await b.workflows.runs({ workflowId: 'btc-now' });
+      expect(runs).toMatchObject([{ status: 'ok', triggerKey: 'evt-1', steps: [{ id: 'btc', ok: true, input: { symbol: 'BTC' } }] }]);
+
+      const { checkAlerts } = await import('@minara/agent/finance');
+      const price = (await a.finance!.market.getPrice('ETH')).priceUsd;
+      await a.storage.alerts.create({ userId: 'default', asset: 'ETH', condition: 'above', threshold: price / 2, basePrice: price, createdAt: '2026-03-02T09:00:00.000Z', expiresAt: '2026-04-01T00:00:00.000Z' });
+      const delivered: string[] = [];
+      const deliver = (d: { sessionId: string }) => void delivered.push(d.sessionId);
+      const now = () => new Date('2026-03-02T10:00:00.000Z');
+      const results = await Promise.all([checkAlerts({ storage: a.storage, market: a.finance!.market, deliver, now }), checkAlerts({ storage: b.storage, market: b.finance!.market, deliver, now })]);
+      expect(results.reduce((n, r) => n + r.fired.length, 0)).toBe(1);
+      expect(delivered).toEqual([expect.stringMatching(/^alert-1-[0-9a-f]{8}$/)]);
+      expect(await b.storage.alerts.get('default', 1)).toMatchObject({ status: 'fired', deliverySessionId: delivered[0] });
+      expect((await b.background.deliveries({ userId: 'default' }))[0]).toMatchObject({ sessionId: delivered[0], source: 'alert' });
+    } finally {
+      await Promise.all([a.close(), b.close()]);
+    }
+  });
+});

@@ -126,7 +126,7 @@ export async function startRealPostgres(options: { readonly durable?: boolean } 
   };
 }
 
-const DOMAINS = ['meta', 'audit', 'approvals', 'grants', 'conversations', 'memory', 'trading', 'jobs', 'usage', 'learning'] as const;
+const DOMAINS = ['meta', 'audit', 'approvals', 'grants', 'conversations', 'memory', 'trading', 'jobs', 'usage', 'learning', 'workflows', 'alerts'] as const;
 
 /**
  * A storage returned synchronously whose calls wait for `open()` (test glue for suites whose engine factories

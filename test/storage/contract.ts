@@ -562,6 +562,100 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
       });
     });
 
+    describe('workflows', () => {
+      const run = (over: Record<string, unknown> = {}) => ({
+        id: 'wfr_1', workflowId: 'rebalance-check', userId: 'u1', trigger: 'schedule' as const, triggerKey: 'schedule:abc@2026-03-01T01:00:00.000Z',
+        owner: 'host:1', traceId: 'trc_1', startedAt: iso(0), leaseUntil: iso(60), ...over,
+      });
+      const step = (id: string, over: Record<string, unknown> = {}) => ({ id, kind: 'tool_call' as const, tool: 'get_price', input: { symbol: 'BTC' }, output: { ok: true, data: { priceUsd: 1 } }, ok: true, decision: 'allowed', startedAt: iso(1), durationMs: 2.5, ...over });
+      it('claims a (workflow, trigger) once across callers; the holder saves steps and finishes; others cannot', async () => {
+        const a = await storage.workflows.claimRun(run());
+        expect(a).toMatchObject({ id: 'wfr_1', status: 'running', steps: [], skipped: [], userId: 'u1', traceId: 'trc_1' });
+        // The same trigger from another process, even under another run id, is taken.
+        expect(await storage.workflows.claimRun(run({ id: 'wfr_2', owner: 'host:2' }))).toBeUndefined();
+        // Another trigger key, or another workflow with the same key, is its own run.
+        expect(await storage.workflows.claimRun(run({ id: 'wfr_3', triggerKey: 'manual:x' }))).toMatchObject({ id: 'wfr_3' });
+        expect(await storage.workflows.claimRun(run({ id: 'wfr_4', workflowId: 'other' }))).toMatchObject({ id: 'wfr_4' });
+        expect(await storage.workflows.saveSteps('wfr_1', 'host:2', [step('btc')])).toBe(false);
+        expect(await storage.workflows.saveSteps('wfr_1', 'host:1', [step('btc')])).toBe(true);
+        expect((await storage.workflows.getRun('wfr_1'))!.steps).toEqual([step('btc')]);
+        await expect(storage.workflows.finishRun('wfr_1', 'host:2', { status: 'ok', endedAt: iso(3), durationMs: 3, steps: [], skipped: [] })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+        const done = await storage.workflows.finishRun('wfr_1', 'host:1', {
+          status: 'failed', endedAt: iso(3), durationMs: 3000, error: 'steps[1] "buy": GRANT_REQUIRED', steps: [step('btc'), step('buy', { ok: false, code: 'GRANT_REQUIRED', error: 'needs a grant', output: { ok: false } })], skipped: ['after'],
+        });
+        expect(done).toMatchObject({ status: 'failed', endedAt: iso(3), durationMs: 3000, error: 'steps[1] "buy": GRANT_REQUIRED', skipped: ['after'] });
+        expect(done.steps[1]).toMatchObject({ id: 'buy', ok: false, code: 'GRANT_REQUIRED', input: { symbol: 'BTC' } });
+        // Ended runs stay ended.
+        await expect(storage.workflows.finishRun('wfr_1', 'host:1', { status: 'ok', endedAt: iso(4), durationMs: 1, steps: [], skipped: [] })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+        expect(await storage.workflows.claimRun(run({ id: 'wfr_5' }))).toBeUndefined();
+      });
+
+      it('marks runs whose lease lapsed as interrupted (never run again); lists newest first by workflow, user and status; refuses bad input', async () => {
+        await storage.workflows.claimRun(run());
+        await storage.workflows.claimRun(run({ id: 'wfr_2', triggerKey: 'k2', userId: 'u2', leaseUntil: iso(500) }));
+        await storage.workflows.claimRun(run({ id: 'wfr_3', triggerKey: 'k3', workflowId: 'other' }));
+        await storage.workflows.finishRun('wfr_3', 'host:1', { status: 'ok', endedAt: iso(2), durationMs: 2, steps: [], skipped: [] });
+        expect(await storage.workflows.expireRuns(iso(61))).toBe(1);
+        expect(await storage.workflows.getRun('wfr_1')).toMatchObject({ status: 'interrupted', endedAt: iso(61), error: expect.stringMatching(/^interrupted/) });
+        expect(await storage.workflows.saveSteps('wfr_1', 'host:1', [])).toBe(false);
+        expect((await storage.workflows.listRuns()).map((r) => r.id)).toEqual(['wfr_3', 'wfr_2', 'wfr_1']);
+        expect((await storage.workflows.listRuns({ userId: 'u1' })).map((r) => r.id)).toEqual(['wfr_3', 'wfr_1']);
+        expect((await storage.workflows.listRuns({ workflowId: 'rebalance-check', status: 'running' })).map((r) => r.id)).toEqual(['wfr_2']);
+        expect(await storage.workflows.listRuns({ limit: 1 })).toHaveLength(1);
+        expect(await storage.workflows.getRun('nope')).toBeUndefined();
+        await expectCode(storage.workflows.listRuns({ status: 'done' as never }), 'INVALID_ARGUMENT', 'status');
+        await expectCode(storage.workflows.claimRun(run({ id: 'x', triggerKey: 'y', trigger: 'telepathy' })), 'INVALID_ARGUMENT', 'run.trigger');
+        await expectCode(storage.workflows.claimRun(run({ id: 'x', triggerKey: '' })), 'INVALID_ARGUMENT', 'run.triggerKey');
+        await expectCode(storage.workflows.finishRun('wfr_2', 'host:1', { status: 'running' as never, endedAt: iso(1), durationMs: 1, steps: [], skipped: [] }), 'INVALID_ARGUMENT', 'status');
+      });
+    });
+
+    describe('alerts', () => {
+      const alert = (over: Record<string, unknown> = {}) => ({ userId: 'u1', asset: 'ETH', condition: 'below' as const, threshold: 3000, basePrice: 3200, createdAt: iso(0), expiresAt: iso(86_400), ...over });
+      it('creates per user; lists newest first by status; another user sees nothing of it', async () => {
+        const a = await storage.alerts.create(alert({ note: 'buy the dip', sessionId: 's1' }));
+        expect(a).toMatchObject({ userId: 'u1', asset: 'ETH', condition: 'below', threshold: 3000, basePrice: 3200, note: 'buy the dip', status: 'active', sessionId: 's1' });
+        const b = await storage.alerts.create(alert({ asset: 'BTC', condition: 'move_pct', threshold: 5, basePrice: 60_000 }));
+        const c = await storage.alerts.create(alert({ userId: 'u2', condition: 'above', threshold: 4000, basePrice: undefined }));
+        expect(c.basePrice).toBeUndefined();
+        expect(b.id).toBeGreaterThan(a.id);
+        expect((await storage.alerts.list({ userId: 'u1' })).map((x) => x.id)).toEqual([b.id, a.id]);
+        expect(await storage.alerts.get('u2', a.id)).toBeUndefined();
+        expect(await storage.alerts.get('u1', a.id)).toMatchObject({ id: a.id });
+        expect(await storage.alerts.countActive('u1')).toBe(2);
+        expect((await storage.alerts.listActive()).map((x) => x.id)).toEqual([a.id, b.id, c.id]);
+        expect((await storage.alerts.listActive({ afterId: a.id, limit: 1 })).map((x) => x.id)).toEqual([b.id]);
+        // Another user's alert cannot be cancelled through their id.
+        expect(await storage.alerts.transition('u2', a.id, 'cancelled', { endedAt: iso(5) })).toBeUndefined();
+        expect((await storage.alerts.get('u1', a.id))!.status).toBe('active');
+      });
+
+      it('a transition out of active is a compare-and-set: fires once, and a fired alert cannot be cancelled', async () => {
+        const a = await storage.alerts.create(alert());
+        const [x, y] = await Promise.all([
+          storage.alerts.transition('u1', a.id, 'fired', { endedAt: iso(10), firedPrice: 2990.5, deliverySessionId: `alert-${a.id}` }),
+          storage.alerts.transition('u1', a.id, 'fired', { endedAt: iso(10), firedPrice: 2990.5, deliverySessionId: `alert-${a.id}` }),
+        ]);
+        expect([x, y].filter((r) => r !== undefined)).toHaveLength(1);
+        expect(await storage.alerts.get('u1', a.id)).toMatchObject({ status: 'fired', endedAt: iso(10), firedPrice: 2990.5, deliverySessionId: `alert-${a.id}` });
+        expect(await storage.alerts.transition('u1', a.id, 'cancelled', { endedAt: iso(11) })).toBeUndefined();
+        expect(await storage.alerts.countActive('u1')).toBe(0);
+        expect(await storage.alerts.listActive()).toEqual([]);
+        expect((await storage.alerts.list({ userId: 'u1', status: ['fired', 'expired'] })).map((r) => r.id)).toEqual([a.id]);
+        expect(await storage.alerts.list({ userId: 'u1', status: 'active' })).toEqual([]);
+      });
+
+      it('refuses bad input naming the field', async () => {
+        await expectCode(storage.alerts.create(alert({ condition: 'sideways' })), 'INVALID_ARGUMENT', 'alert.condition');
+        await expectCode(storage.alerts.create(alert({ threshold: -1 })), 'INVALID_ARGUMENT', 'alert.threshold');
+        await expectCode(storage.alerts.create(alert({ condition: 'move_pct', basePrice: undefined })), 'INVALID_ARGUMENT', 'alert.basePrice');
+        await expectCode(storage.alerts.create(alert({ userId: '' })), 'INVALID_ARGUMENT', 'alert.userId');
+        await expectCode(storage.alerts.list({ userId: 'u1', status: 'gone' as never }), 'INVALID_ARGUMENT', 'status');
+        await expectCode(storage.alerts.get('u1', 0), 'INVALID_ARGUMENT', 'id');
+        await expectCode(storage.alerts.transition('u1', 1, 'active' as never, { endedAt: iso(1) }), 'INVALID_ARGUMENT', 'to');
+      });
+    });
+
     describe('artifacts and files', () => {
       const A = { userId: 'u1' };
       const B = { userId: 'u2' };
@@ -633,6 +727,8 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
           ['conversations.deleteSession', () => storage.conversations.deleteSession('s1')],
           ['jobs.listRuns', () => storage.jobs.listRuns()],
           ['jobs.claimRun', () => storage.jobs.claimRun({ jobId: 'j', slot: 's', owner: 'o', now: iso(0), leaseUntil: iso(1) })],
+          ['workflows.listRuns', () => storage.workflows.listRuns()],
+          ['alerts.listActive', () => storage.alerts.listActive()],
           ['artifacts.get', () => storage.artifacts.get({ userId: 'u1' }, 'x-1')],
           ['files.list', () => storage.files.list({ userId: 'u1' })],
           ['schemaVersions', () => storage.schemaVersions()],

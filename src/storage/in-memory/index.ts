@@ -14,6 +14,7 @@ import { createInMemoryTradingStorage } from './trading';
 import { createInMemoryLearningStorage } from './learning';
 import { createInMemoryArtifactStorage, createInMemoryFileStorage } from './artifacts';
 import { createInMemoryControlStorage } from './controls';
+import { createInMemoryAlertStorage, createInMemoryWorkflowRunStorage } from './automation';
 
 /** Options of {@link createInMemoryStorage}. */
 export interface InMemoryStorageOptions {
@@ -77,6 +78,8 @@ export function createInMemoryStorage(options: InMemoryStorageOptions = {}): InM
     artifacts: guardClosed('artifacts', createInMemoryArtifactStorage(), isClosed),
     files: guardClosed('files', createInMemoryFileStorage(), isClosed),
     controls: guardClosed('controls', createInMemoryControlStorage(), isClosed),
+    workflows: guardClosed('workflows', createInMemoryWorkflowRunStorage(), isClosed),
+    alerts: guardClosed('alerts', createInMemoryAlertStorage(), isClosed),
     async schemaVersions() {
       if (closed) throw new StorageError('schemaVersions', 'storage is closed');
       return {};

@@ -31,6 +31,7 @@ import { createPgLearningStorage } from './learning';
 import { createPgMemoryStorage } from './memory';
 import { readPgSchemaVersions, runPgMigrations, type PostgresMigration } from './migrate';
 import { artifactMigrations, createPgArtifactStorage, createPgFileStorage } from './artifacts';
+import { automationMigrations, createPgAlertStorage, createPgWorkflowRunStorage } from './automation';
 import { createPgJobStorage, createPgTradingStorage, createPgUsageStorage } from './ops';
 import { createPgNotifier, type PostgresChange } from './notify';
 import type { PostgresPool } from './pool';
@@ -43,7 +44,7 @@ export type { PgRow as PostgresRow, PgTx as PostgresTx } from './handle';
 export type { PostgresMigration } from './migrate';
 export type { PostgresChange } from './notify';
 
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls', 'workflows', 'alerts'];
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Options of {@link createPostgresStorage}. Give exactly one of `pool` and `connectionString`. */
@@ -228,7 +229,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   const endpoint = options.connectionString === undefined ? undefined : endpointOf(options.connectionString);
   const pool = options.pool ?? (await createPgPool(options.connectionString as string, poolSize, acquireTimeoutMs));
   const handle = createPgHandle({ pool, schemaName: schema, logger, endpoint, acquireTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...extra];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...automationMigrations, ...extra];
   const known = new Set([...BUILT_IN_DOMAINS, ...migrations.map((m) => m.domain)]);
   let vectorState: { available: boolean; reason?: string };
   try {
@@ -283,6 +284,8 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
     files: g('files', createPgFileStorage(handle)),
     learning: g('learning', createPgLearningStorage(handle)),
     controls: g('controls', createPgControlStorage(handle)),
+    workflows: g('workflows', createPgWorkflowRunStorage(handle)),
+    alerts: g('alerts', createPgAlertStorage(handle)),
     async transaction(operation, fn) {
       return handle.tx(operation, fn);
     },

@@ -42,6 +42,7 @@ import { createSqliteUsageStorage, usageMigrations } from './usage';
 import { createSqliteTradingStorage, tradingMigrations } from './trading';
 import { createSqliteLearningStorage, learningMigrations } from './learning';
 import { artifactMigrations, createSqliteArtifactStorage, createSqliteFileStorage } from './artifacts';
+import { automationMigrations, createSqliteAlertStorage, createSqliteWorkflowRunStorage } from './automation';
 import { type SqliteVerifyReport, verifySqliteStorage } from './verify';
 import { controlMigrations, createSqliteControlStorage } from './controls';
 
@@ -49,7 +50,7 @@ export type { SqliteHandle, SqliteMigration } from './handle';
 export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls', 'workflows', 'alerts'];
 /** Default of {@link SqliteStorageOptions.mmapSizeBytes}: 256 MiB. */
 const DEFAULT_MMAP_SIZE_BYTES = 256 * 1024 * 1024;
 
@@ -98,8 +99,8 @@ export interface SqliteStorageOptions {
    */
   readonly now?: (() => Date) | undefined;
   /**
-   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading`, `jobs`, `usage`, `learning` and `artifacts` ones in the same
-   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading`, `jobs`, `usage`, `learning` and `artifacts` are reserved. Reach the tables through
+   * Migrations of host-defined domains, applied after the built-in `core`, `memory`, `trading`, `jobs`, `usage`, `learning`, `artifacts`, `workflows` and `alerts` ones in the same
+   * transaction. Versions run 1..n per domain; `core`, `memory`, `trading`, `jobs`, `usage`, `learning`, `artifacts`, `workflows` and `alerts` are reserved. Reach the tables through
    * {@link SqliteStorage.handle}.
    * @default []
    */
@@ -203,7 +204,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...automationMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {
@@ -236,6 +237,8 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     artifacts: createSqliteArtifactStorage(handle),
     files: createSqliteFileStorage(handle),
     controls: createSqliteControlStorage(handle),
+    workflows: createSqliteWorkflowRunStorage(handle),
+    alerts: createSqliteAlertStorage(handle),
     async verify() {
       return verifySqliteStorage(handle);
     },
