@@ -47,6 +47,11 @@ Usage:
   minara memory export [--out dir] [--sign] [--include-constraints]
   minara memory import <dir> [--apply] [--approve-hard-constraints]
                                         Learned memory as markdown, and back
+  minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
+  minara audit trace <id> [--json]      What one trace did, in order: signal, skills, calls and results, job run
+  minara audit verify [--anchor seq:hash] [--json]
+                                        Walk the audit hash chain; reports edited, deleted, reordered rows
+  minara audit export --format jsonl|csv [--out file] [filters]
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -66,7 +71,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences' | 'doctor' | 'memory';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences' | 'doctor' | 'memory' | 'audit' | 'breakers' | 'shadow';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -84,14 +89,17 @@ interface Parsed {
   readonly noWeb: boolean;
   /** `--no-background` (serve, the REPL) */
   readonly noBackground: boolean;
+  /** audit, breakers and shadow flags */
+  readonly controls: { user?: string | undefined; trace?: string | undefined; tool?: string | undefined; since?: string | undefined; limit?: string | undefined; format?: string | undefined; out?: string | undefined; anchor?: string | undefined; json: boolean; reason?: string | undefined };
 }
 
-const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out']);
+const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out',
+  '--user', '--trace', '--tool', '--since', '--limit', '--format', '--anchor']);
 const BOOLEAN_FLAGS = new Set([
   '--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
 ]);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'help']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'help', 'audit', 'breakers', 'shadow']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
@@ -99,15 +107,22 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--force': ['skills', 'import', 'learning'],
   '--http': ['mcp'],
   '--tool-sets': ['mcp'],
-  '--reason': ['approvals', 'learning'],
+  '--reason': ['approvals', 'learning', 'breakers'],
   '--no-web': ['serve'],
   '--no-background': ['serve', 'repl'],
   '--anonymous': ['doctor'],
-  '--json': ['doctor'],
+  '--json': ['doctor', 'audit', 'breakers', 'shadow'],
   '--fix': ['doctor'],
   '--only': ['doctor'],
   '--apply': ['doctor', 'memory'],
-  '--out': ['memory'],
+  '--out': ['memory', 'audit'],
+  '--user': ['audit', 'breakers', 'shadow'],
+  '--trace': ['audit'],
+  '--tool': ['audit'],
+  '--since': ['audit', 'shadow'],
+  '--limit': ['audit'],
+  '--format': ['audit'],
+  '--anchor': ['audit'],
   '--sign': ['memory'],
   '--include-constraints': ['memory'],
   '--approve-hard-constraints': ['memory'],
@@ -182,7 +197,11 @@ export function parseArgs(argv: readonly string[]): Parsed {
     anonymous: flags.has('--anonymous'), json: flags.has('--json'), fix: flags.has('--fix'), apply: flags.has('--apply'), only, out: values.get('--out'), sign: flags.has('--sign'),
     includeConstraints: flags.has('--include-constraints'), approveHardConstraints: flags.has('--approve-hard-constraints'),
   };
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background') };
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background'),
+    controls: {
+      user: values.get('--user'), trace: values.get('--trace'), tool: values.get('--tool'), since: values.get('--since'), limit: values.get('--limit'), format: values.get('--format'),
+      out: values.get('--out'), anchor: values.get('--anchor'), json: flags.has('--json'), reason: values.get('--reason'),
+    } };
 }
 
 function version(): string {
@@ -259,6 +278,14 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'preferences': {
       const { runLearningCli } = await import('./learning-command');
       return runLearningCli(options, parsed.command, parsed.positionals, { reason: parsed.reason, force: parsed.force });
+    }
+    case 'breakers':
+    case 'shadow':
+      process.stderr.write(`minara: "${parsed.command}" is not available yet\n`);
+      return 2;
+    case 'audit': {
+      const { runAuditCommand } = await import('./audit-command');
+      return runAuditCommand(options, parsed.positionals, parsed.controls);
     }
     case 'approvals': {
       const { runApprovalsCommand } = await import('./approvals-command');

@@ -142,6 +142,15 @@ export type {
   StorageCapabilities,
   StoredMessage,
 } from './storage/types';
+// ── the audit trail: outcomes, the hash chain, verify ─────────────────────────
+export type {
+  AuditChainHead, AuditChainLink, AuditChainProblem, AuditFill, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport,
+} from './storage/audit-types';
+export { AUDIT_GENESIS_HASH, AUDIT_KINDS } from './storage/audit-chain';
+export { extractAuditOutcome } from './tools/dispatch/outcome';
+export {
+  AUDIT_CSV_COLUMNS, auditCsvRecord, type AuditFilter, exportAudit, type ExportAuditOptions, readAuditTrace, type ReadAuditTraceOptions,
+} from './safety/audit-trail';
 export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';
 export type { UsageEntry, UsageStorage, UsageTotals } from './storage/usage-types';
 export {

@@ -61,7 +61,7 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
         storage.audit.append({
           at: now().toISOString(), toolName: mcpToolName(f.server, f.tool), tier: 0, source: f.source, sessionId: f.sessionId, toolCallId: f.toolCallId,
           decision: 'allowed', code: f.kind === 'secret' ? 'INPUT_SECRET' : 'INPUT_PROMPT_INJECTION', reason: `mcp result: ${f.pattern}`,
-          durationMs: 0, argsJson: JSON.stringify({ target: 'tool', server: f.server, tool: f.tool, pattern: f.pattern }),
+          durationMs: 0, argsJson: JSON.stringify({ target: 'tool', server: f.server, tool: f.tool, pattern: f.pattern }), kind: 'input_flag',
         }),
     });
     const connected = mcp;

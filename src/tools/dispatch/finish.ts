@@ -5,6 +5,7 @@ import { noteExecutedCall } from '../context';
 import { err, type ToolEnvelope } from '../envelope';
 import type { DispatchOutcome } from '../types';
 import { writeAudit } from './audit';
+import { extractAuditOutcome } from './outcome';
 import { runAfterHooks } from './after-hooks';
 import type { DispatchCall, DispatchEnv } from './types';
 
@@ -25,7 +26,7 @@ export async function finishCall(
   const code = envelope.ok ? undefined : envelope.code;
   await writeAudit(env, {
     toolName: name, tier: extra.auditTier ?? tier, ctx, toolCallId, decision, code, reason: envelope.ok ? undefined : envelope.error,
-    durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id,
+    durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id, outcome: env.auditEnabled ? extractAuditOutcome(envelope, { decision, mode, orderFacts }) : undefined,
   });
   if (tool && env.hooks.length > 0) await runAfterHooks(env, call, envelope, decision, durationMs);
   // Decision capture reads the turn's executed fund-moving calls from its context.
