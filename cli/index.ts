@@ -52,6 +52,11 @@ Usage:
   minara audit verify [--anchor seq:hash] [--json]
                                         Walk the audit hash chain; reports edited, deleted, reordered rows
   minara audit export --format jsonl|csv [--out file] [filters]
+  minara breakers [list] | status [--user id] [--json]
+                                        Circuit breakers: who is halted and why, limits and current measures
+  minara breakers reset <user> [--reason text]
+  minara breakers set <user> maxConsecutiveLosses=5 … | clear
+                                        A person resets a tripped breaker; per-user limits
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -279,7 +284,10 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runLearningCli } = await import('./learning-command');
       return runLearningCli(options, parsed.command, parsed.positionals, { reason: parsed.reason, force: parsed.force });
     }
-    case 'breakers':
+    case 'breakers': {
+      const { runBreakersCommand } = await import('./breakers-command');
+      return runBreakersCommand(options, parsed.positionals, parsed.controls);
+    }
     case 'shadow':
       process.stderr.write(`minara: "${parsed.command}" is not available yet\n`);
       return 2;

@@ -149,6 +149,12 @@ export type {
 export { AUDIT_GENESIS_HASH, AUDIT_KINDS } from './storage/audit-chain';
 export { extractAuditOutcome } from './tools/dispatch/outcome';
 export {
+  type BreakerStatus, type BreakerTrip, type CircuitBreakers, type CircuitBreakersOptions, createCircuitBreakers, deliverNotice,
+} from './safety/circuit-breakers';
+export {
+  type BreakerLimits, type BreakerMetrics, type BreakerRule, checkBreakerLimits, DEFAULT_BREAKER_LIMITS, judgeBreaker, measureBreakerRows,
+} from './safety/breaker-rules';
+export {
   AUDIT_CSV_COLUMNS, auditCsvRecord, type AuditFilter, exportAudit, type ExportAuditOptions, readAuditTrace, type ReadAuditTraceOptions,
 } from './safety/audit-trail';
 export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';

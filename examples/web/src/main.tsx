@@ -2,6 +2,7 @@ import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { getToken, setToken } from './api';
 import { ApprovalsPage } from './Approvals';
+import { BreakerBanner } from './Breakers';
 import { ChatPage } from './Chat';
 import { DeliveriesBell } from './Deliveries';
 import { MemoryPage } from './Memory';
@@ -83,6 +84,7 @@ function App() {
           </button>
         ) : null}
       </nav>
+      <BreakerBanner />
       <main id="main" tabIndex={-1}>
         {needToken ? (
           <TokenPrompt onDone={() => { setNeedToken(false); setTick((t) => t + 1); }} />
