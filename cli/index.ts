@@ -57,6 +57,8 @@ Usage:
   minara breakers reset <user> [--reason text]
   minara breakers set <user> maxConsecutiveLosses=5 … | clear
                                         A person resets a tripped breaker; per-user limits
+  minara shadow report [--since 7d|ISO] [--json]
+                                        Shadow mode: the agent's shadow fills against the market and holding
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -288,9 +290,10 @@ async function main(argv: readonly string[]): Promise<number> {
       const { runBreakersCommand } = await import('./breakers-command');
       return runBreakersCommand(options, parsed.positionals, parsed.controls);
     }
-    case 'shadow':
-      process.stderr.write(`minara: "${parsed.command}" is not available yet\n`);
-      return 2;
+    case 'shadow': {
+      const { runShadowCommand } = await import('./shadow-command');
+      return runShadowCommand(options, parsed.positionals, parsed.controls);
+    }
     case 'audit': {
       const { runAuditCommand } = await import('./audit-command');
       return runAuditCommand(options, parsed.positionals, parsed.controls);

@@ -1,3 +1,4 @@
+import { ConfigError } from '../errors/subclasses';
 import type { ArtifactStore } from '../artifacts/types';
 import { createResearchPack } from './research-pack';
 import path from 'node:path';
@@ -35,12 +36,20 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
   let finance: FinancePack | undefined;
   if (options.finance !== false) {
     const minara = minaraProvidersFromEnv(env);
+    // MINARA_TRADING_MODE (or finance.tradingMode) decides; the older MINARA_TRADING=live keeps its meaning (live when a key is set).
+    const explicit = (options.finance ? options.finance.tradingMode : undefined) ?? tradingModeOf(undefined, env, { explicitOnly: true });
+    const hostProvider = options.finance && options.finance.provider !== undefined && options.finance.provider !== 'paper';
+    if (explicit !== undefined && explicit !== 'paper' && !minara.provider && !hostProvider) {
+      throw new ConfigError(`MINARA_TRADING_MODE=${explicit} needs the live adapter: set MINARA_API_KEY (and MINARA_API_BASE_URL), or pass finance.provider and finance.market`, ['MINARA_TRADING_MODE']);
+    }
+    const live = explicit !== undefined ? explicit !== 'paper' : env.MINARA_TRADING === 'live';
     finance = createFinancePack({
       storage,
       now,
       logger,
       ...(minara.market ? { market: minara.market } : {}),
-      ...(minara.provider && env.MINARA_TRADING === 'live' ? { provider: minara.provider } : {}),
+      ...(minara.provider && live ? { provider: minara.provider } : {}),
+      ...(explicit !== undefined ? { tradingMode: explicit } : {}),
       preferences: () => readHardConstraints(memory.memoryFor(userId)),
       ...options.finance,
     });
@@ -68,6 +77,23 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
     disposers.push(() => connected.close());
   }
   return { finance, packs, mcp };
+}
+
+/**
+ * The trading mode: the option, else `MINARA_TRADING_MODE` (`paper`, `live`, `shadow`), else `live` when the older
+ * `MINARA_TRADING=live` is set, else `paper`. An unknown value throws `ConfigError` naming the variable.
+ */
+export function tradingModeOf(option: 'paper' | 'live' | 'shadow' | undefined, env: Readonly<Record<string, string | undefined>>, how: { readonly explicitOnly: true }): 'paper' | 'live' | 'shadow' | undefined;
+export function tradingModeOf(option: 'paper' | 'live' | 'shadow' | undefined, env: Readonly<Record<string, string | undefined>>): 'paper' | 'live' | 'shadow';
+export function tradingModeOf(option: 'paper' | 'live' | 'shadow' | undefined, env: Readonly<Record<string, string | undefined>>, how?: { readonly explicitOnly: true }): 'paper' | 'live' | 'shadow' | undefined {
+  if (option !== undefined) return option;
+  const raw = env.MINARA_TRADING_MODE?.trim();
+  if (raw !== undefined && raw !== '') {
+    if (raw === 'paper' || raw === 'live' || raw === 'shadow') return raw;
+    throw new ConfigError(`MINARA_TRADING_MODE: expected paper, live or shadow, got ${JSON.stringify(raw)}`, ['MINARA_TRADING_MODE']);
+  }
+  if (how?.explicitOnly) return undefined;
+  return env.MINARA_TRADING === 'live' ? 'live' : 'paper';
 }
 
 /**

@@ -10,6 +10,7 @@ import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-rout
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
 import { auditRoutes } from './audit-routes';
 import { breakerRoutes } from './breaker-routes';
+import { getShadowReport } from './shadow-routes';
 import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
@@ -204,6 +205,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   for (const [method, pattern, handler] of financeRoutes(deps)) router.add(method, pattern, handler);
   // The operator's controls: the audit trail (and its verification), the circuit breakers.
   for (const [method, pattern, handler] of [...auditRoutes(deps), ...breakerRoutes(deps)]) router.add(method, pattern, handler);
+  router.add('GET', '/v1/finance/shadow', getShadowReport(deps));
   const mcp = options.mcp;
   let mcpRoute: RouteHandler | undefined;
   if (mcp !== undefined) {
