@@ -277,12 +277,54 @@ attacks('postgres (PGlite)', async () => {
   };
 });
 
+describe('audit chain: rows written before the chain began (PostgreSQL, PGlite)', () => {
+  it('the migration keeps them as the unchained prefix and chains what follows', async () => {
+    const pool = await sharedPglitePool();
+    const schema = freshSchema('legacy');
+    await (await createPostgresStorage({ pool, schema, logger: silentLogger })).close();
+    const q = (sql: string) => pool.query(sql, []);
+    await q(`DELETE FROM "${schema}".schema_migrations WHERE domain = 'audit'`);
+    await q(`DROP TABLE "${schema}".audit_chain_head`);
+    await q(`DROP INDEX "${schema}".audit_log_user`);
+    for (const c of ['user_id', 'kind', 'outcome_json', 'detail_json', 'seq', 'prev_hash', 'hash']) await q(`ALTER TABLE "${schema}".audit_log DROP COLUMN ${c}`);
+    for (let i = 0; i < 2; i++) {
+      await q(`INSERT INTO "${schema}".audit_log (at, tool_name, tier, source, decision, duration_ms, args_json) VALUES ('2026-10-0${i + 1}T00:00:00.000Z', 'get_price', 1, 'user', 'allowed', 1, '{}')`);
+    }
+    const storage = await createPostgresStorage({ pool, schema, logger: silentLogger });
+    try {
+      await storage.audit.append(row(1));
+      expect(await storage.audit.verify()).toMatchObject({ ok: true, checked: 1, unchainedPrefix: 2, head: { seq: 1, legacyRows: 2 } });
+    } finally {
+      await storage.close();
+    }
+  });
+});
+
 const realAvailable = serverBinariesAvailable() || realServerUrl() !== undefined;
 let server: Promise<RealPostgres> | undefined;
 afterAll(async () => {
   if (server) (await server).stop();
 });
 describe.runIf(realAvailable)('real server', () => {
+  it('two instances (own pools) appending at once keep one chain: the chain-head row lock serialises them', async () => {
+    const url = realServerUrl() ?? (await (server ??= startRealPostgres())).url;
+    const schema = freshSchema('audit');
+    const a = await createPostgresStorage({ connectionString: url, schema, logger: silentLogger, poolSize: 4 });
+    const b = await createPostgresStorage({ connectionString: url, schema, logger: silentLogger, poolSize: 4 });
+    try {
+      const N = 60;
+      // Each instance fires its appends concurrently too, so within and across instances they race for the head.
+      await Promise.all([a, b].flatMap((s, k) => Array.from({ length: N }, (_, i) => s.audit.append(row(i, { toolName: `instance_${k}` })))));
+      const report = await a.audit.verify();
+      expect(report).toMatchObject({ ok: true, checked: 2 * N, head: { seq: 2 * N } });
+      const seqs = (await b.audit.query({ order: 'oldest', limit: 500 })).map((r) => r.chain!.seq);
+      expect(seqs).toEqual(Array.from({ length: 2 * N }, (_, i) => i + 1));
+    } finally {
+      await a.close();
+      await b.close();
+    }
+  });
+
   attacks('postgres (real server)', async () => {
     const url = realServerUrl() ?? (await (server ??= startRealPostgres())).url;
     const schema = freshSchema('audit');
