@@ -42,6 +42,7 @@ function linkHash(r: Record<string, unknown>): string {
 
 /** One engine under attack: its storage and a direct SQL handle to the same table. */
 interface Target {
+  readonly engine: 'sqlite' | 'postgres';
   readonly storage: Storage;
   /** Run SQL directly (`?` placeholders are rewritten to `$n` on Postgres). */
   exec(sql: string, params?: readonly unknown[]): Promise<Record<string, unknown>[]>;
@@ -118,6 +119,18 @@ function attacks(name: string, open: () => Promise<Target>) {
       }
     });
 
+    it('attack: the newest row deleted, then the agent appends again: the hole stays visible', async () => {
+      const t = await seeded();
+      try {
+        const list = await ids(t);
+        await t.exec(`DELETE FROM ${t.table} WHERE id = ?`, [list[7]]);
+        await t.storage.audit.append(row(9));
+        expect(await kinds(t)).toEqual(['deleted@8']);
+      } finally {
+        await t.close();
+      }
+    });
+
     it('attack: two rows swapped (every column but the id) are reported as reordered', async () => {
       const t = await seeded();
       try {
@@ -148,24 +161,30 @@ function attacks(name: string, open: () => Promise<Target>) {
       }
     });
 
-    it('attack: a forged row inserted without a link, and one with a made-up link, are reported', async () => {
+    it('attack: a forged row inserted without a link, and one with a made-up link, are reported until the head is moved too; an anchor kept elsewhere catches even that', async () => {
       const t = await seeded();
       try {
         await t.exec(`INSERT INTO ${t.table} (at, tool_name, tier, source, decision, duration_ms, args_json) VALUES ('2026-11-01T14:05:00.000Z', 'withdraw_funds', 4, 'user', 'approved', 1, '{}')`);
-        const report = await t.storage.audit.verify();
-        expect(report.problems.map((p) => p.kind)).toEqual(['inserted']);
+        expect((await t.storage.audit.verify()).problems.map((p) => p.kind)).toContain('inserted');
         await t.exec(`DELETE FROM ${t.table} WHERE tool_name = 'withdraw_funds'`);
-        // A full rewrite from the forged row on (new seq 9, recomputed links, head moved) passes the chain alone…
-        const [last] = await t.exec(`SELECT * FROM ${t.table} ORDER BY id DESC LIMIT 1`);
-        const forged: Record<string, unknown> = { ...last, seq: 9, prev_hash: last!.hash, reason: 'forged', id: undefined };
+        // On SQLite the head is the AUTOINCREMENT counter: the id the forged row took stays missing once it is deleted.
+        expect((await t.storage.audit.verify()).ok).toBe(t.engine !== 'sqlite');
+        // A row with a valid link appended at the tail (on SQLite it must take the missing id, bound to its seq)…
+        const [last] = await t.exec(`SELECT * FROM ${t.table} WHERE seq = 8`);
+        const forged: Record<string, unknown> = { ...last, seq: 9, prev_hash: last!.hash, reason: 'forged' };
         forged.hash = linkHash(forged);
-        await t.exec(`INSERT INTO ${t.table} (at, tool_name, tier, source, trace_id, user_id, decision, reason, duration_ms, args_json, mode, kind, outcome_json, seq, prev_hash, hash) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          ['at', 'tool_name', 'tier', 'source', 'trace_id', 'user_id', 'decision', 'reason', 'duration_ms', 'args_json', 'mode', 'kind', 'outcome_json', 'seq', 'prev_hash', 'hash'].map((c) => forged[c] ?? null));
-        expect(await kinds(t)).toEqual(['head_mismatch@9']);
-        await t.exec(`UPDATE ${t.head} SET seq = 9, hash = ?`, [forged.hash]);
+        const cols = ['at', 'tool_name', 'tier', 'source', 'trace_id', 'user_id', 'decision', 'reason', 'duration_ms', 'args_json', 'mode', 'kind', 'outcome_json', 'seq', 'prev_hash', 'hash'];
+        if (t.engine === 'sqlite') cols.unshift('id');
+        const values = cols.map((c) => (c === 'id' ? Number(last!.id) + 1 : forged[c] ?? null));
+        await t.exec(`INSERT INTO ${t.table} (${cols.join(', ')}) VALUES (${cols.map(() => '?').join(', ')})`, values);
+        if (t.engine === 'postgres') {
+          // …is reported against the head row until the attacker moves it as well.
+          expect(await kinds(t)).toEqual(['head_mismatch@9']);
+          await t.exec(`UPDATE ${t.head} SET seq = 9, hash = ?`, [forged.hash]);
+        }
         expect((await t.storage.audit.verify()).ok).toBe(true);
-        // …which is why the head is worth keeping outside the database: an anchor taken before catches the rewrite
-        // of anything it covers (here the operator anchored seq 8, and the attacker rewrites seq 8 too).
+        // So the head is worth keeping outside the database: an anchor taken earlier catches a rewrite of anything it
+        // covers (the operator anchored seq 8; the attacker rewrites seq 8 and relinks seq 9).
         const anchor = `8:${String(last!.hash)}`;
         await t.exec(`UPDATE ${t.table} SET reason = 'rewritten' WHERE seq = 8`);
         const [eight] = await t.exec(`SELECT * FROM ${t.table} WHERE seq = 8`);
@@ -174,7 +193,7 @@ function attacks(name: string, open: () => Promise<Target>) {
         const [nine] = await t.exec(`SELECT * FROM ${t.table} WHERE seq = 9`);
         const h9 = linkHash({ ...nine, prev_hash: h8 });
         await t.exec(`UPDATE ${t.table} SET prev_hash = ?, hash = ? WHERE seq = 9`, [h8, h9]);
-        await t.exec(`UPDATE ${t.head} SET hash = ?`, [h9]);
+        if (t.engine === 'postgres') await t.exec(`UPDATE ${t.head} SET hash = ?`, [h9]);
         expect((await t.storage.audit.verify()).ok).toBe(true);
         expect((await t.storage.audit.verify({ anchor })).problems.map((p) => p.kind)).toEqual(['anchor_mismatch']);
       } finally {
@@ -205,6 +224,7 @@ attacks('sqlite file', async () => {
   let storage = createSqliteStorage({ path, logger: silentLogger });
   let db: Database.Database | undefined;
   const t: Target = {
+    engine: 'sqlite',
     get storage() {
       return storage;
     },
@@ -269,6 +289,7 @@ attacks('postgres (PGlite)', async () => {
   const schema = freshSchema('audit');
   const storage = await createPostgresStorage({ pool, schema, logger: silentLogger });
   return {
+    engine: 'postgres',
     storage,
     table: `"${schema}".audit_log`,
     head: `"${schema}".audit_chain_head`,
@@ -333,6 +354,7 @@ describe.runIf(realAvailable)('real server', () => {
     const client = new pg.Client({ connectionString: url });
     await client.connect();
     return {
+      engine: 'postgres',
       storage,
       table: `"${schema}".audit_log`,
       head: `"${schema}".audit_chain_head`,

@@ -1,16 +1,21 @@
 import type { AuditChainHead } from '../audit-types';
-import { AUDIT_CONTENT_COLUMNS, auditChainRowOf, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
 
 const COLUMNS = AUDIT_CONTENT_COLUMNS.map(([c]) => c);
-const INSERT = `INSERT INTO audit_log (${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (${COLUMNS.map(() => '?').join(', ')}, ?, ?, ?)`;
-const HEAD = 'SELECT seq, hash, legacy_rows, legacy_max_id FROM audit_chain_head WHERE singleton = 1';
+const INSERT = `INSERT INTO audit_log (id, ${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?, ?)`;
+/** The chain's state in one statement (one snapshot): where it started, the AUTOINCREMENT counter, the newest chained row. */
+const STATE = `SELECT h.legacy_rows, h.legacy_max_id,
+  COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0) AS last_id,
+  COALESCE((SELECT MAX(id) FROM audit_log), 0) AS max_id,
+  (SELECT hash FROM audit_log WHERE id > h.legacy_max_id AND seq IS NOT NULL ORDER BY id DESC LIMIT 1) AS newest_hash
+  FROM audit_chain_head h WHERE h.singleton = 1`;
 
 /**
  * The `audit` domain's own migrations (beside `core`, which created `audit_log`): the outcome, tenant, kind and
- * detail columns, the chain link, and the chain-head row. Rows already in the table stay as they are: the head
+ * detail columns, the chain link, and the chain-start row. Rows already in the table stay as they are: the row
  * records how many there were (`legacy_rows`, `legacy_max_id`) and `verify` reports them as the unchained prefix.
  */
 export const auditMigrations: readonly SqliteMigration[] = [
@@ -27,17 +32,15 @@ export const auditMigrations: readonly SqliteMigration[] = [
         ALTER TABLE audit_log ADD COLUMN seq INTEGER;
         ALTER TABLE audit_log ADD COLUMN prev_hash TEXT;
         ALTER TABLE audit_log ADD COLUMN hash TEXT;
-        CREATE INDEX audit_log_user ON audit_log (user_id, id);
+        CREATE INDEX audit_log_user ON audit_log (user_id, id) WHERE user_id IS NOT NULL;
         CREATE TABLE audit_chain_head (
           singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
-          seq INTEGER NOT NULL,
-          hash TEXT NOT NULL,
           legacy_rows INTEGER NOT NULL,
           legacy_max_id INTEGER NOT NULL,
           started_at TEXT NOT NULL
         ) STRICT;
-        INSERT INTO audit_chain_head (singleton, seq, hash, legacy_rows, legacy_max_id, started_at)
-          SELECT 1, 0, '${'0'.repeat(64)}', COUNT(*), COALESCE(MAX(id), 0), strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM audit_log;
+        INSERT INTO audit_chain_head (singleton, legacy_rows, legacy_max_id, started_at)
+          SELECT 1, COUNT(*), COALESCE(MAX(id), 0), strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM audit_log;
       `);
     },
   },
@@ -66,24 +69,43 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
 }
 
 /**
- * The `audit` domain on SQLite: an append-only, hash-chained table. Each append reads the chain head, inserts
- * the row with its link and moves the head, in one `BEGIN IMMEDIATE` transaction (so processes sharing the file
- * take turns and never fork the chain).
+ * The `audit` domain on SQLite: an append-only, hash-chained table. Each append, in one `BEGIN IMMEDIATE`
+ * transaction (so processes sharing the file take turns and never fork the chain), reads the newest chained row's
+ * hash and inserts the row with its link. A row's place is bound to its AUTOINCREMENT id (`seq = id − the ids
+ * before the chain`), and SQLite never reuses such an id (`sqlite_sequence` keeps the highest ever given): the
+ * counter is the chain head, so a deleted newest row shows as missing even after later appends, without a head
+ * row to rewrite on every append (one page less per write).
  */
 export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
-  const head = (): AuditChainHead => auditHeadOf(handle.prepare(HEAD).get() as Record<string, unknown> | undefined);
+  const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
+  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number } | undefined;
+  /** The head as `verify` judges it: the counter's position, and the newest chained row's hash. */
+  const headOf = (st: Record<string, unknown> | undefined): AuditChainHead => {
+    const legacyMaxId = Number(st?.legacy_max_id ?? 0);
+    return { seq: Math.max(0, Number(st?.last_id ?? 0) - legacyMaxId), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyRows: Number(st?.legacy_rows ?? 0), legacyMaxId };
+  };
   return {
     async append(entry) {
       checkRecord('audit.append', 'entry', entry, AUDIT_ENTRY_SHAPE);
       const content = auditContentOf(entry);
       const values = AUDIT_CONTENT_COLUMNS.map(([, key]) => content[key] ?? null);
-      handle.write('audit.append', () => {
-        const h = head();
-        const seq = h.seq + 1;
-        const hash = auditRowHash(h.hash, seq, content);
-        handle.prepare(INSERT).run(...values, seq, h.hash, hash);
-        handle.prepare('UPDATE audit_chain_head SET seq = ?, hash = ? WHERE singleton = 1').run(seq, hash);
+      const written = handle.write('audit.append', () => {
+        // `data_version` changes only when another connection commits: while it stands, this connection's own last
+        // append is still the newest row, and the chain state need not be read again.
+        const version = Number(handle.prepare('PRAGMA data_version').pluck().get());
+        let tip = cached !== undefined && cached.version === version ? cached : undefined;
+        if (!tip) {
+          const st = state();
+          tip = { version, lastId: Math.max(Number(st?.last_id ?? 0), Number(st?.max_id ?? 0)), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyMaxId: Number(st?.legacy_max_id ?? 0) };
+        }
+        const id = tip.lastId + 1;
+        const seq = id - tip.legacyMaxId;
+        const hash = auditRowHash(tip.hash, seq, content);
+        handle.prepare(INSERT).run(id, ...values, seq, tip.hash, hash);
+        return { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId };
       });
+      // Only after the commit: a rolled-back append leaves the cache as it was.
+      cached = written;
     },
 
     async query(filter = {}) {
@@ -101,14 +123,14 @@ export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
     },
 
     async head() {
-      return handle.read('audit.head', head);
+      return handle.read('audit.head', () => headOf(state()));
     },
 
     async verify(options = {}) {
       // The head and the newest id in one statement (one snapshot): rows appended while the walk runs are not judged.
-      const snap = handle.read('audit.verify', () => handle.prepare(`SELECT seq, hash, legacy_rows, legacy_max_id, (SELECT COALESCE(MAX(id), 0) FROM audit_log) AS max_id FROM audit_chain_head WHERE singleton = 1`).get() as Record<string, unknown> | undefined);
-      const maxId = Number(snap?.max_id ?? 0);
-      return verifyAuditChain(auditHeadOf(snap), async (afterId, limit) =>
+      const st = handle.read('audit.verify', state);
+      const maxId = Math.max(Number(st?.max_id ?? 0), Number(st?.last_id ?? 0));
+      return verifyAuditChain(headOf(st), async (afterId, limit) =>
         handle.read('audit.verify', () => (handle.prepare('SELECT * FROM audit_log WHERE id > ? AND id <= ? ORDER BY id LIMIT ?').all(afterId, maxId, limit) as Record<string, unknown>[]).map(auditChainRowOf)),
       options);
     },

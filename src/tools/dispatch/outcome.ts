@@ -1,11 +1,18 @@
-import { redactValue } from '../../safety/secret-patterns';
+import { redactSecrets } from '../../safety/secret-patterns';
 import type { AuditFill, AuditOutcome } from '../../storage/audit-types';
 import type { AuditDecision } from '../../storage/types';
 import type { ToolEnvelope } from '../envelope';
 import type { ToolOrderFacts } from '../types';
 
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
-const text = (v: unknown, max = 200): string | undefined => (typeof v === 'string' && v.length > 0 ? v.slice(0, max) : undefined);
+/** The shortest string a secret pattern can match (a Slack token): shorter strings skip the patterns. */
+const SHORTEST_SECRET = 15;
+/** A non-empty string, cut to `max` and with secret-looking parts redacted as in the arguments. */
+const text = (v: unknown, max = 200): string | undefined => {
+  if (typeof v !== 'string' || v.length === 0) return undefined;
+  const cut = v.slice(0, max);
+  return cut.length >= SHORTEST_SECRET ? redactSecrets(cut) : cut;
+};
 const record = (v: unknown): Record<string, unknown> | undefined => (typeof v === 'object' && v !== null && !Array.isArray(v) ? (v as Record<string, unknown>) : undefined);
 
 function compact<T extends object>(o: T): T | undefined {
@@ -61,5 +68,5 @@ export function extractAuditOutcome(envelope: ToolEnvelope, options: { readonly 
     status, orderId: text(pick('orderId'), 200), fill: fillOf(pick('fill')), txHash, orderSide: orderSide && options.mode !== 'preview' ? orderSide : undefined, simulated, shadow,
     provider: text(pick('source'), 40),
   }) ?? { status };
-  return redactValue(outcome) as AuditOutcome;
+  return outcome;
 }
