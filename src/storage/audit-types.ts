@@ -2,11 +2,12 @@
  * The audit trail beyond one row per dispatch: what a call did (its outcome), what else happened under a trace
  * (signals, skill activations, job runs, breakers), and the hash chain that makes a quiet edit visible.
  *
- * Every row is chained: `hash = sha256(prevHash + "\n" + canonical JSON of the row's content)`, where the
- * content is every stored field but `id` and `hash` (so `seq`, the chain position, and `prevHash` are
- * covered). Appends are serialised per database (SQLite `BEGIN IMMEDIATE`, PostgreSQL a `FOR UPDATE` lock on
- * the chain-head row), so two processes never fork the chain. The head row (`seq`, `hash`) is updated in the
- * same transaction, so deleting the newest rows is visible too.
+ * Every row is chained: `hash = sha256(prevHash + "\n" + canonical JSON of { seq, ...content })`, where the
+ * content is every stored column but `id`, `seq`, `prev_hash` and `hash`, absent ones left out. Appends are
+ * serialised per database (SQLite `BEGIN IMMEDIATE`, PostgreSQL a `FOR UPDATE` lock on the chain-head row), so two
+ * processes never fork the chain. The head says how far the chain reaches, so deleting the newest rows is visible
+ * too: on PostgreSQL the head row (`seq`, `hash`), moved in the same transaction; on SQLite the table's
+ * AUTOINCREMENT counter (`sqlite_sequence`, never reused), to which each row's `seq` is bound.
  */
 
 /** What kind of event a row records. Rows written before the kind existed read as `tool_call`. */

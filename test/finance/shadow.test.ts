@@ -12,7 +12,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createApp, createToolCallContext, createToolRegistry, silentLogger, type Storage } from '@minara/agent';
 import {
-  createFinancePack, createMinaraMarket, createMinaraTradingProvider, createPaperTradingProvider, createSimulatedMarket, type TradingProvider,
+  createFinancePack, createMinaraMarket, createMinaraTradingProvider, createPaperTradingProvider, createShadowReport, createShadowTradingProvider, createSimulatedMarket,
+  type TradingProvider,
 } from '@minara/agent/finance';
 import { createGateway } from '@minara/agent/gateway';
 import { createInMemoryStorage } from '@minara/agent/testing';
@@ -110,6 +111,22 @@ describe('shadow mode on the simulated market with a fake clock', () => {
     expect(res.status).toBe(200);
     expect(((await res.json()) as { report: { totals: { fills: number } } }).report.totals.fills).toBe(2);
     expect((await gateway.fetch(new Request('http://127.0.0.1/v1/finance/shadow?since=soon'))).status).toBe(400);
+  });
+
+  it('the provider and the report work on their own (createShadowTradingProvider, createShadowReport)', async () => {
+    const storage = createInMemoryStorage();
+    const now = () => new Date(T0);
+    const market = createSimulatedMarket({ seed: 3, now });
+    const live = venue(storage, now, market);
+    const shadow = createShadowTradingProvider({ live: live.provider, market, trading: storage.trading, seedBalances: { USDC: 500 }, now });
+    expect(shadow).toMatchObject({ name: 'shadow', simulated: true, accountId: 'shadow' });
+    expect((await shadow.quoteSpot({ from: 'USDC', to: 'BTC', amountUsd: 50 })).route).toBe('LIVE venue route');
+    const filled = await shadow.executeSpot({ from: 'USDC', to: 'BTC', amountUsd: 50, clientOrderId: 'co_x' });
+    expect(filled).toMatchObject({ status: 'filled', source: 'shadow', shadow: true });
+    expect((await shadow.executeSpot({ from: 'USDC', to: 'BTC', amountUsd: 50, clientOrderId: 'co_x' })).status).toBe('duplicate');
+    expect(live.orders).toEqual([]);
+    const report = await createShadowReport({ trading: storage.trading, provider: shadow, market, now });
+    expect(report.totals).toMatchObject({ fills: 1, holdValueUsd: 500, contributionsUsd: 500 });
   });
 
   it('refuses a shadow pack without the live adapter or its market, naming the field', () => {

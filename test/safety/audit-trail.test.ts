@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parse } from 'csv-parse/sync';
 import {
-  AUDIT_CSV_COLUMNS, createApp, createToolCallContext, err, exportAudit, extractAuditOutcome, type MinaraApp, ok, readAuditTrace, silentLogger,
+  AUDIT_CSV_COLUMNS, AUDIT_GENESIS_HASH, AUDIT_KINDS, auditCsvRecord, createApp, createToolCallContext, err, exportAudit, extractAuditOutcome, type MinaraApp, ok, readAuditTrace, silentLogger,
 } from '@minara/agent';
 import { createGateway } from '@minara/agent/gateway';
 import { createScriptedModel } from '@minara/agent/testing';
@@ -206,6 +206,17 @@ describe('GET /v1/audit is tenant-scoped', () => {
     expect(trace.rows).toHaveLength(2);
     const verify = await get('/v1/audit/verify', 'ops', 'operator');
     expect(JSON.parse(verify.text)).toMatchObject({ ok: true, checked: 3 });
+  });
+});
+
+describe('the public names', () => {
+  it('AUDIT_KINDS, AUDIT_GENESIS_HASH and auditCsvRecord (one cell per AUDIT_CSV_COLUMNS)', () => {
+    expect(AUDIT_KINDS).toEqual(expect.arrayContaining(['tool_call', 'signal', 'skill_activation', 'turn', 'job_run', 'breaker', 'grant', 'stop']));
+    expect(AUDIT_GENESIS_HASH).toBe('0'.repeat(64));
+    const cells = auditCsvRecord({ id: 3, at: 'x', toolName: 't', tier: 1, source: 'user', decision: 'allowed', durationMs: 1, argsJson: '{}', outcome: { status: 'filled', fill: { priceUsd: 2 } } });
+    expect(cells).toHaveLength(AUDIT_CSV_COLUMNS.length);
+    expect(cells[AUDIT_CSV_COLUMNS.indexOf('fill_price_usd')]).toBe(2);
+    expect(cells[AUDIT_CSV_COLUMNS.indexOf('kind')]).toBe('tool_call');
   });
 });
 

@@ -23,7 +23,7 @@ export const pgAuditMigrations: readonly PostgresMigration[] = [
       for (const column of ['user_id TEXT', 'kind TEXT', 'outcome_json TEXT', 'detail_json TEXT', 'seq BIGINT', 'prev_hash TEXT', 'hash TEXT']) {
         await tx.run(`ALTER TABLE ${log} ADD COLUMN ${column}`);
       }
-      await tx.run(`CREATE INDEX audit_log_user ON ${log} (user_id, id)`);
+      await tx.run(`CREATE INDEX audit_log_user ON ${log} (user_id, id) WHERE user_id IS NOT NULL`);
       await tx.run(`CREATE TABLE ${t('audit_chain_head')} (
         singleton INTEGER PRIMARY KEY CHECK (singleton = 1), seq BIGINT NOT NULL, hash TEXT NOT NULL,
         legacy_rows BIGINT NOT NULL, legacy_max_id BIGINT NOT NULL, started_at TEXT NOT NULL)`);
