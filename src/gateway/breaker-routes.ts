@@ -24,11 +24,15 @@ function target(ctx: RouteContext, action: string): string {
   return userId;
 }
 
-/** `GET /v1/breakers`: `{ own, breakers, canReset }`: the caller's breaker (measured now) and, for operators, every user's. */
+/**
+ * `GET /v1/breakers[?measure=1]`: `{ own, breakers, canReset }`: the caller's breaker and, for operators, every
+ * user's. `measure=1` adds the caller's current measurements (an audit query and the portfolio: the banner's poll
+ * does without).
+ */
 export function listBreakers(deps: GatewayDeps): RouteHandler {
-  return async ({ userId, operator, canDecide }) => {
+  return async ({ url, userId, operator, canDecide }) => {
     const breakers = breakersOf(deps);
-    const own = await breakers.status(userId, { measure: true });
+    const own = await breakers.status(userId, { measure: url.searchParams.get('measure') === '1' });
     const all = operator ? await breakers.list() : [own];
     return json(200, { own, breakers: all, canReset: canDecide });
   };

@@ -231,6 +231,8 @@ describe('resetting is a person\'s decision', () => {
     // The tenant sees only their own breaker; the banner learns whether Reset may be offered.
     const seen = await send('GET', '/v1/breakers', noDecide);
     expect(seen.body).toMatchObject({ own: { userId: 'alice', tripped: true }, canReset: false });
+    expect((seen.body.own as { metrics?: unknown }).metrics).toBeUndefined();
+    expect((await send('GET', '/v1/breakers?measure=1', noDecide)).body).toMatchObject({ own: { metrics: { consecutiveLosses: 3 } } });
     expect((seen.body.breakers as unknown[]).length).toBe(1);
   });
 
