@@ -37,11 +37,11 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
   if (options.finance !== false) {
     const minara = minaraProvidersFromEnv(env);
     // MINARA_TRADING_MODE (or finance.tradingMode) decides; the older MINARA_TRADING=live keeps its meaning (live when a key is set).
-    const explicit = (options.finance ? options.finance.tradingMode : undefined) ?? tradingModeOf(undefined, env, { explicitOnly: true });
+    // A mode from the environment without the live adapter starts on paper (feature-gates.ts warned once); the
+    // option without a provider is the finance pack's ConfigError.
     const hostProvider = options.finance && options.finance.provider !== undefined && options.finance.provider !== 'paper';
-    if (explicit !== undefined && explicit !== 'paper' && !minara.provider && !hostProvider) {
-      throw new ConfigError(`MINARA_TRADING_MODE=${explicit} needs the live adapter: set MINARA_API_KEY (and MINARA_API_BASE_URL), or pass finance.provider and finance.market`, ['MINARA_TRADING_MODE']);
-    }
+    const fromEnv = tradingModeOf(undefined, env, { explicitOnly: true });
+    const explicit = (options.finance ? options.finance.tradingMode : undefined) ?? (fromEnv !== 'paper' && !minara.provider && !hostProvider ? undefined : fromEnv);
     const live = explicit !== undefined ? explicit !== 'paper' : env.MINARA_TRADING === 'live';
     finance = createFinancePack({
       storage,

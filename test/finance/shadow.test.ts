@@ -197,7 +197,7 @@ describe('shadow mode with the Minara adapter (recorded fixtures on 127.0.0.1)',
     expect(report.totals.holdValueUsd).toBe(10_000);
   });
 
-  it('createApp: MINARA_TRADING_MODE=shadow with MINARA_API_KEY gives a shadow agent; without the key, or a bad mode, it refuses naming the variable', async () => {
+  it('createApp: MINARA_TRADING_MODE=shadow with MINARA_API_KEY gives a shadow agent; without the key it starts on paper with one warning; a bad mode is refused naming the variable', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'minara-shadow-app-'));
     dirs.push(dir);
     const base2 = { envFileDir: false as const, logger: silentLogger, config: { dataDir: dir } };
@@ -209,7 +209,15 @@ describe('shadow mode with the Minara adapter (recorded fixtures on 127.0.0.1)',
     } finally {
       await app.close();
     }
-    await expect(createApp({ ...base2, env: { MINARA_TRADING_MODE: 'shadow' } })).rejects.toMatchObject({ message: expect.stringContaining('MINARA_TRADING_MODE=shadow needs the live adapter') });
+    // Without the key: paper, one warning, listed as a disabled feature (a missing dependency, not a typo).
+    const nokey = await createApp({ ...base2, env: { MINARA_TRADING_MODE: 'shadow' } });
+    try {
+      expect(nokey.finance?.tradingMode).toBe('paper');
+      expect(nokey.disabledFeatures).toEqual([expect.objectContaining({ feature: 'shadow-trading', setting: 'MINARA_TRADING_MODE=shadow' })]);
+    } finally {
+      await nokey.close();
+    }
+    await expect(createApp({ ...base2, env: {}, finance: { tradingMode: 'shadow' } })).rejects.toMatchObject({ message: expect.stringContaining("tradingMode 'shadow' needs the live adapter") });
     await expect(createApp({ ...base2, env: { MINARA_TRADING_MODE: 'yolo' } })).rejects.toMatchObject({ message: expect.stringContaining('MINARA_TRADING_MODE: expected paper, live or shadow') });
     const paper = await createApp({ ...base2, env: {} });
     try {
