@@ -53,6 +53,18 @@ Usage:
   minara memory list [--source chat_extracted] [--category c] [--limit n]   memories with their source
   minara memory delete <id>               soft-delete one (what was learned from chat, too)
                                         Learned memory as markdown, and back
+  minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
+  minara audit trace <id> [--json]      What one trace did, in order: signal, skills, calls and results, job run
+  minara audit verify [--anchor seq:hash] [--json]
+                                        Walk the audit hash chain; reports edited, deleted, reordered rows
+  minara audit export --format jsonl|csv [--out file] [filters]
+  minara breakers [list] | status [--user id] [--json]
+                                        Circuit breakers: who is halted and why, limits and current measures
+  minara breakers reset <user> [--reason text]
+  minara breakers set <user> maxConsecutiveLosses=5 … | clear
+                                        A person resets a tripped breaker; per-user limits
+  minara shadow report [--since 7d|ISO] [--json]
+                                        Shadow mode: the agent's shadow fills against the market and holding
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -80,7 +92,7 @@ Without a model the REPL still starts and every slash command works; a message e
 class UsageError extends Error {}
 
 interface Parsed {
-  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences' | 'doctor' | 'memory' | 'workflows' | 'alerts';
+  readonly command: 'repl' | 'help' | 'version' | 'dump-prompt' | 'demo' | 'serve' | 'skills' | 'mcp' | 'approvals' | 'jobs' | 'import' | 'learning' | 'preferences' | 'doctor' | 'memory' | 'workflows' | 'alerts' | 'audit' | 'breakers' | 'shadow';
   readonly options: CliOptions;
   readonly positionals: readonly string[];
   readonly port?: number | undefined;
@@ -101,14 +113,17 @@ interface Parsed {
   readonly noWeb: boolean;
   /** `--no-background` (serve, the REPL) */
   readonly noBackground: boolean;
+  /** audit, breakers and shadow flags */
+  readonly controls: { user?: string | undefined; trace?: string | undefined; tool?: string | undefined; since?: string | undefined; limit?: string | undefined; format?: string | undefined; out?: string | undefined; anchor?: string | undefined; json: boolean; reason?: string | undefined };
 }
 
-const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out', '--source', '--category', '--limit']);
+const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out', '--source', '--category',
+  '--user', '--trace', '--tool', '--since', '--limit', '--format', '--anchor']);
 const BOOLEAN_FLAGS = new Set([
   '--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
 ]);
-const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'workflows', 'alerts', 'help', 'grants', 'stop', 'tools', 'usage']);
+const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'workflows', 'alerts', 'help', 'grants', 'stop', 'tools', 'usage', 'audit', 'breakers', 'shadow']);
 /** Flags only some commands accept. */
 const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--port': ['serve', 'mcp'],
@@ -116,21 +131,27 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--force': ['skills', 'import', 'learning'],
   '--http': ['mcp'],
   '--tool-sets': ['mcp'],
-  '--reason': ['approvals', 'learning'],
+  '--reason': ['approvals', 'learning', 'breakers'],
   '--no-web': ['serve'],
   '--no-background': ['serve', 'repl'],
   '--anonymous': ['doctor'],
-  '--json': ['doctor'],
+  '--json': ['doctor', 'audit', 'breakers', 'shadow'],
   '--fix': ['doctor'],
   '--only': ['doctor'],
   '--apply': ['doctor', 'memory'],
-  '--out': ['memory'],
+  '--out': ['memory', 'audit'],
+  '--user': ['audit', 'breakers', 'shadow'],
+  '--trace': ['audit'],
+  '--tool': ['audit'],
+  '--since': ['audit', 'shadow'],
+  '--format': ['audit'],
+  '--anchor': ['audit'],
   '--sign': ['memory'],
   '--include-constraints': ['memory'],
   '--approve-hard-constraints': ['memory'],
   '--source': ['memory'],
   '--category': ['memory'],
-  '--limit': ['memory'],
+  '--limit': ['memory', 'audit'],
 };
 
 export function parseArgs(argv: readonly string[]): Parsed {
@@ -205,7 +226,11 @@ export function parseArgs(argv: readonly string[]): Parsed {
     includeConstraints: flags.has('--include-constraints'), approveHardConstraints: flags.has('--approve-hard-constraints'),
     source: values.get('--source'), category: values.get('--category'), limit: rawLimit === undefined ? undefined : Number(rawLimit),
   };
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background') };
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background'),
+    controls: {
+      user: values.get('--user'), trace: values.get('--trace'), tool: values.get('--tool'), since: values.get('--since'), limit: values.get('--limit'), format: values.get('--format'),
+      out: values.get('--out'), anchor: values.get('--anchor'), json: flags.has('--json'), reason: values.get('--reason'),
+    } };
 }
 
 function version(): string {
@@ -294,6 +319,18 @@ async function main(argv: readonly string[]): Promise<number> {
     case 'alerts': {
       const { runAutomationCli } = await import('./automation-command');
       return runAutomationCli(options, parsed.command, parsed.positionals);
+    }
+    case 'breakers': {
+      const { runBreakersCommand } = await import('./breakers-command');
+      return runBreakersCommand(options, parsed.positionals, parsed.controls);
+    }
+    case 'shadow': {
+      const { runShadowCommand } = await import('./shadow-command');
+      return runShadowCommand(options, parsed.positionals, parsed.controls);
+    }
+    case 'audit': {
+      const { runAuditCommand } = await import('./audit-command');
+      return runAuditCommand(options, parsed.positionals, parsed.controls);
     }
     case 'approvals': {
       const { runApprovalsCommand } = await import('./approvals-command');

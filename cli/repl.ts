@@ -2,6 +2,7 @@
  * The interactive REPL: a `node:readline` loop over any input/output streams (a terminal, a pipe, or
  * PassThrough streams in tests). Messages run turns on the app's runtime; `/commands` run locally.
  */
+import { breakerNotice } from './breakers-command';
 import { appendFileSync, mkdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import readline from 'node:readline';
@@ -288,15 +289,23 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   // Answers of background turns (heartbeat, your schedule) that arrive between your turns are shown before the next prompt.
   const arrived: string[] = [];
   const unsubscribe = app.background.onDelivery((d) => arrived.push(`${style.dim(`[${d.source} ${d.jobId} · ${d.at.slice(11, 16)} UTC · session ${d.sessionId}]`)}\n${d.text}`));
-  const showArrived = () => {
+  // A tripped circuit breaker is one line before the prompt, said again only when its state changes.
+  let breakerShown: string | undefined;
+  const showArrived = async () => {
     for (const text of arrived.splice(0)) renderer.line(text);
+    const notice = await breakerNotice(app).catch(() => undefined);
+    if (notice !== breakerShown) {
+      if (notice) renderer.line(style.red(notice));
+      else if (breakerShown) renderer.line(style.dim('circuit breaker reset: autonomous trades run again.'));
+      breakerShown = notice;
+    }
   };
   // The stop's state is read from storage before each prompt, so one engaged in another process shows here too.
   const me = app.memory.scope.userId;
   const promptNow = () => app.tools.emergencyStop.status({ userId: me }).then(stopPrompt, () => PROMPT);
   try {
     while (!exiting) {
-      showArrived();
+      await showArrived();
       const line = await nextLine(await promptNow());
       if (line === undefined) break;
       const text = line.trim();

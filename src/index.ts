@@ -149,6 +149,21 @@ export type {
   StorageCapabilities,
   StoredMessage,
 } from './storage/types';
+// ── the audit trail: outcomes, the hash chain, verify ─────────────────────────
+export type {
+  AuditChainHead, AuditChainLink, AuditChainProblem, AuditFill, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport,
+} from './storage/audit-types';
+export { AUDIT_GENESIS_HASH, AUDIT_KINDS } from './storage/audit-chain';
+export { extractAuditOutcome } from './tools/dispatch/outcome';
+export {
+  type BreakerStatus, type BreakerTrip, type CircuitBreakers, type CircuitBreakersOptions, createCircuitBreakers, deliverNotice,
+} from './safety/circuit-breakers';
+export {
+  type BreakerLimits, type BreakerMetrics, type BreakerRule, checkBreakerLimits, DEFAULT_BREAKER_LIMITS, judgeBreaker, measureBreakerRows,
+} from './safety/breaker-rules';
+export {
+  AUDIT_CSV_COLUMNS, auditCsvRecord, type AuditFilter, exportAudit, type ExportAuditOptions, readAuditTrace, type ReadAuditTraceOptions,
+} from './safety/audit-trail';
 export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';
 export type { UsageEntry, UsageStorage, UsageTotals, UserUsageTotals } from './storage/usage-types';
 export type { CapabilitySwitchRecord, ControlStorage, GrantSpendReservation, QuotaSettingsRecord, RequestCount } from './storage/control-types';

@@ -11,7 +11,7 @@ import { ConfigError } from '../errors/subclasses';
 /** A feature the configuration turned on that started disabled because something it needs is missing. */
 export interface DisabledFeature {
   /** The feature, e.g. `dreaming`. */
-  readonly feature: 'dreaming' | 'memory-consolidation' | 'role-reflection' | 'personalization-rebuild' | 'embeddings' | 'live-trading' | 'delivery-webhook' | 'heartbeat';
+  readonly feature: 'dreaming' | 'memory-consolidation' | 'role-reflection' | 'personalization-rebuild' | 'embeddings' | 'live-trading' | 'shadow-trading' | 'delivery-webhook' | 'heartbeat';
   /** The setting that turned it on, e.g. `WORKSPACE_DREAM_ENABLED=1`. */
   readonly setting: string;
   /** What it needs and does not have. */
@@ -56,7 +56,12 @@ export function disabledFeatures(input: FeatureGateInput): DisabledFeature[] {
   if (!input.embedderGiven && word(env.EMBEDDING_PROVIDER) === 'openai' && !env.EMBEDDING_API_KEY && !env.OPENAI_API_KEY) {
     add('embeddings', 'EMBEDDING_PROVIDER=openai', 'EMBEDDING_API_KEY (or OPENAI_API_KEY)', 'memory search runs on full text only.');
   }
-  if (word(env.MINARA_TRADING) === 'live' && !input.tradingProviderAvailable) add('live-trading', 'MINARA_TRADING=live', 'MINARA_API_KEY', 'trading stays on paper.');
+  const mode = word(env.MINARA_TRADING_MODE);
+  if (!input.tradingProviderAvailable) {
+    if (mode === 'shadow') add('shadow-trading', 'MINARA_TRADING_MODE=shadow', 'MINARA_API_KEY (the live adapter whose market data and quotes shadow mode uses)', 'trading stays on paper, on the simulated market.');
+    else if (mode === 'live') add('live-trading', 'MINARA_TRADING_MODE=live', 'MINARA_API_KEY', 'trading stays on paper.');
+    else if (mode === '' && word(env.MINARA_TRADING) === 'live') add('live-trading', 'MINARA_TRADING=live', 'MINARA_API_KEY', 'trading stays on paper.');
+  }
   if ((env.MINARA_DELIVERY_WEBHOOK_URL ?? '').trim() !== '' && !env.MINARA_DELIVERY_WEBHOOK_SECRET) {
     add('delivery-webhook', 'MINARA_DELIVERY_WEBHOOK_URL', 'MINARA_DELIVERY_WEBHOOK_SECRET (the HMAC key the receiver verifies, at least 16 characters)', 'answers of autonomous turns are not posted to the webhook (nothing unsigned is sent).');
   }

@@ -40,12 +40,20 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
     // Price alerts are checked every MINARA_ALERTS_CHECK_EVERY (default 1m; 0 turns alerts off).
     const alertsEnv = env.MINARA_ALERTS_CHECK_EVERY?.trim();
     const alertsEvery = alertsEnv ? parseDuration(alertsEnv, 'MINARA_ALERTS_CHECK_EVERY') : 60_000;
+    // MINARA_TRADING_MODE (or finance.tradingMode) decides; the older MINARA_TRADING=live keeps its meaning (live when a key is set).
+    // A mode from the environment without the live adapter starts on paper (feature-gates.ts warned once); the
+    // option without a provider is the finance pack's ConfigError.
+    const hostProvider = options.finance && options.finance.provider !== undefined && options.finance.provider !== 'paper';
+    const fromEnv = tradingModeOf(undefined, env, { explicitOnly: true });
+    const explicit = (options.finance ? options.finance.tradingMode : undefined) ?? (fromEnv !== 'paper' && !minara.provider && !hostProvider ? undefined : fromEnv);
+    const live = explicit !== undefined ? explicit !== 'paper' : env.MINARA_TRADING === 'live';
     finance = createFinancePack({
       storage,
       now,
       logger,
       ...(minara.market ? { market: minara.market } : {}),
-      ...(minara.provider && env.MINARA_TRADING === 'live' ? { provider: minara.provider } : {}),
+      ...(minara.provider && live ? { provider: minara.provider } : {}),
+      ...(explicit !== undefined ? { tradingMode: explicit } : {}),
       preferences: () => readHardConstraints(memory.memoryFor(userId)),
       alerts: alertsEvery === 0 ? false : { checkEveryMs: alertsEvery, defaultUserId: userId },
       ...options.finance,
@@ -74,13 +82,30 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
         storage.audit.append({
           at: now().toISOString(), toolName: mcpToolName(f.server, f.tool), tier: 0, source: f.source, sessionId: f.sessionId, toolCallId: f.toolCallId,
           decision: 'allowed', code: f.kind === 'secret' ? 'INPUT_SECRET' : 'INPUT_PROMPT_INJECTION', reason: `mcp result: ${f.pattern}`,
-          durationMs: 0, argsJson: JSON.stringify({ target: 'tool', server: f.server, tool: f.tool, pattern: f.pattern }),
+          durationMs: 0, argsJson: JSON.stringify({ target: 'tool', server: f.server, tool: f.tool, pattern: f.pattern }), kind: 'input_flag',
         }),
     });
     const connected = mcp;
     disposers.push(() => connected.close());
   }
   return { finance, packs, mcp };
+}
+
+/**
+ * The trading mode: the option, else `MINARA_TRADING_MODE` (`paper`, `live`, `shadow`), else `live` when the older
+ * `MINARA_TRADING=live` is set, else `paper`. An unknown value throws `ConfigError` naming the variable.
+ */
+export function tradingModeOf(option: 'paper' | 'live' | 'shadow' | undefined, env: Readonly<Record<string, string | undefined>>, how: { readonly explicitOnly: true }): 'paper' | 'live' | 'shadow' | undefined;
+export function tradingModeOf(option: 'paper' | 'live' | 'shadow' | undefined, env: Readonly<Record<string, string | undefined>>): 'paper' | 'live' | 'shadow';
+export function tradingModeOf(option: 'paper' | 'live' | 'shadow' | undefined, env: Readonly<Record<string, string | undefined>>, how?: { readonly explicitOnly: true }): 'paper' | 'live' | 'shadow' | undefined {
+  if (option !== undefined) return option;
+  const raw = env.MINARA_TRADING_MODE?.trim();
+  if (raw !== undefined && raw !== '') {
+    if (raw === 'paper' || raw === 'live' || raw === 'shadow') return raw;
+    throw new ConfigError(`MINARA_TRADING_MODE: expected paper, live or shadow, got ${JSON.stringify(raw)}`, ['MINARA_TRADING_MODE']);
+  }
+  if (how?.explicitOnly) return undefined;
+  return env.MINARA_TRADING === 'live' ? 'live' : 'paper';
 }
 
 /**

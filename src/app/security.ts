@@ -10,6 +10,7 @@ import { createToolRegistry } from '../tools/registry';
 import type { ToolRegistry } from '../tools/types';
 import { createWebTools } from '../tools/web-tools';
 import type { AppArtifacts } from './artifacts';
+import { resolveBreakers } from './breakers';
 import type { DisposerStack } from './disposers';
 import type { AppMemory } from './memory';
 import type { AppPacks } from './packs';
@@ -37,6 +38,7 @@ export function assembleSecurity(
     logger,
     now,
     audit: config.audit,
+    breakers: resolveBreakers(settings, storage, parts.packs),
     hooks: [...packs.flatMap((p) => p.hooks ?? []), ...(options.hooks ?? [])],
     tools: [
       ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),

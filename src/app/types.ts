@@ -1,3 +1,4 @@
+import type { BreakerLimits } from '../safety/breaker-rules';
 import type { DisabledFeature } from './feature-gates';
 import type { ResearchPackOptions } from './research-pack';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
@@ -139,6 +140,12 @@ export interface CreateAppOptions {
    * turns are never stopped. @default `MINARA_DAILY_BUDGET_USD`, else no budget
    */
   readonly dailyBudgetUsd?: number | undefined;
+  /**
+   * Per-user circuit breakers (docs/operations.md): limits over `DEFAULT_BREAKER_LIMITS` and the equity source of
+   * the drawdown rule, or `false` for none. @default on: the env's `MINARA_BREAKER_*` limits, equity from the
+   * finance pack's portfolio (`MINARA_BREAKERS=off` turns them off)
+   */
+  readonly breakers?: false | { readonly limits?: Partial<BreakerLimits> | undefined; readonly equity?: ((userId: string) => Promise<number | undefined>) | undefined } | undefined;
   /**
    * The learning loop (docs/learning.md): decision capture and outcome attribution after every turn, learned
    * methodologies and preferences in the dynamic prompt tail, preference graduation before each turn; `false`

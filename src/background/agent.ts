@@ -140,10 +140,31 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
     minutes(options.activeHours.start);
     minutes(options.activeHours.end);
   }
+  // The trace of the turn each run started (by job and slot), for the run's row in the audit trail.
+  const traces = new Map<string, { traceId: string; sessionId: string }>();
+  const traceOf = (jobId: string, slot: Date, result: GenerateResult, sessionId: string) => {
+    const start = result.events.find((e) => e.type === 'turn-start');
+    if (start?.type === 'turn-start') traces.set(`${jobId}|${slot.toISOString()}`, { traceId: start.traceId, sessionId });
+  };
   const runner = createBackgroundRunner({
     storage,
     now,
     logger,
+    onRunEnd: (run) => {
+      // A run that started a turn (its trace ties it to the signal, skills, calls and results) or that failed is
+      // a row of the audit trail; quiet maintenance runs stay in `storage.jobs` only.
+      const trace = traces.get(`${run.jobId}|${run.slot}`);
+      traces.delete(`${run.jobId}|${run.slot}`);
+      if (!trace && run.outcome !== 'failed') return;
+      storage.audit
+        .append({
+          at: run.endedAt ?? now().toISOString(), kind: 'job_run', toolName: run.jobId, tier: 0, source: run.jobId === 'heartbeat' ? 'heartbeat' : 'cron', userId,
+          ...(trace ?? {}), decision: run.outcome === 'failed' ? 'error' : 'allowed', ...(run.error ? { code: 'JOB_FAILED', reason: run.error.slice(0, 500) } : {}),
+          durationMs: Math.max(0, Date.parse(run.endedAt ?? run.startedAt) - Date.parse(run.startedAt)), argsJson: '{}',
+          detail: { runId: run.id, slot: run.slot, attempt: run.attempt, outcome: run.outcome, owner: run.owner, ...(run.detail ? { note: run.detail } : {}) },
+        })
+        .catch((error: unknown) => logger.error('audit append failed', { ...log, job: run.jobId, error: error instanceof Error ? error.message : String(error) }));
+    },
     ...(options.owner ? { owner: options.owner } : {}),
     ...(options.resolutionMs ? { resolutionMs: options.resolutionMs } : {}),
     jobs: options.jobs ?? [],
@@ -220,6 +241,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
           abortSignal: signal,
           surface: 'background',
         });
+        traceOf(entry.id, slot, result, sessionId);
         return deliverTurn(entry.id, 'cron', sessionId, result);
       },
     };
@@ -279,6 +301,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
           `If nothing needs the user's attention, answer exactly ${HEARTBEAT_OK} and nothing else.`,
         ].join('\n');
         const result = await runtime.generate({ sessionId, userId, source: 'heartbeat', message, abortSignal: signal, surface: 'background' });
+        traceOf('heartbeat', slot, result, sessionId);
         if (result.text.trim() === HEARTBEAT_OK) return { skipped: `${HEARTBEAT_OK}: nothing to report` };
         return deliverTurn('heartbeat', 'heartbeat', sessionId, result);
       },

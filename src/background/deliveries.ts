@@ -13,8 +13,8 @@ export const HEARTBEAT_OK = 'HEARTBEAT_OK';
 /** One delivered answer as read back from storage. */
 export interface DeliveryRecord {
   readonly sessionId: string;
-  /** `heartbeat`, `cron` (a `## Schedule` entry), `webhook`, or `alert` (a price alert that fired). */
-  readonly source: 'heartbeat' | 'cron' | 'webhook' | 'alert';
+  /** `heartbeat`, `cron` (a `## Schedule` entry), `webhook`, `alert` (a price alert that fired), or `breaker` (a circuit breaker tripped). */
+  readonly source: 'heartbeat' | 'cron' | 'webhook' | 'alert' | 'breaker';
   readonly text: string;
   /** When the answer was stored. */
   readonly at: string;
@@ -62,7 +62,7 @@ export async function listDeliveries(storage: Pick<Storage, 'conversations'>, qu
     if (!last || (after !== undefined && last.createdAt <= after)) continue;
     const text = answerText(last.json).trim();
     if (text === HEARTBEAT_OK) continue;
-    const source = s.metadata?.['surface'] === 'webhook' ? 'webhook' : s.metadata?.['delivery'] === 'alert' ? 'alert' : s.id.startsWith('heartbeat-') ? 'heartbeat' : 'cron';
+    const source = s.metadata?.['kind'] === 'breaker' ? 'breaker' : s.metadata?.['surface'] === 'webhook' ? 'webhook' : s.metadata?.['delivery'] === 'alert' ? 'alert' : s.id.startsWith('heartbeat-') ? 'heartbeat' : 'cron';
     out.push({ sessionId: s.id, source, text, at: last.createdAt });
   }
   return out.sort((a, b) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0));

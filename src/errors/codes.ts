@@ -28,6 +28,7 @@ export const ERROR_CODES = {
   STAGE_NOT_ALLOWED: 'An autonomous turn classified as discover cannot execute a fund-moving tool, even under a grant.',
   EMERGENCY_STOP: 'The emergency stop is engaged; only READ_ONLY tools run.',
   REPEATED_BLOCKED_CALL: 'The same blocked call was repeated within a turn and was cut off.',
+  CIRCUIT_BREAKER_OPEN: "The user's circuit breaker is tripped; autonomous fund-moving calls are halted until a person resets it.",
   // approvals
   APPROVAL_NOT_FOUND: 'No approval request exists with that id.',
   APPROVAL_INVALID: 'The approval does not verify: bad signature, wrong tool, call, input, session or source.',

@@ -15,6 +15,9 @@ import { createScenarioClassifier, type ScenarioClassifier } from './scenario-cl
 import type { ScenarioDefinition } from './scenarios';
 import { createSimulatedMarket } from './simulated-market';
 import { createFinanceSkills } from './skills';
+import { createShadowTradingProvider, type ShadowTradingProvider } from './shadow-provider';
+import { createShadowReport, type ShadowReport } from './shadow-report';
+import { createShadowReportTool } from './shadow-tool';
 import { createTradeTools } from './trade-tools';
 import { createEmergencyStopTool, createTransferTools } from './transfer-tools';
 import type { MarketDataProvider, TradingProvider } from './types';
@@ -28,6 +31,13 @@ export interface FinancePackOptions {
   readonly storage: Storage;
   /** `'paper'` (the embedded paper provider on `storage.trading`) or a real {@link TradingProvider}. @default 'paper' */
   readonly provider?: 'paper' | TradingProvider | undefined;
+  /**
+   * `paper` (the paper provider), `live` (orders to `provider`), or `shadow`: market data and previews from the live
+   * `provider` and `market`, orders filled in a paper book on the live market (account `shadow`, or `seed.accountId`),
+   * recorded as shadow; adds the `shadow_report` tool and `pack.shadowReport()`. @default 'paper' with
+   * `provider: 'paper'`, else 'live'
+   */
+  readonly tradingMode?: 'paper' | 'live' | 'shadow' | undefined;
   /** Market data. @default the simulated feed (deterministic for `seed.market`) */
   readonly market?: MarketDataProvider | undefined;
   /** Risk limits over the defaults (validated; bad fields throw ConfigError naming them). */
@@ -86,6 +96,10 @@ export interface FinancePack {
   readonly jobs: readonly AutopilotJob[];
   /** Price alerts, when on: how often the host should run `createAlertCheckJob` (the tool tells the user). */
   readonly alerts: { readonly checkEveryMs: number } | undefined;
+  /** How orders are placed: `paper`, `live` or `shadow`. */
+  readonly tradingMode: 'paper' | 'live' | 'shadow';
+  /** In shadow mode: the shadow fills against what the market did since (see {@link createShadowReport}). */
+  readonly shadowReport: ((options?: { readonly since?: string | undefined }) => Promise<ShadowReport>) | undefined;
   /** Use the registry's emergency-stop API (same storage flag, plus its bus events). Returns the registry. */
   attach<R extends ToolRegistry>(registry: R): R;
 }
@@ -113,8 +127,23 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
   const { storage, provider = 'paper', seed = {}, requireIntent = true, now = () => new Date(), logger = silentLogger } = options;
   const configLimits = resolveFinanceLimits(options.limits);
   const market = options.market ?? createSimulatedMarket({ seed: seed.market ?? 42, now });
+  const tradingMode = options.tradingMode ?? (provider === 'paper' ? 'paper' : 'live');
+  if (!['paper', 'live', 'shadow'].includes(tradingMode)) throw new ConfigError(`createFinancePack: tradingMode must be 'paper', 'live' or 'shadow', got ${JSON.stringify(tradingMode)}`, ['tradingMode']);
+  if (tradingMode !== 'paper' && provider === 'paper') {
+    throw new ConfigError(`createFinancePack: tradingMode '${tradingMode}' needs the live adapter as provider (and its market): set MINARA_API_KEY, or pass provider and market`, ['provider']);
+  }
+  if (tradingMode === 'paper' && provider !== 'paper') throw new ConfigError(`createFinancePack: tradingMode 'paper' uses the paper provider; drop provider or choose 'live' or 'shadow'`, ['tradingMode']);
   let trading: TradingProvider;
-  if (provider === 'paper') {
+  let shadow: ShadowTradingProvider | undefined;
+  if (tradingMode === 'shadow') {
+    if (!storage.trading) throw new ConfigError('createFinancePack: storage has no trading domain (update the storage engine)', ['storage']);
+    if (!options.market) throw new ConfigError("createFinancePack: tradingMode 'shadow' needs the live market (market data from the live adapter)", ['market']);
+    if (typeof provider !== 'object' || typeof provider.quoteSpot !== 'function') throw new ConfigError(`createFinancePack: provider must be a TradingProvider in shadow mode`, ['provider']);
+    shadow = createShadowTradingProvider({
+      live: provider, market, trading: storage.trading, now, accountId: seed.accountId ?? 'shadow', seedBalances: seed.balances, costs: options.paperCosts,
+    });
+    trading = shadow;
+  } else if (provider === 'paper') {
     if (!storage.trading) throw new ConfigError('createFinancePack: storage has no trading domain (update the storage engine)', ['storage']);
     trading = createPaperTradingProvider({
       trading: storage.trading, market, now, accountId: seed.accountId, seedBalances: seed.balances, costs: options.paperCosts,
@@ -147,6 +176,11 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
   ];
   const alerts = options.alerts === false ? undefined : { checkEveryMs: options.alerts?.checkEveryMs ?? 60_000 };
   if (alerts) tools.push(createAlertTool({ storage, market, now, checkEveryMs: alerts.checkEveryMs, ...(options.alerts && options.alerts.defaultUserId ? { defaultUserId: options.alerts.defaultUserId } : {}) }));
+  const book = shadow;
+  const shadowReport = book
+    ? (o: { readonly since?: string | undefined } = {}) => createShadowReport({ trading: storage.trading, provider: book, market, accountId: book.accountId, now, ...(o.since !== undefined ? { since: o.since } : {}) })
+    : undefined;
+  if (shadowReport) tools.push(createShadowReportTool(shadowReport));
   const own = new Set<ToolEntry>(tools);
   const hooks = createAuditedHooks(deps, (t) => own.has(t), storage, now, logger);
   const skills = createFinanceSkills(new Set(tools.map((t) => t.name)));
@@ -162,6 +196,8 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
     autopilot,
     jobs: autopilot ? [autopilot.job] : [],
     alerts,
+    tradingMode,
+    shadowReport,
     attach(registry) {
       stop = registry.emergencyStop;
       attached = registry;

@@ -37,6 +37,9 @@ export type {
 export { createSimulatedMarket, type SimulatedMarket, type SimulatedMarketOptions } from './simulated-market';
 export { SIM_TOKENS, type SimToken } from './token-universe';
 export { createPaperTradingProvider, type PaperTradingOptions, type PaperTradingProvider } from './paper-provider';
+export { createShadowTradingProvider, type ShadowTradingOptions, type ShadowTradingProvider } from './shadow-provider';
+export { createShadowReport, type ShadowFillMark, type ShadowReport, type ShadowReportOptions } from './shadow-report';
+export { createShadowReportTool } from './shadow-tool';
 export { DEFAULT_PAPER_COSTS, type PaperCosts } from './paper-accounting';
 
 // ── real adapters ────────────────────────────────────────────────────────────

@@ -17,7 +17,7 @@ export function spotTierFor(sizeUsd: number | null | undefined, confirmOnceMaxUs
  * same session, call and arguments were executed before) is reported as such, never as a new execution.
  */
 export function executed(r: OrderResult): Record<string, unknown> {
-  const base = { orderId: r.orderId, status: r.status, fill: r.fill, source: r.source, simulated: r.simulated, at: r.at };
+  const base = { orderId: r.orderId, status: r.status, fill: r.fill, source: r.source, simulated: r.simulated, at: r.at, ...(r.shadow ? { shadow: true } : {}) };
   if (r.status === 'duplicate') {
     return { executed: false, duplicate: true, ...base, note: 'This exact call was already executed earlier; nothing new was placed. The fill shown is the original one.' };
   }

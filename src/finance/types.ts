@@ -205,6 +205,8 @@ export interface OrderResult extends Provenance {
     readonly realizedPnlUsd: number;
   };
   readonly at: string;
+  /** True when the order filled in the shadow book (`MINARA_TRADING_MODE=shadow`): nothing reached the venue. */
+  readonly shadow?: boolean | undefined;
 }
 
 /** An outgoing transfer or withdrawal. */

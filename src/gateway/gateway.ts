@@ -11,6 +11,9 @@ import { createSessionLocks } from './session-lock';
 import { DEFAULT_MAX_BODY_BYTES } from './body';
 import { assertSessionVisible, getChat, postChat, resumeChat } from './chat-routes';
 import { badRequest, errorResponse, HttpError, json, jsonError } from './http-error';
+import { auditRoutes } from './audit-routes';
+import { breakerRoutes } from './breaker-routes';
+import { getShadowReport } from './shadow-routes';
 import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
@@ -224,6 +227,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
   for (const [method, pattern, handler] of financeRoutes(deps)) router.add(method, pattern, handler);
   for (const [method, pattern, handler] of controlRoutes(deps)) router.add(method, pattern, handler);
+  // The operator's controls: the audit trail (and its verification), the circuit breakers.
+  for (const [method, pattern, handler] of [...auditRoutes(deps), ...breakerRoutes(deps)]) router.add(method, pattern, handler);
+  router.add('GET', '/v1/finance/shadow', getShadowReport(deps));
   const mcp = options.mcp;
   let mcpRoute: RouteHandler | undefined;
   if (mcp !== undefined) {

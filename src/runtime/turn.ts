@@ -2,6 +2,7 @@ import { inSpan } from '../util/tracing';
 import type { AgentEvent } from './events';
 import type { RunInput } from './types';
 import { applyApprovalDecisions } from './turn/apply-approvals';
+import { auditTrailEmitter } from './turn/audit-trail';
 import { appendUserMessage } from './turn/append-user-message';
 import { compactHistory } from './turn/compact-history';
 import { finishTurn } from './turn/finish-turn';
@@ -38,7 +39,10 @@ export function executeTurn(deps: TurnDeps, input: RunInput, turnId: string, emi
  * `openTurn` returns. A stage that throws between prepare and the model ends the turn as `error` (or
  * `aborted`); persisting and the post-turn stage run whatever happened before them.
  */
-async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: string, emit: (e: AgentEvent) => void): Promise<void> {
+async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: string, streamEmit: (e: AgentEvent) => void): Promise<void> {
+  // 0. The turn's rows in the audit trail (signal, skill activations, the autonomous turn's end), by trace id.
+  const trail = auditTrailEmitter(deps, input, streamEmit);
+  const emit = trail.emit;
   // 1. Own the session: its owner, the run's limits, onTurnStart hooks, the call context, turn-start.
   const turn = await openTurn(deps, input, turnId, emit);
   try {
@@ -62,4 +66,5 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
   const turnCount = await persistTurn(deps, turn);
   // 10. Post-turn learning and events.
   await finishTurn(deps, turn, turnCount, emit);
+  await trail.flush();
 }

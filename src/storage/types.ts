@@ -8,6 +8,7 @@
  */
 import type { ArtifactStorage, FileStorage } from './artifact-types';
 import type { AlertStorage, WorkflowRunStorage } from './automation-types';
+import type { AuditChainHead, AuditChainLink, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport } from './audit-types';
 import type { JobStorage } from './job-types';
 import type { LearningStorage } from './learning-types';
 import type { UsageStorage } from './usage-types';
@@ -60,11 +61,21 @@ export interface AuditEntryInput {
   readonly argsJson: string;
   /** `preview` for a fund-moving call without `confirm: true`, else `execute`. */
   readonly mode?: 'preview' | 'execute' | undefined;
+  /** The tenant the call acted for. */
+  readonly userId?: string | undefined;
+  /** What the row records. @default 'tool_call' */
+  readonly kind?: AuditKind | undefined;
+  /** What the call did: status, order id, fill, transaction hash, error code (see `extractAuditOutcome`). */
+  readonly outcome?: AuditOutcome | undefined;
+  /** Details of a row that is not a tool call (the skills activated, the job run, the breaker tripped), as JSON-safe data. */
+  readonly detail?: Readonly<Record<string, unknown>> | undefined;
 }
 
 /** One stored audit row. */
 export interface AuditEntry extends AuditEntryInput {
   readonly id: number;
+  /** Its place in the hash chain; absent on rows written before the chain began. */
+  readonly chain?: AuditChainLink | undefined;
 }
 
 /** Filter for {@link AuditStorage.query}. All fields optional; results newest first. */
@@ -75,15 +86,33 @@ export interface AuditQuery {
   readonly decision?: AuditDecision | undefined;
   readonly since?: string | undefined;
   readonly until?: string | undefined;
+  /** Rows of this tenant only. */
+  readonly userId?: string | undefined;
+  /** Rows of this kind only (`tool_call` also matches rows written before kinds existed). */
+  readonly kind?: AuditKind | undefined;
+  /** Rows with an id above this one (paging). */
+  readonly afterId?: number | undefined;
+  /** Rows with an id below this one (paging). */
+  readonly beforeId?: number | undefined;
+  /** `newest` first (the default) or `oldest` first. */
+  readonly order?: 'newest' | 'oldest' | undefined;
   /** @default 100 */
   readonly limit?: number | undefined;
 }
 
-/** Append-only audit log. */
+/**
+ * Append-only, hash-chained audit log. `append` computes the row's chain link in the same transaction as the
+ * insert, serialised per database; `verify` walks the chain and reports edited, deleted, reordered and
+ * inserted rows (see `audit-types.ts`).
+ */
 export interface AuditStorage {
   append(entry: AuditEntryInput): Promise<void>;
   query(filter?: AuditQuery): Promise<AuditEntry[]>;
-  count(filter?: Omit<AuditQuery, 'limit'>): Promise<number>;
+  count(filter?: Omit<AuditQuery, 'limit' | 'order' | 'afterId' | 'beforeId'>): Promise<number>;
+  /** Walk the whole chain and report what does not add up. */
+  verify(options?: AuditVerifyOptions): Promise<AuditVerifyReport>;
+  /** The chain head: how many rows are chained and the newest hash. */
+  head(): Promise<AuditChainHead>;
 }
 
 /** Lifecycle of an approval request. `executed` is terminal and single-use. */

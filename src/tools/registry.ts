@@ -3,6 +3,7 @@ import type { MinaraBus } from '../events/bus';
 import { MinaraError } from '../errors/minara-error';
 import { APPROVAL_KEY_BYTES, isProductionEnv } from '../safety/approval-key';
 import { createApprovalService } from '../safety/approvals';
+import { createCircuitBreakers, type CircuitBreakers } from '../safety/circuit-breakers';
 import { createEmergencyStop } from '../safety/emergency-stop';
 import { createGrantService } from '../safety/grants';
 import { createCapabilitySwitches } from '../safety/capability-switches';
@@ -49,6 +50,12 @@ export interface ToolRegistryOptions {
   approvalTtlMs?: number | undefined;
   /** Identical blocked calls in one turn before the call is cut off. @default 2 */
   maxRepeatedBlocked?: number | undefined;
+  /**
+   * Per-user circuit breakers that halt autonomous fund-moving calls after losses, a drawdown or errors
+   * (`createCircuitBreakers`; `createApp` passes one with the finance pack's equity and the env's limits); `false`
+   * for none. @default breakers over `storage` with `DEFAULT_BREAKER_LIMITS` (no drawdown rule: no equity source)
+   */
+  breakers?: CircuitBreakers | false | undefined;
   bus?: MinaraBus | undefined;
   logger?: Logger | undefined;
   now?: (() => Date) | undefined;
@@ -96,6 +103,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   });
   const emergencyStop = createEmergencyStop({ storage, now, bus });
   const capabilities = createCapabilitySwitches({ storage, now, hasToolSet: (name) => sets.has(name) });
+  const breakers = options.breakers === false ? undefined : (options.breakers ?? createCircuitBreakers({ storage, now, logger }));
   for (const h of hooks) {
     if (typeof h?.name !== 'string' || (h.before !== undefined && typeof h.before !== 'function') || (h.after !== undefined && typeof h.after !== 'function')) {
       throw new MinaraError('CONFIG_INVALID', 'createToolRegistry: each hook needs a "name" and function "before" and/or "after".');
@@ -135,6 +143,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   const env: DispatchEnv = {
     tools, sets, hooks, storage, auditEnabled, approvals, grants, emergencyStop, carrier, maxRepeatedBlocked, bus, logger, now, generateId, visible,
     ...(production && approvalKey === undefined ? { keylessTierLimit: PermissionTier.ALWAYS_CONFIRM } : {}),
+    ...(breakers ? { breakers } : {}),
   };
 
   /** One dispatch in an OpenTelemetry span (`minara.tool`: name, tier, decision, mode; never the input). */
@@ -170,6 +179,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     grants: { create: grants.create, revoke: grants.revoke, list: grants.list, get: grants.get, spentToday: grants.spentToday, leftToday: grants.leftToday },
     emergencyStop,
     capabilities,
+    breakers,
     storage,
     queryAudit: (filter) => storage.audit.query(filter),
   };

@@ -1,3 +1,4 @@
+import type { CircuitBreakers } from '../safety/circuit-breakers';
 import type { z } from 'zod';
 import type { MinaraErrorCode } from '../errors/codes';
 import type { CallSource, PermissionTier } from '../safety/permission-tier';
@@ -371,6 +372,8 @@ export interface ToolRegistry {
   readonly emergencyStop: EmergencyStopApi;
   /** Capability switches: a user's tool set turned off, enforced at dispatch. */
   readonly capabilities: CapabilitiesApi;
+  /** The per-user circuit breakers dispatch enforces (undefined when built with `breakers: false`). */
+  readonly breakers: CircuitBreakers | undefined;
   /** Where this registry keeps approvals, grants, the emergency stop and the audit log. */
   readonly storage: Storage;
   /** Audit rows, newest first. */

@@ -221,6 +221,30 @@ describe('minara (process)', () => {
     expect(minara(['import', 'nothing', claw]).code).toBe(2);
   });
 
+  it('minara audit, breakers and shadow: list, export, verify, reset usage, and refusals that name the flag', () => {
+    const dir = tempDir();
+    expect(minara(['--data-dir', dir, '--no-background'], { input: '/call get_price {"symbol":"BTC"}\n/exit\n' }).code).toBe(0);
+    const list = minara(['audit', 'list', '--tool', 'get_price', '--since', '1h', '--json', '--data-dir', dir]);
+    expect(list.code, list.stderr).toBe(0);
+    const rows = JSON.parse(list.stdout) as Array<{ toolName: string; outcome: { status: string }; chain: { seq: number } }>;
+    expect(rows).toHaveLength(1);
+    expect(rows[0]).toMatchObject({ toolName: 'get_price', outcome: { status: 'ok' } });
+    const csv = minara(['audit', 'export', '--format', 'csv', '--data-dir', dir]);
+    expect(csv.code).toBe(0);
+    expect(csv.stdout.split('\n')[0]).toBe('id,seq,at,kind,user_id,source,session_id,trace_id,tool_call_id,tool_name,tier,mode,decision,code,reason,status,order_id,fill_symbol,fill_side,fill_quantity,fill_price_usd,fill_notional_usd,fill_fee_usd,fill_realized_pnl_usd,tx_hash,error_code,simulated,shadow,provider,approval_id,duration_ms,args_json,detail_json,prev_hash,hash');
+    const verify = minara(['audit', 'verify', '--data-dir', dir]);
+    expect(verify.code).toBe(0);
+    expect(verify.stdout).toMatch(/Audit chain intact: \d+ chained row\(s\) verified\.\nHead: \d+:[0-9a-f]{64}/);
+    expect(minara(['audit', 'list', '--anchor', '1:ab', '--data-dir', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--anchor only applies to verify') });
+    expect(minara(['doctor', '--since', '1h'])).toMatchObject({ code: 2, stderr: expect.stringContaining('only applies to') });
+    const breakers = minara(['breakers', '--data-dir', dir]);
+    expect(breakers.code).toBe(0);
+    expect(breakers.stdout).toContain('limits: 3 losses in a row, $500 a day, 20% drawdown');
+    expect(minara(['breakers', 'reset', '--data-dir', dir]).code).toBe(2);
+    expect(minara(['breakers', 'set', 'default', 'maxConsecutiveLosses=0', '--data-dir', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('maxConsecutiveLosses must be an integer from 1 to 1000') });
+    expect(minara(['shadow', 'report', '--data-dir', dir])).toMatchObject({ code: 1, stderr: expect.stringContaining('not in shadow mode (it trades paper)') });
+  });
+
   it('--help and --version', () => {
     const help = minara(['--help']);
     expect(help.code).toBe(0);

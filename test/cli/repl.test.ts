@@ -225,6 +225,38 @@ describe('a price alert in the REPL', () => {
   });
 });
 
+describe('REPL and the circuit breaker', () => {
+  it('a tripped breaker is one line before the prompt, said again only when it is reset', async () => {
+    const r = await startTestRepl({ model: createScriptedModel([]) });
+    try {
+      await r.waitFor(/› $/);
+      for (let i = 0; i < 3; i++) {
+        await r.app.storage.audit.append({
+          at: new Date().toISOString(), toolName: 'sell_token', tier: 2, source: 'cron', userId: 'default', decision: 'allowed', durationMs: 1, argsJson: '{}', mode: 'execute',
+          outcome: { status: 'filled', orderSide: 'sell', fill: { realizedPnlUsd: -3 } },
+        });
+      }
+      expect((await r.app.tools.breakers!.check('default')).tripped).toBe(true);
+      let from = r.screen().length;
+      r.type('/help');
+      await r.waitFor(/› $/, from);
+      expect(r.screen().slice(from)).toContain('circuit breaker tripped: 3 losing trades in a row (limit 3). Autonomous trades are halted; `minara breakers reset default` resets it.');
+      from = r.screen().length;
+      r.type('/help');
+      await r.waitFor(/› $/, from);
+      expect(r.screen().slice(from)).not.toContain('circuit breaker');
+      await r.app.tools.breakers!.reset('default', { by: 'test' });
+      from = r.screen().length;
+      r.type('/help');
+      await r.waitFor(/› $/, from);
+      expect(r.screen().slice(from)).toContain('circuit breaker reset: autonomous trades run again.');
+    } finally {
+      await r.done();
+      await r.close();
+    }
+  });
+});
+
 describe('rendering a delegated sub-agent', () => {
   it('shows the child’s calls and answer indented under the delegate call', async () => {
     const { createEventRenderer } = await import('../../cli/render');

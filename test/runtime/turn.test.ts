@@ -177,8 +177,13 @@ describe('the context used by a turn', () => {
     const { runtime, tools } = setup([{ toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] }, { text: 'ok' }]);
     const r = await runtime.generate({ sessionId: 'ctx', message: 'x', signal: { source: 'cron', signal_id: 'sig', trace_id: 't_fixed' } as never, source: 'cron' });
     expect(r.stopReason).toBe('finished');
-    const rows = await tools.queryAudit({ traceId: 't_fixed' });
+    const rows = await tools.queryAudit({ traceId: 't_fixed', kind: 'tool_call' });
     expect(rows.map((x) => x.toolName)).toEqual(['get_price']);
+    // The trace also holds the signal that started the turn and the turn's end, oldest first.
+    const trail = await tools.queryAudit({ traceId: 't_fixed', order: 'oldest' });
+    expect(trail.map((x) => `${x.kind}:${x.toolName}`)).toEqual(['signal:sig', 'tool_call:get_price', 'turn:turn']);
+    expect(trail[1]).toMatchObject({ outcome: { status: 'ok' }, source: 'cron' });
+    expect(trail[2]!.detail).toMatchObject({ stopReason: 'finished', toolsUsed: ['get_price'], answer: 'ok' });
     expect(parseEnvelope(JSON.stringify({ ok: true, data: 1 })).ok).toBe(true);
     expect(createToolCallContext({ sessionId: 'x' }).usedTools.size).toBe(0);
   });

@@ -154,9 +154,48 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
         await storage.audit.append(full);
         await storage.audit.append(auditEntry());
         const [bare, stored] = await storage.audit.query();
-        expect(stored).toStrictEqual({ ...full, id: stored!.id });
-        expect(bare).toStrictEqual({ ...auditEntry(), id: bare!.id });
+        expect(stored).toStrictEqual({ ...full, kind: 'tool_call', id: stored!.id, chain: stored!.chain });
+        expect(bare).toStrictEqual({ ...auditEntry(), kind: 'tool_call', id: bare!.id, chain: bare!.chain });
         expect(bare!.id).toBeGreaterThan(stored!.id);
+        expect(bare!.chain).toStrictEqual({ seq: stored!.chain!.seq + 1, prevHash: stored!.chain!.hash, hash: expect.stringMatching(/^[0-9a-f]{64}$/) });
+      });
+
+      it('round-trips the outcome, the tenant, the kind and the detail; filters by user and kind', async () => {
+        const outcome = { status: 'filled', orderId: 'co_buy_1', fill: { quantity: 0.5, priceUsd: 3000.25, notionalUsd: 1500.125, feeUsd: 1.5, realizedPnlUsd: -1.5, symbol: 'ETH', side: 'buy' }, txHash: '0xabc', simulated: true, provider: 'paper', orderSide: 'buy' };
+        await storage.audit.append(auditEntry({ userId: 'alice', outcome, toolName: 'buy_token' }));
+        await storage.audit.append(auditEntry({ userId: 'bob', kind: 'skill_activation', toolName: 'skill', detail: { skillIds: ['trading'], via: 'signal' }, traceId: 't9' }));
+        await storage.audit.append(auditEntry({ kind: 'job_run', toolName: 'heartbeat', detail: { outcome: 'ok' } }));
+        const [job, skill, call] = await storage.audit.query();
+        expect(call).toMatchObject({ userId: 'alice', kind: 'tool_call', outcome });
+        expect(skill).toMatchObject({ userId: 'bob', kind: 'skill_activation', detail: { skillIds: ['trading'], via: 'signal' } });
+        expect(job!.userId).toBeUndefined();
+        expect((await storage.audit.query({ userId: 'alice' })).map((r) => r.toolName)).toEqual(['buy_token']);
+        expect((await storage.audit.query({ kind: 'tool_call' })).map((r) => r.toolName)).toEqual(['buy_token']);
+        expect(await storage.audit.count({ kind: 'job_run' })).toBe(1);
+        expect((await storage.audit.query({ order: 'oldest', limit: 2 })).map((r) => r.toolName)).toEqual(['buy_token', 'skill']);
+        expect((await storage.audit.query({ afterId: call!.id, order: 'oldest' })).map((r) => r.toolName)).toEqual(['skill', 'heartbeat']);
+        expect((await storage.audit.query({ beforeId: job!.id })).map((r) => r.toolName)).toEqual(['skill', 'buy_token']);
+      });
+
+      it('refuses an unknown kind and a non-object outcome, storing nothing', async () => {
+        await expect(storage.audit.append(auditEntry({ kind: 'nope' as never }))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('entry.kind') });
+        await expect(storage.audit.append(auditEntry({ outcome: 'filled' as never }))).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('entry.outcome') });
+        expect(await storage.audit.count()).toBe(0);
+        expect((await storage.audit.head()).seq).toBe(0);
+      });
+
+      it('chains every row and verifies a clean log, with the head at the newest row', async () => {
+        const empty = await storage.audit.verify();
+        expect(empty).toMatchObject({ ok: true, checked: 0, unchainedPrefix: 0, problems: [] });
+        for (let i = 0; i < 25; i++) await storage.audit.append(auditEntry({ at: iso(i), durationMs: i / 7, userId: i % 2 ? 'alice' : undefined, outcome: i % 3 ? undefined : { status: 'ok' } }));
+        const report = await storage.audit.verify();
+        expect(report).toMatchObject({ ok: true, checked: 25, unchainedPrefix: 0, problems: [] });
+        const [newest] = await storage.audit.query({ limit: 1 });
+        expect(report.head).toMatchObject({ seq: 25, hash: newest!.chain!.hash });
+        expect((await storage.audit.verify({ anchor: `10:${(await storage.audit.query({ order: 'oldest' }))[9]!.chain!.hash}` })).ok).toBe(true);
+        const wrong = await storage.audit.verify({ anchor: `10:${'f'.repeat(64)}` });
+        expect(wrong.problems.map((p) => p.kind)).toEqual(['anchor_mismatch']);
+        await expect(storage.audit.verify({ anchor: 'nonsense' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT' });
       });
 
       it('queries newest first with a default limit of 100', async () => {

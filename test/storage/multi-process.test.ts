@@ -121,6 +121,8 @@ describe('SQLite shared by two OS processes', () => {
       const writers = db.prepare('SELECT tool_name FROM audit_log ORDER BY id').pluck().all() as string[];
       const switches = writers.filter((w, i) => i > 0 && w !== writers[i - 1]).length;
       expect(switches, 'audit writers alternated').toBeGreaterThanOrEqual(2);
+      // …and the hash chain never forked: one contiguous chain, each row linked to the one before (BEGIN IMMEDIATE).
+      expect(db.prepare('SELECT seq FROM audit_log ORDER BY id').pluck().all()).toEqual(Array.from({ length: 2 * AUDIT }, (_, i) => i + 1));
 
       // Message seqs are exactly 1..N; each batch landed contiguously; each worker's messages kept their order.
       const messages = db.prepare("SELECT seq, json FROM messages WHERE session_id = 'shared' ORDER BY seq").all() as Array<{ seq: number; json: string }>;
@@ -142,6 +144,12 @@ describe('SQLite shared by two OS processes', () => {
       expect(db.prepare("SELECT COUNT(*) FROM approvals WHERE status = 'executed'").pluck().get()).toBe(APPROVALS);
     } finally {
       db.close();
+    }
+    const verifier = createSqliteStorage({ path, logger: silentLogger });
+    try {
+      expect(await verifier.audit.verify()).toMatchObject({ ok: true, checked: 2 * AUDIT, head: { seq: 2 * AUDIT } });
+    } finally {
+      await verifier.close();
     }
   });
 

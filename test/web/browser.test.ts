@@ -452,6 +452,32 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await page.close();
   }, 90_000);
 
+  it('circuit breaker: a tripped breaker is a banner with Reset (this page carries the decide key) and a notice in the bell', async () => {
+    const url = await start([], {
+      onApp: async (app) => {
+        // Three losing closing trades recorded for the default user, as the audit trail records fills.
+        for (let i = 0; i < 3; i++) {
+          await app.storage.audit.append({
+            at: new Date(Date.now() - (3 - i) * 60_000).toISOString(), toolName: 'sell_token', tier: 2, source: 'cron', userId: 'default', decision: 'allowed', durationMs: 5,
+            argsJson: '{"symbol":"ETH","amountUsd":50}', mode: 'execute', outcome: { status: 'filled', orderId: `co_${i}`, orderSide: 'sell', fill: { symbol: 'ETH', realizedPnlUsd: -12.5 } },
+          });
+        }
+        expect((await app.tools.breakers!.check('default')).tripped).toBe(true);
+      },
+    });
+    const page = await open(url);
+    const banner = page.getByRole('alert', { name: 'circuit breaker' });
+    await banner.getByText('3 losing trades in a row (limit 3)').waitFor();
+    await page.locator('.badge', { hasText: '1' }).waitFor();
+    expect(await axe(page, 'breaker banner')).toEqual([]);
+    await shot(page, 'breaker-banner');
+    await banner.getByRole('button', { name: 'Reset' }).click();
+    await banner.waitFor({ state: 'detached' });
+    const [app] = running.at(-1) ? [running.at(-1)!.app] : [];
+    expect((await app!.tools.breakers!.status('default')).tripped).toBe(false);
+    await page.close();
+  }, 60_000);
+
   it('approvals page and the no-model panel', async () => {
     const page = await open(`${await start([], { noModel: true })}#/approvals`);
     await page.getByText('Nothing is waiting for you.').waitFor();

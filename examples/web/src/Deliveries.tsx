@@ -53,8 +53,8 @@ export function DeliveriesBell() {
   };
   return (
     <span className="bell">
-      <button className="link" aria-label="updates" onClick={toggle}>
-        Updates{unseen > 0 ? <span className="badge">{unseen}</span> : null}
+      <button className="link" aria-label={unseen > 0 ? `Updates ${unseen} new` : 'Updates'} onClick={toggle}>
+        Updates{unseen > 0 ? <> <span className="badge">{unseen}</span></> : null}
       </button>
       {open ? (
         <div className="deliveries" role="dialog" aria-label="updates from the agent">

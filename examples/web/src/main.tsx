@@ -2,6 +2,7 @@ import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { getToken, setToken } from './api';
 import { ApprovalsPage } from './Approvals';
+import { BreakerBanner } from './Breakers';
 import { ChatPage } from './Chat';
 import { DeliveriesBell } from './Deliveries';
 import { GrantsPage } from './Grants';
@@ -89,6 +90,7 @@ function App() {
         ) : null}
       </nav>
       <StopBanner stop={stop} />
+      <BreakerBanner />
       <main id="main" tabIndex={-1}>
         {needToken ? (
           <TokenPrompt onDone={() => { setNeedToken(false); setTick((t) => t + 1); }} />

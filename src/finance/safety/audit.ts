@@ -27,6 +27,7 @@ export function createSafetyAuditHook(storage: Storage, now: () => Date, logger?
           sessionId: call.context.sessionId,
           traceId: call.context.traceId,
           toolCallId: call.toolCallId,
+          userId: call.context.userId,
           decision: call.decision,
           ...(blocked ? { code: 'TOOL_BLOCKED', reason: `${blocked.stage}: ${blocked.detail ?? ''}` } : { reason: stages.map((s) => `${s.stage}:${s.outcome}`).join(', ') }),
           durationMs: call.durationMs,

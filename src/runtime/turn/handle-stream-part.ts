@@ -3,6 +3,7 @@ import type { TextStreamPart, ToolSet } from 'ai';
 import type { ApprovalRecord } from '../../storage/types';
 import type { ToolEnvelope } from '../../tools/envelope';
 import { addUsage, type PendingApproval, type TurnUsage } from '../events';
+import { auditUndispatchedCall } from './audit-trail';
 import { BLOCK_CODES, errorText } from './block-codes';
 import { recordCall, type TurnState } from './state';
 import type { Emit, TurnDeps } from './types';
@@ -36,6 +37,8 @@ export function handleStreamPart(deps: TurnDeps, turn: TurnState, part: TextStre
     }
     case 'tool-error':
       emit({ type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: { ok: false, error: String(part.error), code: 'TOOL_EXECUTION_FAILED', retryable: false } });
+      // A call that never reached dispatch (not offered this turn, unparseable input) is still a row of the audit trail.
+      if (!turn.outcomes.has(part.toolCallId)) return { pending: auditUndispatchedCall(deps, turn.ctx, part) };
       break;
     case 'finish-step': {
       turn.stepCount++;

@@ -25,7 +25,7 @@ export async function scanTurnInput(
       await options.storage.audit.append({
         at: now().toISOString(), toolName: '(input-scanner)', tier: 0, source: ctx.source, sessionId: ctx.sessionId, traceId: ctx.traceId,
         decision: 'allowed', code: f.kind === 'secret' ? 'INPUT_SECRET' : 'INPUT_PROMPT_INJECTION', reason: `${target}: ${f.pattern}`,
-        durationMs: 0, argsJson: JSON.stringify({ target, pattern: f.pattern }),
+        durationMs: 0, argsJson: JSON.stringify({ target, pattern: f.pattern }), userId: ctx.userId, kind: 'input_flag',
       });
     }
   }

@@ -1,6 +1,7 @@
+import type { AuditChainRow } from '../audit-types';
+import { AUDIT_GENESIS_HASH, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditEntry, AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
-import { compact } from './copy';
 
 function matches(e: AuditEntry, f: Omit<AuditQuery, 'limit'>): boolean {
   return (
@@ -9,29 +10,49 @@ function matches(e: AuditEntry, f: Omit<AuditQuery, 'limit'>): boolean {
     (f.traceId === undefined || e.traceId === f.traceId) &&
     (f.decision === undefined || e.decision === f.decision) &&
     (f.since === undefined || e.at >= f.since) &&
-    (f.until === undefined || e.at < f.until)
+    (f.until === undefined || e.at < f.until) &&
+    (f.userId === undefined || e.userId === f.userId) &&
+    (f.kind === undefined || (e.kind ?? 'tool_call') === f.kind) &&
+    (f.afterId === undefined || e.id > f.afterId) &&
+    (f.beforeId === undefined || e.id < f.beforeId)
   );
 }
 
-/** The `audit` domain in memory: an append-only array; newest (last appended) first. */
+/** The `audit` domain in memory: an append-only, hash-chained array (one JS thread: appends never interleave). */
 export function createInMemoryAuditStorage(): AuditStorage {
-  const rows: AuditEntry[] = [];
+  const rows: AuditChainRow[] = [];
+  let head = { seq: 0, hash: AUDIT_GENESIS_HASH, legacyRows: 0, legacyMaxId: 0 };
+  const entries = () => rows.map(auditEntryOf);
   return {
     async append(entry) {
       checkRecord('audit.append', 'entry', entry, AUDIT_ENTRY_SHAPE);
-      rows.push(compact({ ...entry, id: rows.length + 1 }));
+      const content = auditContentOf(entry);
+      const seq = head.seq + 1;
+      const hash = auditRowHash(head.hash, seq, content);
+      const stored: Record<string, string | number> = {};
+      for (const [k, v] of Object.entries(content)) if (v !== undefined) stored[k] = v;
+      rows.push({ id: rows.length + 1, seq, prevHash: head.hash, hash, content: stored });
+      head = { ...head, seq, hash };
     },
     async query(filter = {}) {
       const limit = checkLimit('audit.query', filter.limit, 100);
       const out: AuditEntry[] = [];
-      for (let i = rows.length - 1; i >= 0 && out.length < limit; i--) {
-        const row = rows[i] as AuditEntry;
-        if (matches(row, filter)) out.push({ ...row });
+      const oldest = filter.order === 'oldest';
+      for (let k = 0; k < rows.length && out.length < limit; k++) {
+        const e = auditEntryOf(rows[oldest ? k : rows.length - 1 - k]!);
+        if (matches(e, filter)) out.push(e);
       }
       return out;
     },
     async count(filter = {}) {
-      return rows.reduce((n, row) => (matches(row, filter) ? n + 1 : n), 0);
+      return entries().reduce((n, row) => (matches(row, filter) ? n + 1 : n), 0);
+    },
+    async head() {
+      return { ...head };
+    },
+    async verify(options = {}) {
+      const snapshot = [...rows];
+      return verifyAuditChain({ ...head }, async (afterId, limit) => snapshot.filter((r) => r.id > afterId).slice(0, limit), options);
     },
   };
 }

@@ -1,5 +1,5 @@
 /**
- * The `meta`, `audit`, `approvals`, `grants` and `conversations` domains on Postgres. Same input checks and
+ * The `meta`, `approvals`, `grants` and `conversations` domains on Postgres (`audit` is in audit.ts). Same input checks and
  * semantics as the SQLite engine (shared `checks.ts`); the concurrency points are single statements or row
  * locks: the instance key is `INSERT … ON CONFLICT DO NOTHING` then read back, an approval transition is one
  * `UPDATE … WHERE status = ANY(…)` (exactly one caller wins, across instances), and appends lock the session
@@ -8,11 +8,11 @@
 import { randomBytes } from 'node:crypto';
 import { sha256Hex } from '../../util/canonical-json';
 import type {
-  ApprovalRecord, ApprovalStorage, AuditEntry, AuditQuery, AuditStorage, ConversationStorage, GrantRecord, GrantStorage, InstanceInfo, MetaStorage, NewMessage,
+  ApprovalRecord, ApprovalStorage, ConversationStorage, GrantRecord, GrantStorage, InstanceInfo, MetaStorage, NewMessage,
   SessionRecord, StoredMessage,
 } from '../types';
 import {
-  APPROVAL_SHAPE, AUDIT_ENTRY_SHAPE, checkGrantExtras, checkGrantKind, checkId, checkLimit, checkMessages, checkRecord, checkStatus, checkStatuses, duplicateId, GRANT_SHAPE, invalidArgument,
+  APPROVAL_SHAPE, checkGrantExtras, checkGrantKind, checkId, checkLimit, checkMessages, checkRecord, checkStatus, checkStatuses, duplicateId, GRANT_SHAPE, invalidArgument,
   notFound,
 } from '../sqlite/checks';
 import { jsonOrNull, nul, opt } from '../sqlite/rows';
@@ -75,58 +75,6 @@ export function createPgMetaStorage(h: PgHandle, now: () => Date, inline?: MetaC
     async delete(key) {
       checkId('meta.delete', 'key', key);
       await withNotice('meta.delete', `WITH w AS (DELETE FROM ${h.t('kv')} WHERE key = $1::text)`, [key]);
-    },
-  };
-}
-
-function toAudit(r: PgRow): AuditEntry {
-  return {
-    id: Number(r.id), at: String(r.at), toolName: String(r.tool_name), tier: Number(r.tier), source: String(r.source),
-    ...opt('sessionId', str(r.session_id)), ...opt('traceId', str(r.trace_id)), ...opt('toolCallId', str(r.tool_call_id)), ...opt('approvalId', str(r.approval_id)),
-    decision: r.decision as AuditEntry['decision'], ...opt('code', str(r.code)), ...opt('reason', str(r.reason)), durationMs: Number(r.duration_ms),
-    argsJson: String(r.args_json), ...opt('mode', str(r.mode) as AuditEntry['mode'] | null),
-  };
-}
-
-function auditWhere(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknown[] } {
-  const clauses: string[] = [];
-  const params: unknown[] = [];
-  const add = (column: string, cmp: string, value: unknown) => {
-    if (value === undefined) return;
-    params.push(value);
-    clauses.push(`${column} ${cmp} $${params.length}`);
-  };
-  add('tool_name', '=', filter.toolName);
-  add('session_id', '=', filter.sessionId);
-  add('trace_id', '=', filter.traceId);
-  add('decision', '=', filter.decision);
-  add('at', '>=', filter.since);
-  add('at', '<', filter.until);
-  return { sql: clauses.length === 0 ? '' : ` WHERE ${clauses.join(' AND ')}`, params };
-}
-
-/** `audit`: an append-only table, newest first. */
-export function createPgAuditStorage(h: PgHandle): AuditStorage {
-  const t = h.t('audit_log');
-  return {
-    async append(e) {
-      checkRecord('audit.append', 'entry', e, AUDIT_ENTRY_SHAPE);
-      await h.op('audit.append').run(
-        `INSERT INTO ${t} (at, tool_name, tier, source, session_id, trace_id, tool_call_id, approval_id, decision, code, reason, duration_ms, args_json, mode)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)`,
-        [e.at, e.toolName, e.tier, e.source, nul(e.sessionId), nul(e.traceId), nul(e.toolCallId), nul(e.approvalId), e.decision, nul(e.code), nul(e.reason), e.durationMs, e.argsJson, nul(e.mode)],
-      );
-    },
-    async query(filter = {}) {
-      const limit = checkLimit('audit.query', filter.limit, 100);
-      const w = auditWhere(filter);
-      const rows = await h.op('audit.query').all(`SELECT * FROM ${t}${w.sql} ORDER BY id DESC LIMIT $${w.params.length + 1}`, [...w.params, limit]);
-      return rows.map(toAudit);
-    },
-    async count(filter = {}) {
-      const w = auditWhere(filter);
-      const row = await h.op('audit.count').get(`SELECT COUNT(*) AS n FROM ${t}${w.sql}`, w.params);
-      return Number(row?.n ?? 0);
     },
   };
 }

@@ -25,7 +25,8 @@ import { createConsoleLogger, type Logger } from '../../util/logger';
 import { guardClosed } from '../in-memory/guard';
 import { checkId, invalidArgument } from '../sqlite/checks';
 import type { Storage } from '../types';
-import { createPgApprovalStorage, createPgAuditStorage, createPgConversationStorage, createPgGrantStorage, createPgMetaStorage } from './core';
+import { createPgAuditStorage, pgAuditMigrations } from './audit';
+import { createPgApprovalStorage, createPgConversationStorage, createPgGrantStorage, createPgMetaStorage } from './core';
 import { createPgHandle, isUnavailable, type PgEndpoint, type PgHandle } from './handle';
 import { createPgLearningStorage } from './learning';
 import { createPgMemoryStorage } from './memory';
@@ -44,7 +45,7 @@ export type { PgRow as PostgresRow, PgTx as PostgresTx } from './handle';
 export type { PostgresMigration } from './migrate';
 export type { PostgresChange } from './notify';
 
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls', 'workflows', 'alerts'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'audit', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls', 'workflows', 'alerts'];
 const SCHEMA_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Options of {@link createPostgresStorage}. Give exactly one of `pool` and `connectionString`. */
@@ -229,7 +230,7 @@ export async function createPostgresStorage(options: PostgresStorageOptions): Pr
   const endpoint = options.connectionString === undefined ? undefined : endpointOf(options.connectionString);
   const pool = options.pool ?? (await createPgPool(options.connectionString as string, poolSize, acquireTimeoutMs));
   const handle = createPgHandle({ pool, schemaName: schema, logger, endpoint, acquireTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...automationMigrations, ...extra];
+  const migrations = [...coreMigrations, ...pgAuditMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...automationMigrations, ...extra];
   const known = new Set([...BUILT_IN_DOMAINS, ...migrations.map((m) => m.domain)]);
   let vectorState: { available: boolean; reason?: string };
   try {

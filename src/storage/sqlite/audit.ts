@@ -1,49 +1,50 @@
-import type { AuditEntry, AuditEntryInput, AuditQuery, AuditStorage } from '../types';
+import type { AuditChainHead } from '../audit-types';
+import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
-import type { SqliteHandle } from './handle';
-import { nul, opt } from './rows';
+import type { SqliteHandle, SqliteMigration } from './handle';
 
-interface AuditRow {
-  id: number;
-  at: string;
-  tool_name: string;
-  tier: number;
-  source: string;
-  session_id: string | null;
-  trace_id: string | null;
-  tool_call_id: string | null;
-  approval_id: string | null;
-  decision: AuditEntry['decision'];
-  code: string | null;
-  reason: string | null;
-  duration_ms: number;
-  args_json: string;
-  mode: 'preview' | 'execute' | null;
-}
+const COLUMNS = AUDIT_CONTENT_COLUMNS.map(([c]) => c);
+const INSERT = `INSERT INTO audit_log (id, ${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?, ?)`;
+/** The chain's state in one statement (one snapshot): where it started, the AUTOINCREMENT counter, the newest chained row. */
+const STATE = `SELECT h.legacy_rows, h.legacy_max_id,
+  COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0) AS last_id,
+  COALESCE((SELECT MAX(id) FROM audit_log), 0) AS max_id,
+  (SELECT hash FROM audit_log WHERE id > h.legacy_max_id AND seq IS NOT NULL ORDER BY id DESC LIMIT 1) AS newest_hash
+  FROM audit_chain_head h WHERE h.singleton = 1`;
 
-const INSERT = `INSERT INTO audit_log
-  (at, tool_name, tier, source, session_id, trace_id, tool_call_id, approval_id, decision, code, reason, duration_ms, args_json, mode)
-  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`;
-
-function toEntry(r: AuditRow): AuditEntry {
-  return {
-    id: r.id,
-    at: r.at,
-    toolName: r.tool_name,
-    tier: r.tier,
-    source: r.source,
-    ...opt('sessionId', r.session_id),
-    ...opt('traceId', r.trace_id),
-    ...opt('toolCallId', r.tool_call_id),
-    ...opt('approvalId', r.approval_id),
-    decision: r.decision,
-    ...opt('code', r.code),
-    ...opt('reason', r.reason),
-    durationMs: r.duration_ms,
-    argsJson: r.args_json,
-    ...opt('mode', r.mode),
-  };
-}
+/**
+ * The `audit` domain's own migrations (beside `core`, which created `audit_log`): the outcome, tenant, kind and
+ * detail columns, the chain link, and the chain-start row. Rows already in the table stay as they are: the row
+ * records how many there were (`legacy_rows`, `legacy_max_id`) and `verify` reports them as the unchained prefix.
+ */
+export const auditMigrations: readonly SqliteMigration[] = [
+  {
+    domain: 'audit',
+    version: 1,
+    name: 'audit outcomes, tenant, kinds and the hash chain',
+    up(db) {
+      db.exec(`
+        ALTER TABLE audit_log ADD COLUMN user_id TEXT;
+        ALTER TABLE audit_log ADD COLUMN kind TEXT;
+        ALTER TABLE audit_log ADD COLUMN outcome_json TEXT;
+        ALTER TABLE audit_log ADD COLUMN detail_json TEXT;
+        ALTER TABLE audit_log ADD COLUMN seq INTEGER;
+        ALTER TABLE audit_log ADD COLUMN prev_hash TEXT;
+        ALTER TABLE audit_log ADD COLUMN hash TEXT;
+        CREATE INDEX audit_log_user ON audit_log (user_id, id) WHERE user_id IS NOT NULL;
+        CREATE TABLE audit_chain_head (
+          singleton INTEGER PRIMARY KEY CHECK (singleton = 1),
+          legacy_rows INTEGER NOT NULL,
+          legacy_max_id INTEGER NOT NULL,
+          started_at TEXT NOT NULL
+        ) STRICT;
+        INSERT INTO audit_chain_head (singleton, legacy_rows, legacy_max_id, started_at)
+          SELECT 1, COUNT(*), COALESCE(MAX(id), 0), strftime('%Y-%m-%dT%H:%M:%fZ', 'now') FROM audit_log;
+      `);
+    },
+  },
+];
 
 /** WHERE clause and parameters for an audit filter (`since` inclusive, `until` exclusive). */
 function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknown[] } {
@@ -60,49 +61,78 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
   add('decision = ?', filter.decision);
   add('at >= ?', filter.since);
   add('at < ?', filter.until);
+  add('user_id = ?', filter.userId);
+  add("COALESCE(kind, 'tool_call') = ?", filter.kind);
+  add('id > ?', filter.afterId);
+  add('id < ?', filter.beforeId);
   return { sql: clauses.length === 0 ? '' : ` WHERE ${clauses.join(' AND ')}`, params };
 }
 
-/** The `audit` domain on SQLite: an append-only table, queried newest first. */
+/**
+ * The `audit` domain on SQLite: an append-only, hash-chained table. Each append, in one `BEGIN IMMEDIATE`
+ * transaction (so processes sharing the file take turns and never fork the chain), reads the newest chained row's
+ * hash and inserts the row with its link. A row's place is bound to its AUTOINCREMENT id (`seq = id − the ids
+ * before the chain`), and SQLite never reuses such an id (`sqlite_sequence` keeps the highest ever given): the
+ * counter is the chain head, so a deleted newest row shows as missing even after later appends, without a head
+ * row to rewrite on every append (one page less per write).
+ */
 export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
+  const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
+  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number } | undefined;
+  /** The head as `verify` judges it: the counter's position, and the newest chained row's hash. */
+  const headOf = (st: Record<string, unknown> | undefined): AuditChainHead => {
+    const legacyMaxId = Number(st?.legacy_max_id ?? 0);
+    return { seq: Math.max(0, Number(st?.last_id ?? 0) - legacyMaxId), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyRows: Number(st?.legacy_rows ?? 0), legacyMaxId };
+  };
   return {
-    async append(entry: AuditEntryInput) {
+    async append(entry) {
       checkRecord('audit.append', 'entry', entry, AUDIT_ENTRY_SHAPE);
-      handle.write('audit.append', () =>
-        handle
-          .prepare(INSERT)
-          .run(
-            entry.at,
-            entry.toolName,
-            entry.tier,
-            entry.source,
-            nul(entry.sessionId),
-            nul(entry.traceId),
-            nul(entry.toolCallId),
-            nul(entry.approvalId),
-            entry.decision,
-            nul(entry.code),
-            nul(entry.reason),
-            entry.durationMs,
-            entry.argsJson,
-            nul(entry.mode),
-          ),
-      );
+      const content = auditContentOf(entry);
+      const values = AUDIT_CONTENT_COLUMNS.map(([, key]) => content[key] ?? null);
+      const written = handle.write('audit.append', () => {
+        // `data_version` changes only when another connection commits: while it stands, this connection's own last
+        // append is still the newest row, and the chain state need not be read again.
+        const version = Number(handle.prepare('PRAGMA data_version').pluck().get());
+        let tip = cached !== undefined && cached.version === version ? cached : undefined;
+        if (!tip) {
+          const st = state();
+          tip = { version, lastId: Math.max(Number(st?.last_id ?? 0), Number(st?.max_id ?? 0)), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyMaxId: Number(st?.legacy_max_id ?? 0) };
+        }
+        const id = tip.lastId + 1;
+        const seq = id - tip.legacyMaxId;
+        const hash = auditRowHash(tip.hash, seq, content);
+        handle.prepare(INSERT).run(id, ...values, seq, tip.hash, hash);
+        return { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId };
+      });
+      // Only after the commit: a rolled-back append leaves the cache as it was.
+      cached = written;
     },
 
     async query(filter = {}) {
       const limit = checkLimit('audit.query', filter.limit, 100);
       const { sql, params } = where(filter);
-      const rows = handle.read('audit.query', () =>
-        handle.prepare(`SELECT * FROM audit_log${sql} ORDER BY id DESC LIMIT ?`).all(...params, limit) as AuditRow[],
-      );
-      return rows.map(toEntry);
+      const order = filter.order === 'oldest' ? 'ASC' : 'DESC';
+      const rows = handle.read('audit.query', () => handle.prepare(`SELECT * FROM audit_log${sql} ORDER BY id ${order} LIMIT ?`).all(...params, limit) as Record<string, unknown>[]);
+      return rows.map((r) => auditEntryOf(auditChainRowOf(r)));
     },
 
     async count(filter = {}) {
       const { sql, params } = where(filter);
       const row = handle.read('audit.count', () => handle.prepare(`SELECT COUNT(*) AS n FROM audit_log${sql}`).get(...params) as { n: number });
       return row.n;
+    },
+
+    async head() {
+      return handle.read('audit.head', () => headOf(state()));
+    },
+
+    async verify(options = {}) {
+      // The head and the newest id in one statement (one snapshot): rows appended while the walk runs are not judged.
+      const st = handle.read('audit.verify', state);
+      const maxId = Math.max(Number(st?.max_id ?? 0), Number(st?.last_id ?? 0));
+      return verifyAuditChain(headOf(st), async (afterId, limit) =>
+        handle.read('audit.verify', () => (handle.prepare('SELECT * FROM audit_log WHERE id > ? AND id <= ? ORDER BY id LIMIT ?').all(afterId, maxId, limit) as Record<string, unknown>[]).map(auditChainRowOf)),
+      options);
     },
   };
 }

@@ -27,7 +27,7 @@ import { ConfigError } from '../../errors/subclasses';
 import { createConsoleLogger, type Logger } from '../../util/logger';
 import type { Storage } from '../types';
 import { createSqliteApprovalStorage } from './approvals';
-import { createSqliteAuditStorage } from './audit';
+import { auditMigrations, createSqliteAuditStorage } from './audit';
 import { createSqliteConversationStorage } from './conversations';
 import { coreMigrations } from './core-migrations';
 import { createSqliteGrantStorage } from './grants';
@@ -50,7 +50,7 @@ export type { SqliteHandle, SqliteMigration } from './handle';
 export type { SqliteVerifyProblem, SqliteVerifyReport } from './verify';
 
 /** Domains whose migrations ship with `@minara/agent`; {@link SqliteStorageOptions.migrations} may not use them. */
-const BUILT_IN_DOMAINS: readonly string[] = ['core', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls', 'workflows', 'alerts'];
+const BUILT_IN_DOMAINS: readonly string[] = ['core', 'audit', 'memory', 'trading', 'jobs', 'usage', 'learning', 'artifacts', 'controls', 'workflows', 'alerts'];
 /** Default of {@link SqliteStorageOptions.mmapSizeBytes}: 256 MiB. */
 const DEFAULT_MMAP_SIZE_BYTES = 256 * 1024 * 1024;
 
@@ -204,7 +204,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
   const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
-  const migrations = [...coreMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...automationMigrations, ...extraMigrations];
+  const migrations = [...coreMigrations, ...auditMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...automationMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
   } catch (error) {

@@ -1,4 +1,5 @@
 import { redactValue } from '../../safety/secret-patterns';
+import type { AuditOutcome } from '../../storage/audit-types';
 import type { AuditDecision } from '../../storage/types';
 import type { ToolCallContext } from '../types';
 import type { DispatchEnv } from './types';
@@ -7,6 +8,8 @@ import type { DispatchEnv } from './types';
 export interface AuditRow {
   toolName: string; tier: number; ctx: ToolCallContext; toolCallId: string; decision: AuditDecision;
   code?: string | undefined; reason?: string | undefined; durationMs: number; input: unknown; mode: 'preview' | 'execute'; approvalId?: string | undefined;
+  /** What the call did (see `extractAuditOutcome`); absent on the `executing` row. */
+  outcome?: AuditOutcome | undefined;
 }
 
 /**
@@ -31,6 +34,9 @@ export async function writeAudit(env: DispatchEnv, row: AuditRow, strict = false
       durationMs: row.durationMs,
       argsJson: JSON.stringify(redactValue(row.input) ?? null),
       mode: row.mode,
+      userId: row.ctx.userId,
+      kind: 'tool_call',
+      outcome: row.outcome,
     });
   } catch (error) {
     // The audit failure is logged loudly; the call's outcome is already decided (a strict row is not: it throws).

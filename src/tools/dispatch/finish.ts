@@ -5,7 +5,9 @@ import { noteExecutedCall } from '../context';
 import { err, type ToolEnvelope } from '../envelope';
 import type { DispatchOutcome } from '../types';
 import { writeAudit } from './audit';
+import { extractAuditOutcome } from './outcome';
 import { runAfterHooks } from './after-hooks';
+import { measureBreakersAfter } from './measure-breakers';
 import type { DispatchCall, DispatchEnv } from './types';
 
 /**
@@ -25,9 +27,10 @@ export async function finishCall(
   const code = envelope.ok ? undefined : envelope.code;
   await writeAudit(env, {
     toolName: name, tier: extra.auditTier ?? tier, ctx, toolCallId, decision, code, reason: envelope.ok ? undefined : envelope.error,
-    durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id,
+    durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id, outcome: env.auditEnabled ? extractAuditOutcome(envelope, { decision, mode, orderFacts }) : undefined,
   });
   if (tool && env.hooks.length > 0) await runAfterHooks(env, call, envelope, decision, durationMs);
+  if (decision !== 'blocked' && decision !== 'approval_required' && decision !== 'denied') await measureBreakersAfter(env, call);
   // Decision capture reads the turn's executed fund-moving calls from its context.
   if (tool?.isFundMoving && mode === 'execute' && envelope.ok && orderFacts) {
     noteExecutedCall(ctx, { toolCallId, toolName: name, input, orderFacts, data: envelope.data, at: env.now().toISOString() });

@@ -1,5 +1,6 @@
 import type { DispatchOptions, DispatchOutcome } from '../types';
 import { applyApproval } from './approval';
+import { checkBreakers } from './breakers';
 import { executeCall } from './execute';
 import { gateCall } from './gate';
 import { runBeforeHooks } from './before-hooks';
@@ -28,6 +29,9 @@ export async function dispatchCall(env: DispatchEnv, name: string, args: unknown
   // 5. The tier gate and grants.
   const gated = await gateCall(env, call);
   if (gated) return gated;
+  // 5b. Circuit breakers: a tripped user's autonomous fund-moving executions stop here.
+  const halted = await checkBreakers(env, call);
+  if (halted) return halted;
   // 6. Approval: request one, or consume the one presented.
   const held = await applyApproval(env, call);
   if (held) return held;

@@ -1,5 +1,6 @@
 import type { MinaraBus } from '../../events/bus';
 import type { ApprovalService } from '../../safety/approvals';
+import type { CircuitBreakers } from '../../safety/circuit-breakers';
 import type { GrantService } from '../../safety/grants';
 import type { PermissionTier } from '../../safety/permission-tier';
 import type { GateDecision } from '../../safety/tier-gate';
@@ -35,6 +36,8 @@ export interface DispatchEnv {
    * refused (an approval signed with a key anyone who reads the database holds would authorise them).
    */
   readonly keylessTierLimit?: number | undefined;
+  /** Per-user circuit breakers for autonomous fund-moving calls (`dispatch/breakers.ts`). */
+  readonly breakers?: CircuitBreakers | undefined;
 }
 
 /**
