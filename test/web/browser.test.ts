@@ -45,10 +45,11 @@ const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1440, height: 900 };
 
 /** A gateway over createApp (paper trading, SQLite) with the scripted model, serving the built web app. */
-async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean; onApp?: (app: MinaraApp) => Promise<void> } = {}): Promise<string> {
+async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean; onApp?: (app: MinaraApp) => Promise<void>; finance?: Parameters<typeof createApp>[0] extends infer O ? (O extends { finance?: infer F } ? F : never) : never } = {}): Promise<string> {
   const dir = temp('minara-web-');
   const app = await createApp({
     envFileDir: false, env: {}, logger: silentLogger, surface: 'gateway', config: { dataDir: dir }, artifacts: { png: false },
+    ...(options.finance !== undefined ? { finance: options.finance } : {}),
     ...(options.noModel ? {} : { model: createScriptedModel(script, { chunkDelayMs: options.chunkDelayMs ?? 0 }) }),
   });
   const gateway = createGateway({
@@ -475,6 +476,47 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await banner.waitFor({ state: 'detached' });
     const [app] = running.at(-1) ? [running.at(-1)!.app] : [];
     expect((await app!.tools.breakers!.status('default')).tripped).toBe(false);
+    await page.close();
+  }, 60_000);
+
+  it('audit: the calls the agent made, with what happened; a trace; the chain verified', async () => {
+    const url = await start([{ toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] }, { text: 'BTC is up.' }]);
+    const page = await open(url);
+    await send(page, "What's BTC at?");
+    await page.getByText('BTC is up.').waitFor();
+    await page.goto(`${url}#/audit`);
+    const rows = page.getByTestId('audit-rows');
+    await rows.getByText('get_price').first().waitFor();
+    expect(await rows.textContent()).toMatch(/get_price\s*user\s*allowed\s*ok/);
+    await shot(page, 'audit');
+    await rows.getByRole('button', { name: /show this trace/ }).first().click();
+    const trace = page.getByTestId('audit-trace');
+    await trace.getByText('get_price').first().waitFor();
+    await page.getByTestId('audit-verify').click();
+    await page.getByTestId('audit-verify-result').filter({ hasText: 'The chain holds' }).waitFor();
+    await shot(page, 'audit-trace');
+    await page.close();
+  }, 60_000);
+
+  it('shadow mode: the portfolio page compares the shadow book with the market and with holding', async () => {
+    const { createPaperTradingProvider, createSimulatedMarket } = await import('@minara/agent/finance');
+    const { createInMemoryStorage } = await import('@minara/agent/testing');
+    const market = createSimulatedMarket({ seed: 7 });
+    // A stand-in for a live venue: previews marked live; an order placed on it fails the test.
+    const inner = createPaperTradingProvider({ trading: createInMemoryStorage().trading, market, accountId: 'venue' });
+    const venue = { ...inner, name: 'venue', simulated: false, executeSpot: () => Promise.reject(new Error('a shadow order reached the venue')) };
+    const buy = { symbol: 'ETH', amountUsd: 50, intent: 'buy 50 USD of ETH', confirm: true };
+    const url = await start([{ toolCalls: [{ toolName: 'buy_token', input: buy }] }, { text: 'Bought in the shadow book.' }], { finance: { market, provider: venue, tradingMode: 'shadow' } });
+    const page = await open(url);
+    await send(page, 'Buy $50 of ETH');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText('Bought in the shadow book.').waitFor();
+    await page.goto(`${url}#/portfolio`);
+    const shadow = page.getByTestId('shadow-report');
+    await shadow.getByText('Shadow fills', { exact: true }).waitFor();
+    expect(await shadow.textContent()).toMatch(/Shadow fills\s*1/);
+    expect(await shadow.locator('table').textContent()).toContain('ETH');
+    await shot(page, 'portfolio-shadow');
     await page.close();
   }, 60_000);
 

@@ -22,6 +22,69 @@ function Stat({ label, value, tone }: { label: string; value: string; tone?: num
 const money = (v: unknown) => (asNum(v) !== undefined ? formatUsd(asNum(v)!) : '—');
 const signed = (v: unknown) => (asNum(v) !== undefined ? formatSignedUsd(asNum(v)!) : '—');
 
+interface ShadowReportAnswer {
+  readonly report: {
+    readonly totals: { readonly fills: number; readonly notionalUsd: number; readonly markedPnlUsd: number; readonly agentValueUsd: number; readonly holdValueUsd: number; readonly edgeUsd: number };
+    readonly byAsset: ReadonlyArray<{ readonly symbol: string; readonly fills: number; readonly firstPriceUsd: number; readonly currentPriceUsd?: number; readonly movePct?: number; readonly markedPnlUsd: number }>;
+  };
+}
+
+/**
+ * In shadow mode (`MINARA_TRADING_MODE=shadow`): what the agent would have done, against the market and against
+ * holding (`GET /v1/finance/shadow`). Nothing shows in other modes (the route answers 404).
+ */
+function ShadowSection() {
+  const [report, setReport] = useState<ShadowReportAnswer['report'] | undefined>();
+  useEffect(() => {
+    // Only in shadow mode (GET /v1/info says so): elsewhere the report route does not exist.
+    api<{ features?: { shadow?: boolean } }>('v1/info')
+      .then((info) => (info.features?.shadow ? api<ShadowReportAnswer>('v1/finance/shadow') : undefined))
+      .then((r) => setReport(r?.report), () => setReport(undefined));
+  }, []);
+  if (!report) return null;
+  const t = report.totals;
+  return (
+    <section className="panel" aria-labelledby="shadow-title" data-testid="shadow-report">
+      <h2 id="shadow-title">Shadow mode</h2>
+      <p className="muted">Orders went to a shadow book at live prices; nothing was traded for real.</p>
+      <div className="stats">
+        <Stat label="Shadow fills" value={String(t.fills)} />
+        <Stat label="Marked P&L" value={formatSignedUsd(t.markedPnlUsd)} tone={t.markedPnlUsd} />
+        <Stat label="Book now" value={formatUsd(t.agentValueUsd)} />
+        <Stat label="Holding instead" value={formatUsd(t.holdValueUsd)} />
+        <Stat label="Trading vs holding" value={formatSignedUsd(t.edgeUsd)} tone={t.edgeUsd} />
+      </div>
+      {report.byAsset.length > 0 ? (
+        <TableScroll label="shadow fills by asset">
+          <table className="grid">
+            <caption>Shadow fills by asset</caption>
+            <thead>
+              <tr>
+                <th scope="col">Asset</th>
+                <th scope="col" className="num">Fills</th>
+                <th scope="col" className="num">First price</th>
+                <th scope="col" className="num">Now</th>
+                <th scope="col" className="num">Marked P&amp;L</th>
+              </tr>
+            </thead>
+            <tbody>
+              {report.byAsset.map((a) => (
+                <tr key={a.symbol}>
+                  <th scope="row">{a.symbol}</th>
+                  <td className="num">{a.fills}</td>
+                  <td className="num">{formatUsd(a.firstPriceUsd)}</td>
+                  <td className="num">{a.currentPriceUsd !== undefined ? formatUsd(a.currentPriceUsd) : '—'}</td>
+                  <td className={`num ${a.markedPnlUsd < 0 ? 'neg' : 'pos'}`}>{formatSignedUsd(a.markedPnlUsd)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </TableScroll>
+      ) : null}
+    </section>
+  );
+}
+
 /** Portfolio and P&L from the finance pack's tools (`GET /v1/finance/portfolio`), with the allocation chart. */
 export function PortfolioPage() {
   const [data, setData] = useState<PortfolioAnswer | undefined>();
@@ -100,6 +163,7 @@ export function PortfolioPage() {
           ) : null}
         </>
       ) : null}
+      <ShadowSection />
     </section>
   );
 }

@@ -2,6 +2,7 @@ import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
 import { getToken, setToken } from './api';
 import { ApprovalsPage } from './Approvals';
+import { AuditPage } from './Audit';
 import { BreakerBanner } from './Breakers';
 import { ChatPage } from './Chat';
 import { DeliveriesBell } from './Deliveries';
@@ -12,7 +13,7 @@ import { PortfolioPage } from './Portfolio';
 import { WorkspacePage } from './Workspace';
 import './styles.css';
 
-type Route = { page: 'chat'; chatId: string } | { page: 'portfolio' | 'memory' | 'workspace' | 'approvals' | 'grants' };
+type Route = { page: 'chat'; chatId: string } | { page: 'portfolio' | 'memory' | 'workspace' | 'approvals' | 'grants' | 'audit' };
 
 function newChatId(): string {
   return `web-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -21,7 +22,7 @@ function newChatId(): string {
 /** Hash routes (`#/chat/<id>`, `#/memory`, …): no server fallback needed, and relative API paths keep working. */
 function parseRoute(hash: string): Route {
   const [, page = 'chat', id] = hash.replace(/^#/, '').split('/');
-  if (page === 'portfolio' || page === 'memory' || page === 'workspace' || page === 'approvals' || page === 'grants') return { page };
+  if (page === 'portfolio' || page === 'memory' || page === 'workspace' || page === 'approvals' || page === 'grants' || page === 'audit') return { page };
   return { page: 'chat', chatId: id && /^[A-Za-z0-9._:-]{1,128}$/.test(id) ? id : '' };
 }
 
@@ -81,6 +82,7 @@ function App() {
         {link('workspace', 'Workspace')}
         {link('approvals', 'Approvals')}
         {link('grants', 'Grants')}
+        {link('audit', 'Audit')}
         <DeliveriesBell />
         <StopButton stop={stop} />
         {getToken() ? (
@@ -104,6 +106,8 @@ function App() {
           <WorkspacePage />
         ) : route.page === 'grants' ? (
           <GrantsPage />
+        ) : route.page === 'audit' ? (
+          <AuditPage />
         ) : (
           <ApprovalsPage />
         )}

@@ -1,0 +1,206 @@
+import { useCallback, useEffect, useState } from 'react';
+import { api, ApiError, apiUrl, authHeaders } from './api';
+import { asNum, asObj, asStr, formatUsd, type Json } from './format';
+import { TableScroll } from './ToolCards';
+
+/** One audit row as `GET /v1/audit` answers (the fields this page shows). */
+interface AuditRow {
+  readonly id: number;
+  readonly at: string;
+  readonly kind?: string;
+  readonly toolName: string;
+  readonly source: string;
+  readonly userId?: string;
+  readonly traceId?: string;
+  readonly decision: string;
+  readonly code?: string;
+  readonly reason?: string;
+  readonly outcome?: Json;
+}
+
+interface VerifyReport {
+  readonly ok: boolean;
+  readonly checked: number;
+  readonly problems: ReadonlyArray<{ readonly kind?: string; readonly seq?: number; readonly message?: string }>;
+  readonly head?: { readonly seq: number; readonly hash: string } | null;
+}
+
+/** What happened, in words: the fill, the order id, the transaction, or why it did not run. */
+function outcomeText(row: AuditRow): string {
+  const o = row.outcome;
+  if (!o) return row.code ? `${row.decision}: ${row.code}` : row.decision;
+  const fill = asObj(o['fill']);
+  const parts: string[] = [];
+  const status = asStr(o['status']);
+  if (status) parts.push(status);
+  if (fill) {
+    const qty = asNum(fill['quantity']);
+    const price = asNum(fill['priceUsd']);
+    const notional = asNum(fill['notionalUsd']);
+    const symbol = asStr(fill['symbol']) ?? '';
+    if (qty !== undefined) parts.push(`${qty} ${symbol}`.trim());
+    if (price !== undefined) parts.push(`at ${formatUsd(price)}`);
+    if (notional !== undefined) parts.push(`(${formatUsd(notional)})`);
+    const pnl = asNum(fill['realizedPnlUsd']);
+    if (pnl !== undefined) parts.push(`P&L ${formatUsd(pnl)}`);
+  }
+  const order = asStr(o['orderId']);
+  if (order) parts.push(`order ${order}`);
+  const tx = asStr(o['txHash']);
+  if (tx) parts.push(`tx ${tx.slice(0, 10)}…`);
+  const err = asStr(o['errorCode']) ?? row.code;
+  if (err) parts.push(err);
+  if (o['shadow'] === true) parts.push('shadow');
+  else if (o['simulated'] === true) parts.push('paper');
+  return parts.join(' ') || row.decision;
+}
+
+function Rows({ rows, onTrace, caption }: { rows: readonly AuditRow[]; onTrace: (id: string) => void; caption: string }) {
+  return (
+    <TableScroll label={caption}>
+      <table className="grid" data-testid="audit-rows">
+        <caption>{caption}</caption>
+        <thead>
+          <tr>
+            <th scope="col">When (UTC)</th>
+            <th scope="col">What</th>
+            <th scope="col">From</th>
+            <th scope="col">Decision</th>
+            <th scope="col">Outcome</th>
+            <th scope="col">Trace</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id}>
+              <th scope="row">{r.at.replace('T', ' ').slice(0, 19)}</th>
+              <td>{r.kind && r.kind !== 'tool_call' ? `${r.kind}: ${r.toolName}` : r.toolName}</td>
+              <td>{r.source}</td>
+              <td>{r.decision}</td>
+              <td>{outcomeText(r)}</td>
+              <td>
+                {r.traceId ? (
+                  <button type="button" className="link" onClick={() => onTrace(r.traceId!)} title={r.traceId}>
+                    {r.traceId.slice(0, 12)}
+                    <span className="visually-hidden"> (show this trace)</span>
+                  </button>
+                ) : (
+                  '—'
+                )}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
+  );
+}
+
+/** Download an export with the same credentials the page uses (a plain link could not send them). */
+async function download(format: 'jsonl' | 'csv'): Promise<void> {
+  const response = await fetch(apiUrl(`v1/audit?format=${format}`), { headers: authHeaders() });
+  if (!response.ok) throw new Error(`export failed (${response.status})`);
+  const url = URL.createObjectURL(await response.blob());
+  const a = document.createElement('a');
+  a.href = url;
+  a.download = `minara-audit.${format}`;
+  a.click();
+  setTimeout(() => URL.revokeObjectURL(url), 1_000);
+}
+
+/**
+ * The audit trail (`GET /v1/audit`): what the agent did for you, newest first, each call with its outcome; a trace
+ * shows one run from its signal to each result; operators can verify the hash chain and see everyone's rows.
+ */
+export function AuditPage() {
+  const [rows, setRows] = useState<readonly AuditRow[] | undefined>();
+  const [tool, setTool] = useState('');
+  const [trace, setTrace] = useState<{ id: string; rows: readonly AuditRow[] } | undefined>();
+  const [verify, setVerify] = useState<VerifyReport | string | undefined>();
+  const [problem, setProblem] = useState<string | undefined>();
+  const load = useCallback(async (toolName: string) => {
+    try {
+      const query = new URLSearchParams({ limit: '100', ...(toolName.trim() ? { tool: toolName.trim() } : {}) });
+      setRows((await api<{ rows: AuditRow[] }>(`v1/audit?${query.toString()}`)).rows);
+      setProblem(undefined);
+    } catch (e) {
+      setProblem(e instanceof Error ? e.message : String(e));
+    }
+  }, []);
+  useEffect(() => void load(''), [load]);
+  const showTrace = async (id: string) => {
+    try {
+      setTrace({ id, rows: (await api<{ rows: AuditRow[] }>(`v1/audit/trace/${encodeURIComponent(id)}`)).rows });
+    } catch (e) {
+      setProblem(e instanceof Error ? e.message : String(e));
+    }
+  };
+  const runVerify = async () => {
+    try {
+      setVerify(await api<VerifyReport>('v1/audit/verify'));
+    } catch (e) {
+      setVerify(e instanceof ApiError && e.status === 403 ? 'Verifying the whole chain is for operators.' : e instanceof Error ? e.message : String(e));
+    }
+  };
+  return (
+    <section aria-labelledby="audit-title">
+      <div className="title-row">
+        <h1 id="audit-title">Audit trail</h1>
+        <button type="button" className="secondary" onClick={() => void download('jsonl').catch((e: unknown) => setProblem(String(e)))}>
+          Export JSONL
+        </button>
+        <button type="button" className="secondary" onClick={() => void download('csv').catch((e: unknown) => setProblem(String(e)))}>
+          Export CSV
+        </button>
+        <button type="button" onClick={() => void runVerify()} data-testid="audit-verify">
+          Verify chain
+        </button>
+      </div>
+      <p className="muted">Every tool call the agent made for you, what was decided and what happened. Rows are hash-chained: an edited or deleted row shows when the chain is verified.</p>
+      {verify !== undefined ? (
+        <p className={typeof verify === 'string' || !verify.ok ? 'error' : 'ok'} data-testid="audit-verify-result" role="status">
+          {typeof verify === 'string'
+            ? verify
+            : verify.ok
+              ? `The chain holds: ${verify.checked} ${verify.checked === 1 ? 'row' : 'rows'} checked${verify.head ? `; head #${verify.head.seq}, ${verify.head.hash.slice(0, 12)}…` : '.'}`
+              : `The chain is broken: ${verify.problems.map((p) => p.message ?? p.kind).join('; ')}`}
+        </p>
+      ) : null}
+      <form
+        className="filters"
+        onSubmit={(e) => {
+          e.preventDefault();
+          void load(tool);
+        }}
+      >
+        <label>
+          Tool <input value={tool} onChange={(e) => setTool(e.target.value)} placeholder="e.g. buy_token" />
+        </label>
+        <button type="submit" className="secondary">
+          Filter
+        </button>
+      </form>
+      {problem ? <div className="error">{problem}</div> : null}
+      {trace ? (
+        <div className="panel" data-testid="audit-trace">
+          <div className="title-row">
+            <h2>Trace {trace.id}</h2>
+            <button type="button" className="secondary" onClick={() => setTrace(undefined)}>
+              Close trace
+            </button>
+          </div>
+          <Rows rows={trace.rows} onTrace={(id) => void showTrace(id)} caption={`What trace ${trace.id} did, oldest first`} />
+        </div>
+      ) : null}
+      {rows === undefined ? (
+        <p className="muted">Loading…</p>
+      ) : rows.length === 0 ? (
+        <p className="empty" data-testid="audit-empty">
+          Nothing yet: every tool call the agent makes (a price, a trade, a memory) is recorded here with what happened.
+        </p>
+      ) : (
+        <Rows rows={rows} onTrace={(id) => void showTrace(id)} caption="Audit rows, newest first" />
+      )}
+    </section>
+  );
+}
