@@ -3,6 +3,7 @@
  * compiled pages and preferences. Methodology decisions (graduate, quarantine, reinstate) are the operator's;
  * preference decisions are the tenant's own (a hard constraint is the user's to approve).
  */
+import { assertCanDecide } from './decide';
 import type { LearningStore } from '../learning/types';
 import type { MethodologyState, PreferenceState } from '../storage/learning-types';
 import { field, readJsonObject } from './body';
@@ -50,6 +51,8 @@ async function decisionBody(deps: GatewayDeps, request: Request, allowed: readon
 export function learningRoutes(deps: GatewayDeps): Array<[method: string, pattern: string, handler: RouteHandler]> {
   const operatorOnly = (ctx: RouteContext) => {
     if (!ctx.operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Methodology decisions (graduate, quarantine, reinstate) are the operator\'s.');
+    // A decision that changes what the agent applies is a person's, like an approval: the same capability.
+    assertCanDecide(ctx.canDecide);
   };
   const decide = (verb: 'graduate' | 'quarantine' | 'reinstate'): RouteHandler => async (ctx) => {
     operatorOnly(ctx);
@@ -64,6 +67,7 @@ export function learningRoutes(deps: GatewayDeps): Array<[method: string, patter
     return json(200, { methodology });
   };
   const prefer = (verb: 'approve' | 'reject'): RouteHandler => async (ctx) => {
+    assertCanDecide(ctx.canDecide);
     const learning = store(deps, ctx.userId);
     const id = rowId(ctx.params.id, 'preference');
     await decisionBody(deps, ctx.request, []);
@@ -84,6 +88,15 @@ export function learningRoutes(deps: GatewayDeps): Array<[method: string, patter
       return json(200, { methodology });
     }],
     ['POST', '/v1/learning/methodologies/:id/graduate', decide('graduate')],
+    // Methodologies proposed from outcomes, now (the `learning:synthesis` job does it daily): operators; it spends model
+    // tokens and only ever adds candidates, which the operator then graduates or not.
+    ['POST', '/v1/learning/synthesize', async (ctx) => {
+      if (!ctx.operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Running the methodology synthesis is the operator\'s.');
+      await decisionBody(deps, ctx.request, []);
+      const admit = deps.options.admitAutonomousTurn;
+      const result = await store(deps, ctx.userId).synthesize({ ...(admit ? { admit: () => admit({ userId: ctx.userId }) } : {}) });
+      return json(200, { synthesis: result });
+    }],
     ['POST', '/v1/learning/methodologies/:id/quarantine', decide('quarantine')],
     ['POST', '/v1/learning/methodologies/:id/reinstate', decide('reinstate')],
     ['GET', '/v1/learning/cases', async ({ url, userId }) => {

@@ -101,10 +101,10 @@ describe('REPL /learning and /preferences', () => {
 describe('gateway /v1/learning and /v1/preferences', () => {
   async function gatewayOver(app: MinaraApp) {
     const gateway = createGateway({ runtime: app.runtime, storage: app.storage, tools: app.tools, memoryFor: app.memoryFor, learningFor: (u) => app.learningFor(u), trustUserHeader: true, logger: silentLogger });
-    return (method: string, url: string, init: { user?: string; roles?: string; body?: unknown } = {}) =>
+    return (method: string, url: string, init: { user?: string; roles?: string; body?: unknown; decide?: boolean } = {}) =>
       gateway.fetch(new Request(`http://127.0.0.1${url}`, {
         method,
-        headers: { ...(init.user ? { 'x-minara-user': init.user } : {}), ...(init.roles ? { 'x-minara-roles': init.roles } : {}), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
+        headers: { ...(init.user ? { 'x-minara-user': init.user } : {}), ...(init.roles ? { 'x-minara-roles': init.roles } : {}), ...(init.decide === false ? {} : { 'x-minara-scopes': 'approvals:decide' }), ...(init.body !== undefined ? { 'content-type': 'application/json' } : {}) },
         ...(init.body !== undefined ? { body: typeof init.body === 'string' ? init.body : JSON.stringify(init.body) } : {}),
       }));
   }
@@ -123,6 +123,9 @@ describe('gateway /v1/learning and /v1/preferences', () => {
     const denied = await call('POST', `/v1/learning/methodologies/${alice.methodology.id}/graduate`, { user: 'alice', body: { force: true } });
     expect(denied.status).toBe(403);
     expect((await alice.learning.getMethodology(alice.methodology.id))!.state).toBe('candidate');
+    // An operator's credential that may not decide (an automated caller's) graduates nothing either.
+    expect((await call('POST', `/v1/learning/methodologies/${alice.methodology.id}/graduate`, { user: 'alice', roles: 'operator', decide: false, body: { force: true } })).status).toBe(403);
+    expect((await alice.learning.getMethodology(alice.methodology.id))!.state).toBe('candidate');
     // The operator: not proposed → 409 with the reason; forced → 200.
     const refused = await call('POST', `/v1/learning/methodologies/${alice.methodology.id}/graduate`, { user: 'alice', roles: 'operator' });
     expect(refused.status).toBe(409);
@@ -135,6 +138,12 @@ describe('gateway /v1/learning and /v1/preferences', () => {
 
     const { preference } = await alice.learning.proposePreference({ dimension: 'slippage', text: 'Caps slippage at 0.5%' });
     expect((await call('POST', `/v1/preferences/${preference.id}/approve`, { user: 'bob' })).status).toBe(404);
+    expect((await call('POST', `/v1/preferences/${preference.id}/approve`, { user: 'alice', decide: false })).status).toBe(403);
+    // Methodologies proposed from outcomes, on demand: the operator's (without a reflected winning pattern, no model call).
+    expect((await call('POST', '/v1/learning/synthesize', { user: 'alice' })).status).toBe(403);
+    const synthesis = await call('POST', '/v1/learning/synthesize', { user: 'alice', roles: 'operator' });
+    expect(synthesis.status).toBe(200);
+    expect(await synthesis.json()).toMatchObject({ synthesis: { patterns: [], proposed: 0 } });
     const approved = await call('POST', `/v1/preferences/${preference.id}/approve`, { user: 'alice' });
     expect(await approved.json()).toMatchObject({ preference: { id: preference.id, state: 'active' } });
     expect(await (await call('GET', '/v1/preferences?state=active', { user: 'alice' })).json()).toMatchObject({ preferences: [{ id: preference.id }] });
