@@ -42,7 +42,7 @@ export const CHAT_EXTRACTED_SOURCE = 'chat_extracted';
 export const MEMORY_EXTRACTION_USAGE_SOURCE = 'memory_extraction';
 
 // The shape is strict; lengths are checked per item in code, so one overlong item never costs the whole batch.
-const extractionSchema = z.object({
+const extractionSchema: z.ZodType<ExtractionAnswer> = z.object({
   memories: z.array(
     z.object({
       /** The number of the message it came from. */
@@ -57,8 +57,18 @@ const MAX_MEMORY_CHARS = 1000;
 /** Items read from one answer at most (five per message of the batch, at least 20). */
 const perBatch = (turns: number) => Math.max(20, turns * 5);
 
-/** The model's answer of one batch. */
-export type ExtractionAnswer = z.output<typeof extractionSchema>;
+/** The model's answer of one batch: the memories it found, each tied to the numbered message it came from. */
+export interface ExtractionAnswer {
+  /** What the model extracted; an empty list when the messages state nothing durable. */
+  memories: Array<{
+    /** The number of the message (1-based, in the batch) the memory came from. */
+    turn: number;
+    /** A fact the user stated about themselves, or a preference. */
+    kind: 'fact' | 'preference';
+    /** The memory in the model's words. */
+    content: string;
+  }>;
+}
 
 const INSTRUCTIONS = [
   'You read numbered messages a user wrote to a finance assistant and extract durable facts and preferences the user stated about themselves:',
