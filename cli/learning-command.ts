@@ -22,11 +22,11 @@ export interface LearningOutput {
 }
 
 export const LEARNING_USAGE =
-  'learning [list [candidate|graduated|quarantined]] | cases [pending|reflected] | graduate <id> [--force] [--reason text] | quarantine <id> [--reason text] | ' +
+  'learning [list [proposed|candidate|graduated|quarantined]] | cases [pending|reflected] | accept <id> [--reason text] | graduate <id> [--force] [--reason text] | quarantine <id> [--reason text] | ' +
   'reinstate <id> [--reason text] | seed <file> | reflect [limit] | synthesize | page <asset>';
 export const PREFERENCES_USAGE = 'preferences [list [proposed|active|rejected]] | approve <id> | reject <id>';
 
-const METHODOLOGY_STATES: readonly MethodologyState[] = ['candidate', 'graduated', 'quarantined'];
+const METHODOLOGY_STATES: readonly MethodologyState[] = ['proposed', 'candidate', 'graduated', 'quarantined'];
 const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
 
 function usage(text: string): LearningOutput {
@@ -37,9 +37,9 @@ function id(raw: string | undefined): number | undefined {
   return raw !== undefined && /^[1-9]\d{0,14}$/.test(raw) ? Number(raw) : undefined;
 }
 
-/** One methodology as a line: id, state (proposed marked), Wilson bound, wins/uses, asset class, text. */
+/** One methodology as a line: id, state (a candidate proposed for graduation shows `to graduate`), Wilson bound, wins/uses, asset class, text. */
 export function methodologyRow(m: MethodologyRecord): string {
-  const state = m.state === 'candidate' && m.graduationProposedAt ? 'proposed' : m.state;
+  const state = m.state === 'candidate' && m.graduationProposedAt ? 'to graduate' : m.state;
   return `  #${String(m.id).padEnd(5)} ${state.padEnd(11)} ${m.confidence.toFixed(3)}  ${`${m.wins}/${m.uses}`.padStart(7)}  ${m.assetClass.padEnd(12)} ${truncate(m.text, 80)}`;
 }
 
@@ -59,6 +59,8 @@ async function overview(learning: LearningStore, state: MethodologyState | undef
   else lines.push(`  ${'id'.padEnd(6)} ${'state'.padEnd(11)} ${'conf.'.padEnd(5)}  ${'won'.padStart(7)}  ${'class'.padEnd(12)} text`, ...list.map(methodologyRow));
   const proposed = list.filter((m) => m.state === 'candidate' && m.graduationProposedAt);
   if (proposed.length > 0) lines.push(`Proposed for graduation: ${proposed.map((m) => `#${m.id}`).join(', ')} (graduate <id> applies it).`);
+  const review = list.filter((m) => m.state === 'proposed');
+  if (review.length > 0) lines.push(`Proposed from outcomes, waiting for your review: ${review.map((m) => `#${m.id}`).join(', ')} (accept <id> puts it on trial; quarantine <id> turns it down).`);
   lines.push(`Trade cases pending reflection: ${pending.length}${pending.length === 200 ? '+' : ''}${pending.length > 0 ? ` (oldest closed ${pending[0]!.closedAt})` : ''}`);
   return lines.join('\n');
 }
@@ -70,14 +72,15 @@ export async function learningCommand(app: MinaraApp, args: readonly string[], f
   const learning = app.learning;
   if (!learning) return { text: 'The learning loop is off in this app (createApp({ learning: false })).', ok: true };
   const [verb = 'list', arg, ...rest] = args;
-  const decision = verb === 'graduate' || verb === 'quarantine' || verb === 'reinstate';
-  if (!decision && (flags.reason !== undefined || flags.force)) return usage(`${LEARNING_USAGE} (--reason and --force apply to graduate, quarantine and reinstate)`);
-  if (verb === 'graduate' || verb === 'quarantine' || verb === 'reinstate') {
+  const decision = verb === 'accept' || verb === 'graduate' || verb === 'quarantine' || verb === 'reinstate';
+  if (!decision && (flags.reason !== undefined || flags.force)) return usage(`${LEARNING_USAGE} (--reason and --force apply to accept, graduate, quarantine and reinstate)`);
+  if (decision) {
     const n = id(arg);
     if (n === undefined || rest.length > 0) return usage(`learning ${verb} <id>${verb === 'graduate' ? ' [--force]' : ''} [--reason text]`);
     if (flags.force && verb !== 'graduate') return usage(`--force only applies to graduate`);
     const m = verb === 'graduate'
       ? await learning.graduateMethodology(n, { ...(flags.force ? { force: true } : {}), ...(flags.reason !== undefined ? { reason: flags.reason } : {}) })
+      : verb === 'accept' ? await learning.acceptMethodology(n, flags.reason)
       : verb === 'quarantine' ? await learning.quarantineMethodology(n, flags.reason) : await learning.reinstateMethodology(n, flags.reason);
     return { text: `Methodology #${m.id} is now ${m.state}.\n${methodologyRow(m)}`, ok: true };
   }

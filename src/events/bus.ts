@@ -23,12 +23,12 @@ export interface MinaraBusEvents {
   'trade:recorded': { readonly userId: string; readonly agentId?: string | undefined; readonly tradeId: number; readonly asset: string; readonly action: string };
   /** A close changed an opening trade (realised P&L; `outcome` once fully closed). */
   'trade:outcome_updated': { readonly userId: string; readonly agentId?: string | undefined; readonly tradeId: number; readonly asset: string; readonly outcome?: string | undefined };
-  /** A methodology was created, scored, proposed for graduation, graduated, quarantined or reinstated. */
+  /** A methodology was created, accepted (a proposal put on trial), scored, proposed for graduation, graduated, quarantined or reinstated. */
   'methodology:changed': {
     readonly userId: string;
     readonly agentId?: string | undefined;
     readonly methodologyId: number;
-    readonly change: 'created' | 'scored' | 'graduation_proposed' | 'graduation_withdrawn' | 'graduated' | 'quarantined' | 'reinstated';
+    readonly change: 'created' | 'accepted' | 'scored' | 'graduation_proposed' | 'graduation_withdrawn' | 'graduated' | 'quarantined' | 'reinstated';
     readonly state: string;
     readonly confidence: number;
     readonly uses: number;

@@ -1,6 +1,6 @@
 /**
  * The learning loop over HTTP (docs/gateway.md, "Learning"): the tenant's methodologies, trade cases, trades,
- * compiled pages and preferences. Methodology decisions (graduate, quarantine, reinstate) are the operator's;
+ * compiled pages and preferences. Methodology decisions (accept, graduate, quarantine, reinstate) are the operator's;
  * preference decisions are the tenant's own (a hard constraint is the user's to approve).
  */
 import { assertCanDecide } from './decide';
@@ -11,7 +11,7 @@ import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteContext, type RouteHandler } from './router';
 import type { GatewayDeps } from './types';
 
-const METHODOLOGY_STATES: readonly MethodologyState[] = ['candidate', 'graduated', 'quarantined'];
+const METHODOLOGY_STATES: readonly MethodologyState[] = ['proposed', 'candidate', 'graduated', 'quarantined'];
 const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
 
 function store(deps: GatewayDeps, userId: string): LearningStore {
@@ -50,11 +50,11 @@ async function decisionBody(deps: GatewayDeps, request: Request, allowed: readon
 /** Register the learning routes on a router. */
 export function learningRoutes(deps: GatewayDeps): Array<[method: string, pattern: string, handler: RouteHandler]> {
   const operatorOnly = (ctx: RouteContext) => {
-    if (!ctx.operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Methodology decisions (graduate, quarantine, reinstate) are the operator\'s.');
+    if (!ctx.operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Methodology decisions (accept, graduate, quarantine, reinstate) are the operator\'s.');
     // A decision that changes what the agent applies is a person's, like an approval: the same capability.
     assertCanDecide(ctx.canDecide);
   };
-  const decide = (verb: 'graduate' | 'quarantine' | 'reinstate'): RouteHandler => async (ctx) => {
+  const decide = (verb: 'accept' | 'graduate' | 'quarantine' | 'reinstate'): RouteHandler => async (ctx) => {
     operatorOnly(ctx);
     const learning = store(deps, ctx.userId);
     const id = rowId(ctx.params.id, 'methodology');
@@ -63,6 +63,7 @@ export function learningRoutes(deps: GatewayDeps): Array<[method: string, patter
     const force = body.force === undefined ? false : field.boolean(body, 'force');
     const methodology = verb === 'graduate'
       ? await learning.graduateMethodology(id, { force, ...(reason !== undefined ? { reason } : {}) })
+      : verb === 'accept' ? await learning.acceptMethodology(id, reason)
       : verb === 'quarantine' ? await learning.quarantineMethodology(id, reason) : await learning.reinstateMethodology(id, reason);
     return json(200, { methodology });
   };
@@ -89,7 +90,7 @@ export function learningRoutes(deps: GatewayDeps): Array<[method: string, patter
     }],
     ['POST', '/v1/learning/methodologies/:id/graduate', decide('graduate')],
     // Methodologies proposed from outcomes, now (the `learning:synthesis` job does it daily): operators; it spends model
-    // tokens and only ever adds candidates, which the operator then graduates or not.
+    // tokens and only ever adds proposals, which the operator then accepts (on trial) or quarantines.
     ['POST', '/v1/learning/synthesize', async (ctx) => {
       if (!ctx.operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Running the methodology synthesis is the operator\'s.');
       await decisionBody(deps, ctx.request, []);
@@ -97,6 +98,7 @@ export function learningRoutes(deps: GatewayDeps): Array<[method: string, patter
       const result = await store(deps, ctx.userId).synthesize({ ...(admit ? { admit: () => admit({ userId: ctx.userId }) } : {}) });
       return json(200, { synthesis: result });
     }],
+    ['POST', '/v1/learning/methodologies/:id/accept', decide('accept')],
     ['POST', '/v1/learning/methodologies/:id/quarantine', decide('quarantine')],
     ['POST', '/v1/learning/methodologies/:id/reinstate', decide('reinstate')],
     ['GET', '/v1/learning/cases', async ({ url, userId }) => {

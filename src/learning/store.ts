@@ -167,10 +167,14 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       if (assetClass === undefined) {
         throw new MinaraError('LEARNING_INVALID', `createMethodology: give assetClass (crypto_major, perps, forex, … or any)${input.asset !== undefined ? `; the asset ${JSON.stringify(input.asset)} has no known class` : ''}`);
       }
+      if (input.state !== undefined && input.state !== 'candidate' && input.state !== 'proposed') {
+        throw new MinaraError('LEARNING_INVALID', `createMethodology: state must be candidate or proposed, got ${JSON.stringify(input.state)}`);
+      }
       try {
         const r = await db.upsertMethodology(scope, {
           assetClass, text: input.text.trim(), normalizedText: normalizeLearningText(input.text), origin: input.origin ?? 'api',
           ...(input.sourceRef !== undefined ? { sourceRef: input.sourceRef } : {}), now: now(),
+          ...(input.state === 'proposed' ? { state: 'proposed' as const, stateReason: 'proposed: waiting for the operator (accept it to put it on trial, or quarantine it)' } : {}),
         });
         if (r.created) emitMethodology(r.methodology, 'created');
         return r;
@@ -196,6 +200,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
     async graduateMethodology(id, graduateOptions = {}) {
       const m = await mustMethodology(id);
       if (m.state === 'quarantined') throw refused(`Methodology #${id} is quarantined (${m.stateReason ?? 'demoted'}); reinstate it first.`);
+      if (m.state === 'proposed') throw refused(`Methodology #${id} is proposed and was never on trial; accept it first.`);
       if (m.state === 'graduated') throw refused(`Methodology #${id} is already graduated.`);
       if (m.graduationProposedAt === undefined && graduateOptions.force !== true) {
         throw refused(`Methodology #${id} is not proposed for graduation (Wilson ${m.confidence.toFixed(3)} with ${m.uses} uses; needs ≥ ${policy.graduationMinConfidence} with ≥ ${policy.graduationMinUses}); pass force to graduate it anyway.`);
@@ -207,9 +212,18 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       return next;
     },
 
+    async acceptMethodology(id, reason) {
+      await mustMethodology(id);
+      const next = await db.transitionMethodology(scope, id, { from: ['proposed'], to: 'candidate', now: now(), reason: reason ?? 'accepted by the operator: on trial' });
+      if (!next) throw refused(`Methodology #${id} is not proposed; only a proposed methodology can be accepted.`);
+      emitMethodology(next, 'accepted');
+      await audited('acceptMethodology', { id, reason: next.stateReason });
+      return next;
+    },
+
     async quarantineMethodology(id, reason) {
       await mustMethodology(id);
-      const next = await db.transitionMethodology(scope, id, { from: ['candidate', 'graduated'], to: 'quarantined', now: now(), reason: reason ?? 'quarantined by the operator' });
+      const next = await db.transitionMethodology(scope, id, { from: ['proposed', 'candidate', 'graduated'], to: 'quarantined', now: now(), reason: reason ?? 'quarantined by the operator' });
       if (!next) throw refused(`Methodology #${id} is already quarantined.`);
       emitMethodology(next, 'quarantined');
       await audited('quarantineMethodology', { id, reason: next.stateReason });
@@ -342,7 +356,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
             return out;
           },
           createMethodology: async (i) => {
-            const r = await store.createMethodology({ text: i.text, assetClass: i.assetClass, origin: 'synthesis', sourceRef: i.sourceRef });
+            const r = await store.createMethodology({ text: i.text, assetClass: i.assetClass, origin: 'synthesis', sourceRef: i.sourceRef, state: i.state });
             return { id: r.methodology.id, created: r.created };
           },
           recordUsage: synthesisOptions.recordUsage, admit: synthesisOptions.admit, logger,

@@ -7,8 +7,9 @@
  *
  * - only a pattern the pass offered can get a methodology (an answer naming a losing or unknown pattern is dropped);
  * - a candidate that carries personal data or reads as an instruction to the agent about its rails is dropped;
- * - each lands through `createMethodology` (origin `synthesis`, `sourceRef: synthesis:<asset>|<scenario>|<stage>`):
- *   a `candidate`, on trial, scored by outcomes like any other, graduated only by the operator's call;
+ * - each lands through `createMethodology` (origin `synthesis`, `sourceRef: synthesis:<asset>|<scenario>|<stage>`)
+ *   as `proposed`: out of prompts until the operator accepts it (then a `candidate`, on trial, scored by outcomes
+ *   like any other) or turns it down (quarantine); graduated only by the operator's call, as always;
  * - a pattern that already has a synthesized methodology (any state) is never offered again, so a rerun proposes
  *   no duplicate, and the text is deduplicated within the asset class as always.
  *
@@ -110,7 +111,7 @@ export interface SynthesisDeps {
   readonly getTrade: (id: number) => Promise<TradeRecord | undefined>;
   /** Methodologies synthesized so far, by pattern key (any state). */
   readonly synthesized: () => Promise<ReadonlyMap<string, number>>;
-  readonly createMethodology: (input: { text: string; assetClass: string; sourceRef: string }) => Promise<{ id: number; created: boolean }>;
+  readonly createMethodology: (input: { text: string; assetClass: string; sourceRef: string; state: 'proposed' }) => Promise<{ id: number; created: boolean }>;
   readonly recordUsage?: ((usage: SynthesisUsage) => Promise<void>) | undefined;
   readonly admit?: (() => Promise<string | undefined>) | undefined;
   readonly logger: Logger;
@@ -219,7 +220,7 @@ export async function synthesizeMethodologies(deps: SynthesisDeps, options: Omit
       continue;
     }
     used.add(p.key);
-    const r = await deps.createMethodology({ text, assetClass: p.assetClass ?? assetClassOf(p.asset) ?? 'any', sourceRef: synthesisSourceRef(p.key) });
+    const r = await deps.createMethodology({ text, assetClass: p.assetClass ?? assetClassOf(p.asset) ?? 'any', sourceRef: synthesisSourceRef(p.key), state: 'proposed' });
     if (r.created) proposed++;
     else existing++;
   }

@@ -32,7 +32,7 @@ export interface LearningStoreOptions {
   /** The tenant's memory store: active preferences are written to it as `learned_preference` memories. */
   readonly memory?: MemoryStore | undefined;
   /**
-   * Where decisions made by a person are recorded: `graduateMethodology`, `quarantineMethodology`,
+   * Where decisions made by a person are recorded: `acceptMethodology`, `graduateMethodology`, `quarantineMethodology`,
    * `reinstateMethodology`, `approvePreference`, `rejectPreference` each append one audit row (tool name
    * `learning.<call>`, source `learning`, the id and reason as arguments). Automatic transitions are events, not audit rows.
    */
@@ -74,6 +74,11 @@ export interface MethodologyInput {
   /** @default 'api' */
   readonly origin?: MethodologyOrigin | undefined;
   readonly sourceRef?: string | undefined;
+  /**
+   * `candidate` goes on trial at once (in prompts, scored by outcomes); `proposed` waits, out of prompts, until an
+   * operator accepts it ({@link LearningStore.acceptMethodology}) — what the synthesis pass uses. @default 'candidate'
+   */
+  readonly state?: 'candidate' | 'proposed' | undefined;
 }
 
 /** Input of {@link LearningStore.proposePreference}. */
@@ -100,7 +105,7 @@ export interface LearningStore {
    */
   captureTurn(record: PostTurnRecord): Promise<CaptureResult>;
 
-  /** Create a candidate methodology, or return the one with the same asset class and normalised text. */
+  /** Create a methodology (a candidate, or `proposed` for review), or return the one with the same asset class and normalised text. */
   createMethodology(input: MethodologyInput): Promise<{ readonly methodology: MethodologyRecord; readonly created: boolean }>;
   /** Create methodologies from a seed file (markdown `## asset_class` sections of `- text` lines, or JSON). */
   seedMethodologies(seed: string, options?: { readonly sourceRef?: string | undefined }): Promise<{ readonly created: number; readonly existing: number }>;
@@ -111,7 +116,13 @@ export interface LearningStore {
    * `LEARNING_TRANSITION_REFUSED` when it is not proposed (unless `force`) or quarantined.
    */
   graduateMethodology(id: number, options?: { readonly force?: boolean | undefined; readonly reason?: string | undefined }): Promise<MethodologyRecord>;
-  /** Quarantine by hand (the automatic demotion does this too). */
+  /**
+   * The operator's review of a `proposed` methodology (one the synthesis pass wrote): it becomes a `candidate`, on
+   * trial in prompts and scored by outcomes. Throws `LEARNING_TRANSITION_REFUSED` when it is not proposed. To turn
+   * a proposal down, quarantine it.
+   */
+  acceptMethodology(id: number, reason?: string): Promise<MethodologyRecord>;
+  /** Quarantine by hand (the automatic demotion does this too); turns a proposal down. */
   quarantineMethodology(id: number, reason?: string): Promise<MethodologyRecord>;
   /** Put a quarantined methodology back on trial (operator call). */
   reinstateMethodology(id: number, reason?: string): Promise<MethodologyRecord>;

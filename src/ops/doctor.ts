@@ -75,7 +75,7 @@ export interface DoctorReport {
     readonly snapshot?: { readonly memories: DoctorCount; readonly profileKeys: DoctorCount; readonly chars: DoctorCount } | undefined;
   };
   readonly learning: {
-    readonly methodologies: Readonly<Record<'candidate' | 'graduated' | 'quarantined' | 'graduationProposed', DoctorCount>>;
+    readonly methodologies: Readonly<Record<'proposed' | 'candidate' | 'graduated' | 'quarantined' | 'graduationProposed', DoctorCount>>;
     /** Methodologies that meet the demotion rule but are not quarantined (what the `methodology_demotion` fix would quarantine). */
     readonly demotionDue: DoctorCount;
     readonly preferences: Readonly<Record<'proposed' | 'active' | 'rejected', DoctorCount>>;
@@ -231,6 +231,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   if (learning.cases.overdue > 0) warnings.push(`${c(learning.cases.overdue)} trade cases have waited more than ${Math.round(overdueMs(op, options.overdueAfterMs) / 3_600_000)} h for reflection; enable MINARA_ROLE_REFLECTION or run "minara learning reflect".`);
   if (due.length > 0) warnings.push(`${c(due.length)} methodologies meet the demotion rule but are not quarantined; "doctor --fix --only methodology_demotion --apply" quarantines them.`);
   if (learning.graduationProposed > 0) warnings.push(`${c(learning.graduationProposed)} methodologies are proposed for graduation and wait for the operator ("minara learning").`);
+  if (learning.methodologies.proposed > 0) warnings.push(`${c(learning.methodologies.proposed)} methodologies proposed from outcomes wait for the operator's review ("minara learning list proposed", then accept or quarantine).`);
   if (learning.hardConstraints.proposed > 0) warnings.push(`${c(learning.hardConstraints.proposed)} hard constraints are proposed and not in force until approved ("minara preferences").`);
   if (stale > 0) warnings.push(`${c(stale)} pending approvals are past their expiry.`);
   let permissions: DoctorReport['permissions'];

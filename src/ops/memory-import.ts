@@ -74,7 +74,7 @@ export interface ImportMemoryResult {
   readonly counts: Readonly<Record<ImportFileResult['action'], number>>;
 }
 
-const METHODOLOGY_STATES: readonly MethodologyState[] = ['candidate', 'graduated', 'quarantined'];
+const METHODOLOGY_STATES: readonly MethodologyState[] = ['proposed', 'candidate', 'graduated', 'quarantined'];
 const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
 const ORIGINS: readonly MethodologyOrigin[] = ['seed', 'lesson', 'synthesis', 'memory_learn', 'api', 'import'];
 const CLASSES: readonly RoleOutcomeClass[] = ['logic_error', 'missing_data', 'exogenous', 'variance'];

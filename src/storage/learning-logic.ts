@@ -73,7 +73,7 @@ export interface MethodologyScore {
 export function scoreMethodology(m: MethodologyRecord, uses: number, wins: number, policy: MethodologyPolicy, now: string): MethodologyScore {
   const confidence = wilsonLowerBound(wins, uses);
   const bound = confidence.toFixed(3);
-  if (m.state !== 'quarantined' && uses >= policy.demotionMinUses && confidence < policy.demotionMaxConfidence) {
+  if ((m.state === 'candidate' || m.state === 'graduated') && uses >= policy.demotionMinUses && confidence < policy.demotionMaxConfidence) {
     return {
       uses, wins, confidence, state: 'quarantined', graduationProposedAt: undefined, quarantinedAt: now, change: 'quarantined',
       stateReason: `Wilson lower bound ${bound} < ${policy.demotionMaxConfidence} after ${uses} uses (${wins} wins)`,
@@ -101,7 +101,7 @@ export function normalizeLearningText(text: string): string {
 }
 
 /** Allowed methodology transitions through {@link LearningStorage.transitionMethodology}. */
-export const METHODOLOGY_STATES: readonly MethodologyState[] = ['candidate', 'graduated', 'quarantined'];
+export const METHODOLOGY_STATES: readonly MethodologyState[] = ['proposed', 'candidate', 'graduated', 'quarantined'];
 export const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
 
 const ACTIONS = new Set(['open', 'close', 'transfer']);
@@ -188,11 +188,12 @@ export function runCapture(ops: CaptureOps, executions: readonly NewTradeExecuti
       continue;
     }
     // Only the scope's own methodologies are linked (an id from another tenant is dropped, never stored),
-    // and of those only the ones of the execution's asset classes that are not quarantined.
+    // and of those only the ones of the execution's asset classes that are not quarantined; a proposed one never
+    // reached a prompt, so it is never linked.
     const own = e.methodologyIds.filter((id, k) => {
       if (e.methodologyIds.indexOf(id) !== k) return false;
       const m = ops.methodology(id);
-      return m !== undefined && (e.methodologyClasses === undefined || (m.state !== 'quarantined' && e.methodologyClasses.includes(m.assetClass)));
+      return m !== undefined && m.state !== 'proposed' && (e.methodologyClasses === undefined || (m.state !== 'quarantined' && e.methodologyClasses.includes(m.assetClass)));
     });
     const { methodologyClasses: _classes, ...stored } = e;
     let row = ops.insertTrade({ ...stored, methodologyIds: own }, e.action === 'open' ? 'open' : 'settled', now);
@@ -263,11 +264,13 @@ export function checkRowId(operation: string, field: string, id: unknown): numbe
 const str = (v: unknown, max = 4000): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
 
 /** Check a methodology input; throws INVALID_ARGUMENT naming the field. */
-export function checkNewMethodology(operation: string, m: { assetClass: unknown; text: unknown; normalizedText: unknown; origin: unknown }): void {
+export function checkNewMethodology(operation: string, m: { assetClass: unknown; text: unknown; normalizedText: unknown; origin: unknown; state?: unknown; stateReason?: unknown }): void {
   if (!str(m.assetClass, 64) || !/^[a-z][a-z0-9_]*$/u.test(m.assetClass)) throw invalidArgument(operation, `assetClass must be a lower snake case name (crypto_major, perps, any, …), got ${JSON.stringify(m.assetClass)}`);
   if (!str(m.text)) throw invalidArgument(operation, 'text must be a non-empty string of at most 4000 characters');
   if (!str(m.normalizedText)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
   if (!['seed', 'lesson', 'synthesis', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, synthesis, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
+  if (m.state !== undefined && m.state !== 'candidate' && m.state !== 'proposed') throw invalidArgument(operation, `state must be candidate or proposed, got ${JSON.stringify(m.state)}`);
+  if (m.stateReason !== undefined && !str(m.stateReason, 2000)) throw invalidArgument(operation, 'stateReason must be a non-empty string of at most 2000 characters');
 }
 
 const iso = (v: unknown): v is string => typeof v === 'string' && v.length <= 40 && !Number.isNaN(Date.parse(v));

@@ -99,8 +99,12 @@ export interface TradeQuery {
 
 /** Where a methodology came from. */
 export type MethodologyOrigin = 'seed' | 'lesson' | 'synthesis' | 'memory_learn' | 'api' | 'import';
-/** `candidate` is scored as it is used; `graduated` by an operator call; `quarantined` never reaches a prompt. */
-export type MethodologyState = 'candidate' | 'graduated' | 'quarantined';
+/**
+ * `proposed` waits for the operator's review and never reaches a prompt (what the synthesis pass writes);
+ * `candidate` is on trial, in prompts, scored as it is used; `graduated` by an operator call; `quarantined` never
+ * reaches a prompt.
+ */
+export type MethodologyState = 'proposed' | 'candidate' | 'graduated' | 'quarantined';
 
 /** One stored methodology. */
 export interface MethodologyRecord {
@@ -140,6 +144,13 @@ export interface NewMethodology {
   readonly sourceRef?: string | undefined;
   readonly now: string;
   /**
+   * State of a new row: `candidate` (on trial at once) or `proposed` (kept out of prompts until an operator accepts
+   * it). A dedup match keeps its own state. @default 'candidate'
+   */
+  readonly state?: 'candidate' | 'proposed' | undefined;
+  /** Why the new row has its state (shown beside it). */
+  readonly stateReason?: string | undefined;
+  /**
    * A restore (memory import, signed channel): the new row gets this state, these scores and times instead of a
    * fresh candidate's. A dedup match is returned unchanged.
    */
@@ -153,7 +164,7 @@ export interface MethodologyRestore
   readonly id?: number | undefined;
 }
 
-/** Filter of {@link LearningStorage.listMethodologies}: graduated first, then candidates, then quarantined; by confidence. */
+/** Filter of {@link LearningStorage.listMethodologies}: graduated first, then candidates, proposed, quarantined; by confidence. */
 export interface MethodologyQuery {
   readonly states?: readonly MethodologyState[] | undefined;
   readonly assetClasses?: readonly string[] | undefined;

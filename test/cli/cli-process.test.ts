@@ -147,7 +147,7 @@ describe('minara (process)', () => {
     expect(doctor.code).toBe(0);
     expect(doctor.stdout).toMatch(/^minara doctor — /);
     expect(doctor.stdout).toMatch(/Storage: sqlite; schema core \d+/);
-    expect(doctor.stdout).toContain('methodologies: candidate 1, graduated 0, quarantined 0');
+    expect(doctor.stdout).toContain('methodologies: proposed 0, candidate 1, graduated 0, quarantined 0');
     expect(doctor.stdout).toContain('Model: not configured');
     const json = JSON.parse(minara(['doctor', '--json', '--anonymous', '--data-dir', dir]).stdout) as { anonymous: boolean; learning: { methodologies: { candidate: string } } };
     expect(json).toMatchObject({ anonymous: true, learning: { methodologies: { candidate: '1–9' } } });

@@ -121,8 +121,11 @@ describe.each(vectorEngines)('hybrid search finds trade cases ($name)', ({ make 
   });
 });
 
-/** Take a migrated learning domain back to v2 (no `memory_id`), as a database written before migration v3. */
-const DOWNGRADE = ['DROP INDEX IF EXISTS §role_memory_unindexed', 'ALTER TABLE §role_memory DROP COLUMN memory_id', "DELETE FROM §schema_migrations WHERE domain = 'learning' AND version = 3"];
+/**
+ * Take a migrated learning domain back to v2 (no `memory_id`), as a database written before migration v3 (v4, which
+ * only widens a CHECK constraint, runs again on open).
+ */
+const DOWNGRADE = ['DROP INDEX IF EXISTS §role_memory_unindexed', 'ALTER TABLE §role_memory DROP COLUMN memory_id', "DELETE FROM §schema_migrations WHERE domain = 'learning' AND version IN (3, 4)"];
 
 async function recordOldCases(storage: Storage) {
   const bare = createLearningStore({ storage, scope: { userId: 'u1' }, logger: silentLogger });
@@ -146,7 +149,7 @@ describe('learning migration v3 backfills existing cases', () => {
 
     const app = await createApp({ storage: createSqliteStorage({ path: file, logger: silentLogger }), model: createScriptedModel([]), envFileDir: false, env: { MINARA_DATA_DIR: dir }, workspace: false, mcp: false, web: false, logger: silentLogger });
     try {
-      expect((await app.storage.schemaVersions()).learning).toBe(3);
+      expect((await app.storage.schemaVersions()).learning).toBe(4);
       const eth = await app.memoryFor('u1').getEntityNeighborhood('ETH');
       expect(eth.memories.map((m) => [m.category, m.edgeTypes.includes('traded')])).toEqual([['trade_outcome', true]]);
       expect((await app.learningFor('u1')!.listCases()).every((c) => c.memoryId !== undefined)).toBe(true);
@@ -173,7 +176,7 @@ describe('learning migration v3 backfills existing cases', () => {
     dirs.push(dir);
     const app = await createApp({ storage, model: createScriptedModel([]), envFileDir: false, env: { MINARA_DATA_DIR: dir }, workspace: false, mcp: false, web: false, logger: silentLogger });
     try {
-      expect((await storage.schemaVersions()).learning).toBe(3);
+      expect((await storage.schemaVersions()).learning).toBe(4);
       expect((await app.memoryFor('u1').getEntityNeighborhood('ETH')).memories.map((m) => m.category)).toEqual(['trade_outcome']);
       expect((await app.memoryFor('u1').getEntityNeighborhood('DOGE')).memories).toHaveLength(1);
     } finally {

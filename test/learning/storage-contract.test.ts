@@ -208,7 +208,7 @@ describe.each(engines)('learning storage domain ($name)', ({ make }) => {
     await s.learning.upsertMethodology(S, { assetClass: 'crypto_major', text: 'Trend', normalizedText: 'trend', origin: 'api', now: at(0) });
     const stats = await s.learning.stats(S, { overdueBefore: at(100) });
     expect(stats).toEqual({
-      methodologies: { candidate: 1, graduated: 0, quarantined: 0 }, graduationProposed: 0, preferences: { proposed: 0, active: 0, rejected: 0 },
+      methodologies: { proposed: 0, candidate: 1, graduated: 0, quarantined: 0 }, graduationProposed: 0, preferences: { proposed: 0, active: 0, rejected: 0 },
       hardConstraints: { proposed: 0, active: 0, rejected: 0 }, cases: { pending: 0, overdue: 0, reflected: 1 }, trades: { open: 0, closed: 1, settled: 0 }, perpsFills: 0, externalSpot: 0,
     });
     expect((await s.learning.stats({ userId: 'u2' }, { overdueBefore: at(100) })).cases).toEqual({ pending: 1, overdue: 1, reflected: 0 });

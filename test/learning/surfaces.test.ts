@@ -66,12 +66,22 @@ describe('REPL /learning and /preferences', () => {
     expect(await r.run('/learning quarantine 2 --reason too risky')).toContain('Methodology #2 is now quarantined.');
     expect(await r.run('/learning list quarantined')).toMatch(/#2\s+quarantined/);
     expect(await r.run('/learning reinstate 2')).toContain('Methodology #2 is now candidate.');
+    // A methodology proposed for review (what the synthesis pass writes): listed as waiting, accepted by the operator.
+    const { methodology: review } = await app.learning!.createMethodology({ asset: 'ETH', text: 'Add to ETH on a retest of the breakout.', state: 'proposed' });
+    const waiting = await r.run('/learning');
+    expect(waiting).toMatch(new RegExp(`#${review.id}\\s+proposed\\s+0\\.000`));
+    expect(waiting).toContain(`Proposed from outcomes, waiting for your review: #${review.id} (accept <id> puts it on trial; quarantine <id> turns it down).`);
+    expect(await r.run(`/learning list proposed`)).toMatch(new RegExp(`#${review.id}\\s+proposed`));
+    expect(await r.run(`/learning graduate ${review.id} --force`)).toMatch(/accept it first/);
+    expect(await r.run(`/learning accept ${review.id} --reason reviewed`)).toContain(`Methodology #${review.id} is now candidate.`);
+    expect(await r.run(`/learning accept ${review.id}`)).toMatch(/is not proposed/);
+    expect(await r.run('/learning accept --force 1')).toMatch(/--force only applies to graduate/);
     expect(await r.run('/learning graduate x')).toBe('Usage: /learning graduate <id> [--force] [--reason text]');
     expect(await r.run('/learning nonsense')).toMatch(/^Usage: \/learning \[list/);
     expect(await r.run('/learning page EUR/USD')).toContain('# EURUSD (forex)');
     expect(await r.run('/learning cases')).toBe('No pending trade cases.');
     const audit = await app.storage.audit.query({ limit: 20 });
-    expect(audit.map((a) => a.toolName).filter((n) => n.startsWith('learning.')).sort()).toEqual(['learning.graduateMethodology', 'learning.quarantineMethodology', 'learning.reinstateMethodology']);
+    expect(audit.map((a) => a.toolName).filter((n) => n.startsWith('learning.')).sort()).toEqual(['learning.acceptMethodology', 'learning.graduateMethodology', 'learning.quarantineMethodology', 'learning.reinstateMethodology']);
     expect(JSON.parse(audit.find((a) => a.toolName === 'learning.graduateMethodology')!.argsJson)).toMatchObject({ id: 1, force: true, reason: 'backtested by the desk', userId: 'default' });
   });
 
@@ -135,6 +145,16 @@ describe('gateway /v1/learning and /v1/preferences', () => {
     expect(await ok.json()).toMatchObject({ methodology: { state: 'graduated', stateReason: 'desk review' } });
     // Another tenant's id through the operator of bob's scope: 404, not a graduation of alice's row.
     expect((await call('POST', `/v1/learning/methodologies/${alice.methodology.id}/quarantine`, { user: 'bob', roles: 'operator' })).status).toBe(404);
+    // A proposal (the synthesis pass's): listed by state; accepted only by an operator who may decide.
+    const { methodology: review } = await alice.learning.createMethodology({ asset: 'ETH', text: 'Add to ETH on a retest (alice)', state: 'proposed' });
+    expect(await (await call('GET', '/v1/learning/methodologies?state=proposed', { user: 'alice' })).json()).toMatchObject({ methodologies: [{ id: review.id, state: 'proposed' }] });
+    expect((await call('POST', `/v1/learning/methodologies/${review.id}/accept`, { user: 'alice' })).status).toBe(403);
+    expect((await call('POST', `/v1/learning/methodologies/${review.id}/accept`, { user: 'alice', roles: 'operator', decide: false })).status).toBe(403);
+    expect((await call('POST', `/v1/learning/methodologies/${review.id}/accept`, { user: 'bob', roles: 'operator' })).status).toBe(404);
+    expect((await alice.learning.getMethodology(review.id))!.state).toBe('proposed');
+    const accepted = await call('POST', `/v1/learning/methodologies/${review.id}/accept`, { user: 'alice', roles: 'operator', body: { reason: 'desk review' } });
+    expect(await accepted.json()).toMatchObject({ methodology: { id: review.id, state: 'candidate', stateReason: 'desk review' } });
+    expect((await call('POST', `/v1/learning/methodologies/${review.id}/accept`, { user: 'alice', roles: 'operator' })).status).toBe(409);
 
     const { preference } = await alice.learning.proposePreference({ dimension: 'slippage', text: 'Caps slippage at 0.5%' });
     expect((await call('POST', `/v1/preferences/${preference.id}/approve`, { user: 'bob' })).status).toBe(404);
@@ -164,7 +184,7 @@ describe('gateway /v1/learning and /v1/preferences', () => {
       const res = await call(method, url, { roles: 'operator', ...(body !== undefined ? { body } : {}) });
       return { status: res.status, message: ((await res.json()) as { error: { message: string } }).error.message };
     };
-    expect(await bad('GET', '/v1/learning/methodologies?state=great')).toMatchObject({ status: 400, message: expect.stringMatching(/^state: expected one of candidate, graduated, quarantined/) });
+    expect(await bad('GET', '/v1/learning/methodologies?state=great')).toMatchObject({ status: 400, message: expect.stringMatching(/^state: expected one of proposed, candidate, graduated, quarantined/) });
     expect(await bad('GET', '/v1/learning/methodologies?limit=0')).toMatchObject({ status: 400, message: expect.stringMatching(/^limit:/) });
     expect(await bad('GET', '/v1/learning/cases?status=open')).toMatchObject({ status: 400, message: expect.stringMatching(/^status:/) });
     expect(await bad('POST', '/v1/learning/methodologies/abc/graduate')).toMatchObject({ status: 400, message: expect.stringMatching(/^id: expected a positive integer methodology id/) });

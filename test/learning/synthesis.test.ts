@@ -40,9 +40,10 @@ const engines: ReadonlyArray<{ name: string; make: () => Storage | Promise<Stora
 ];
 
 describe.each(engines)('methodologies proposed from outcomes ($name)', ({ make }) => {
-  it('a planted winning pattern is proposed as a candidate; a losing one and a thin one are not; a rerun proposes no duplicate', async () => {
+  it('a planted winning pattern is proposed (out of prompts until accepted); a losing one and a thin one are not; a rerun proposes no duplicate', async () => {
     const storage = await make();
-    const learning = createLearningStore({ storage, scope: { userId: 'u1' }, logger: silentLogger });
+    const audited: Array<{ toolName: string; argsJson?: string | undefined }> = [];
+    const learning = createLearningStore({ storage, scope: { userId: 'u1' }, logger: silentLogger, audit: { append: async (row) => void audited.push(row) } });
     await trade(learning, 'ETH', [true, true, true, false, true, true, true, true], 'SCENARIO_SPOT_TRADE', 'decide'); // 7/8: Wilson 0.529
     await trade(learning, 'DOGE', [false, true, false, false, true, false, false, false], 'SCENARIO_SPOT_TRADE', 'decide'); // 2/8
     await trade(learning, 'BTC', [true, true, true], 'SCENARIO_SPOT_TRADE', 'decide'); // 3/3: too few cases
@@ -88,7 +89,7 @@ describe.each(engines)('methodologies proposed from outcomes ($name)', ({ make }
     expect(after).toHaveLength(before.length + 1);
     const proposed = after.find((m) => m.origin === 'synthesis')!;
     expect(proposed).toMatchObject({
-      state: 'candidate', assetClass: 'crypto_major', sourceRef: 'synthesis:ETH|SCENARIO_SPOT_TRADE|decide', uses: 0,
+      state: 'proposed', assetClass: 'crypto_major', sourceRef: 'synthesis:ETH|SCENARIO_SPOT_TRADE|decide', uses: 0,
       text: 'Buy ETH on a retest of a broken resistance level, sized at 100 USD, and take profit near +5%.',
     });
     expect(proposed.graduationProposedAt).toBeUndefined();
@@ -99,8 +100,26 @@ describe.each(engines)('methodologies proposed from outcomes ($name)', ({ make }
     expect(again).toMatchObject({ offered: 0, proposed: 0, skipped: 'every winning pattern already has a methodology' });
     expect(again.patterns.find((p) => p.key === eth.key)?.methodologyId).toBe(proposed.id);
     expect(await learning.listMethodologies()).toHaveLength(after.length);
-    // Never graduated without the operator: only graduateMethodology does that (forced here, as nothing scored it yet).
+    // Proposed: never in a turn's prompt, never linked to a trade (it was not applied), never graduated.
+    expect((await learning.promptContext('should I buy ETH?')).methodologyIds).not.toContain(proposed.id);
+    const linked = await learning.captureTurn(record([fill('ETH', 'buy', 100, 0)], { userText: 'buy ETH', methodologyIds: [proposed.id] }));
+    expect(linked.recorded[0]!.methodologyIds).toEqual([]);
+    await expect(learning.graduateMethodology(proposed.id, { force: true })).rejects.toThrow(/is proposed and was never on trial; accept it first/);
+    await expect(learning.reinstateMethodology(proposed.id)).rejects.toThrow(/is not quarantined/);
+    // The operator accepts it: on trial (a candidate), in the prompt, an audit row; accepting twice is refused.
+    const accepted = await learning.acceptMethodology(proposed.id, 'reviewed: a sound rule');
+    expect(accepted).toMatchObject({ id: proposed.id, state: 'candidate', stateReason: 'reviewed: a sound rule' });
+    expect((await learning.promptContext('should I buy ETH?')).methodologyIds).toContain(proposed.id);
+    expect(audited.map((r) => r.toolName)).toEqual(['learning.acceptMethodology']);
+    await expect(learning.acceptMethodology(proposed.id)).rejects.toThrow(/is not proposed; only a proposed methodology can be accepted/);
+    // Never graduated without the operator's graduation call.
     await expect(learning.graduateMethodology(proposed.id)).rejects.toThrow(/not proposed for graduation/);
+    // A proposal the operator turns down is quarantined, and the pattern is still never offered again.
+    const other = await learning.createMethodology({ asset: 'ETH', text: 'Sell ETH into strength after three green days.', state: 'proposed' });
+    expect(other.methodology).toMatchObject({ state: 'proposed', origin: 'api' });
+    expect(other.methodology.stateReason).toMatch(/waiting for the operator/);
+    expect(await learning.quarantineMethodology(other.methodology.id, 'not convincing')).toMatchObject({ state: 'quarantined' });
+    await expect(learning.createMethodology({ asset: 'ETH', text: 'x y z', state: 'graduated' as 'proposed' })).rejects.toThrow(/state must be candidate or proposed, got "graduated"/);
     await storage.close();
   });
 

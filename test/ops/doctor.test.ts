@@ -88,7 +88,7 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
       modelStatus: { configured: true, provider: 'openai-compatible', modelId: 'llama3.1', baseUrl: 'https://user:sk-secret-pass@llm.example.com/v1?key=abc', label: 'x' },
     });
     expect(report.storage.engine).toBe(storage.kind);
-    if (storage.kind === 'sqlite') expect(report.storage.schemaVersions).toMatchObject({ memory: expect.any(Number), learning: 3 });
+    if (storage.kind === 'sqlite') expect(report.storage.schemaVersions).toMatchObject({ memory: expect.any(Number), learning: 4 });
     expect(report.memory.byCategory).toEqual([
       { category: 'lesson', active: 1, pending: 0, retired: 0 },
       { category: 'preference', active: 1, pending: 0, retired: 0 },
@@ -98,7 +98,7 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
     expect(report.memory.embedding).toEqual({ pending: 3, embedded: 0, failed: 0, skipped: 0 });
     expect(report.memory.topEntities.map((e) => e.key)).toContain('BTC');
     expect(report.memory.snapshot).toMatchObject({ profileKeys: 1 });
-    expect(report.learning.methodologies).toEqual({ candidate: 2, graduated: 1, quarantined: 0, graduationProposed: 1 });
+    expect(report.learning.methodologies).toEqual({ proposed: 0, candidate: 2, graduated: 1, quarantined: 0, graduationProposed: 1 });
     expect(report.learning.demotionDue).toBe(1);
     expect(report.learning.hardConstraints).toEqual({ proposed: 1, active: 0, rejected: 0 });
     expect(report.learning.cases).toEqual({ pending: 2, overdue: 1, reflected: 1 });

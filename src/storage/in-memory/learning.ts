@@ -20,7 +20,7 @@ const inScope = (r: { userId: string; agentId?: string | undefined }, s: Learnin
 const scopeFields = (s: LearningScope) => ({ userId: s.userId, ...(s.agentId === undefined ? {} : { agentId: s.agentId }) });
 const copy = <T>(v: T): T => jsonCopy(v);
 const byDesc = (a: { at: string; id: number }, b: { at: string; id: number }) => (a.at < b.at ? 1 : a.at > b.at ? -1 : b.id - a.id);
-const RANK: Record<string, number> = { graduated: 0, candidate: 1, quarantined: 2 };
+const RANK: Record<string, number> = { graduated: 0, candidate: 1, proposed: 2, quarantined: 3 };
 
 
 /** The in-memory `learning` domain. */
@@ -155,8 +155,8 @@ export function createInMemoryLearningStorage(): LearningStorage {
       const r = input.restore;
       const row: MethodologyRecord = compact({
         id: takeId(methodologies, r?.id), ...scopeFields(scope), assetClass: input.assetClass, text: input.text, normalizedText: input.normalizedText, origin: input.origin,
-        sourceRef: input.sourceRef, state: r?.state ?? 'candidate', uses: r?.uses ?? 0, wins: r?.wins ?? 0, confidence: r?.confidence ?? 0,
-        graduationProposedAt: r?.graduationProposedAt, graduatedAt: r?.graduatedAt, quarantinedAt: r?.quarantinedAt, stateReason: r?.stateReason,
+        sourceRef: input.sourceRef, state: r?.state ?? input.state ?? 'candidate', uses: r?.uses ?? 0, wins: r?.wins ?? 0, confidence: r?.confidence ?? 0,
+        graduationProposedAt: r?.graduationProposedAt, graduatedAt: r?.graduatedAt, quarantinedAt: r?.quarantinedAt, stateReason: r?.stateReason ?? input.stateReason,
         createdAt: r?.createdAt ?? input.now, updatedAt: input.now,
       });
       methodologies.set(row.id, row);

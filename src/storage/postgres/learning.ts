@@ -97,7 +97,7 @@ function compactRecord<T extends object>(value: { [K in keyof T]?: T[K] | undefi
   return out as T;
 }
 
-const STATE_RANK = `CASE state WHEN 'graduated' THEN 0 WHEN 'candidate' THEN 1 ELSE 2 END`;
+const STATE_RANK = `CASE state WHEN 'graduated' THEN 0 WHEN 'candidate' THEN 1 WHEN 'proposed' THEN 2 ELSE 3 END`;
 /** `user_id = $a AND agent_id = $b` with the given placeholder numbers. */
 const S = (a = 1) => `user_id = $${a} AND agent_id = $${a + 1}`;
 
@@ -326,8 +326,8 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
            VALUES (COALESCE($1::bigint, nextval(pg_get_serial_sequence('${MT}', 'id'))), $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17, $18)
            ON CONFLICT (user_id, agent_id, asset_class, normalized_text) DO NOTHING RETURNING *`,
           [
-            keepId, ...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, r?.state ?? 'candidate', r?.uses ?? 0, r?.wins ?? 0,
-            r?.confidence ?? 0, r?.graduationProposedAt ?? null, r?.graduatedAt ?? null, r?.quarantinedAt ?? null, r?.stateReason ?? null, r?.createdAt ?? input.now, input.now,
+            keepId, ...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, r?.state ?? input.state ?? 'candidate', r?.uses ?? 0, r?.wins ?? 0,
+            r?.confidence ?? 0, r?.graduationProposedAt ?? null, r?.graduatedAt ?? null, r?.quarantinedAt ?? null, r?.stateReason ?? input.stateReason ?? null, r?.createdAt ?? input.now, input.now,
           ],
         );
         if (inserted && keepId !== null) await advanceIdentity(tx, MT);
@@ -680,7 +680,7 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
       const t = await by(`SELECT status AS k, COUNT(*) AS n FROM ${T} WHERE ${S()} GROUP BY status`);
       const one = async (sql: string, extra: unknown[] = []) => Number((await q.get(sql, [...sp(scope), ...extra]))?.n ?? 0);
       return {
-        methodologies: { candidate: m.candidate ?? 0, graduated: m.graduated ?? 0, quarantined: m.quarantined ?? 0 },
+        methodologies: { proposed: m.proposed ?? 0, candidate: m.candidate ?? 0, graduated: m.graduated ?? 0, quarantined: m.quarantined ?? 0 },
         graduationProposed: await one(`SELECT COUNT(*) AS n FROM ${MT} WHERE ${S()} AND state = 'candidate' AND graduation_proposed_at IS NOT NULL`),
         preferences: { proposed: pr.proposed ?? 0, active: pr.active ?? 0, rejected: pr.rejected ?? 0 },
         hardConstraints: { proposed: hc.proposed ?? 0, active: hc.active ?? 0, rejected: hc.rejected ?? 0 },

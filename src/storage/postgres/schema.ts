@@ -268,6 +268,14 @@ export const learningMigrations: readonly PostgresMigration[] = [
       ALTER TABLE §.role_memory ADD COLUMN memory_id BIGINT;
       CREATE INDEX role_memory_unindexed ON §.role_memory (user_id, agent_id, id) WHERE memory_id IS NULL`),
   },
+  {
+    domain: 'learning',
+    version: 4,
+    name: "methodologies.state allows 'proposed' (the synthesis pass's methodologies, out of prompts until accepted)",
+    up: sql(`
+      ALTER TABLE §.methodologies DROP CONSTRAINT methodologies_state_check;
+      ALTER TABLE §.methodologies ADD CONSTRAINT methodologies_state_check CHECK (state IN ('proposed', 'candidate', 'graduated', 'quarantined'))`),
+  },
 ];
 
 /**

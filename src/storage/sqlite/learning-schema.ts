@@ -15,6 +15,11 @@ import type { SqliteMigration } from './handle';
  * v3 — `role_memory.memory_id`: each trade case's own memory row (its edges and embedding make it reachable by
  * entity and hybrid search). Existing cases start at NULL; the trade-case index (`LearningStore.indexCases`, run by
  * `createApp` when it opens the storage) writes their rows, a partial index finding them.
+ *
+ * v4 — `methodologies.state` also allows `proposed` (what the synthesis pass writes: out of prompts until an
+ * operator accepts it). SQLite cannot change a CHECK constraint in place, so the table is rebuilt: rows copied with
+ * their ids, the attributions in `methodology_outcomes` kept (the drop would cascade to them), the index and the
+ * AUTOINCREMENT high-water mark restored, so no id is ever reused.
  */
 export const learningMigrations: readonly SqliteMigration[] = [
   {
@@ -244,6 +249,53 @@ export const learningMigrations: readonly SqliteMigration[] = [
         ALTER TABLE role_memory ADD COLUMN memory_id INTEGER;
         CREATE INDEX role_memory_unindexed ON role_memory (user_id, agent_id, id) WHERE memory_id IS NULL;
       `);
+    },
+  },
+  {
+    domain: 'learning',
+    version: 4,
+    name: "methodologies.state allows 'proposed' (table rebuilt; ids, attributions and the id high-water mark kept)",
+    up(db) {
+      const seq = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'methodologies'").get() as { seq: number } | undefined;
+      db.exec(`
+        CREATE TABLE methodologies_v4 (
+          id                     INTEGER PRIMARY KEY AUTOINCREMENT,
+          user_id                TEXT NOT NULL,
+          agent_id               TEXT NOT NULL DEFAULT '',
+          asset_class            TEXT NOT NULL,
+          text                   TEXT NOT NULL,
+          normalized_text        TEXT NOT NULL,
+          origin                 TEXT NOT NULL,
+          source_ref             TEXT,
+          state                  TEXT NOT NULL CHECK (state IN ('proposed', 'candidate', 'graduated', 'quarantined')),
+          uses                   INTEGER NOT NULL DEFAULT 0,
+          wins                   INTEGER NOT NULL DEFAULT 0,
+          confidence             REAL NOT NULL DEFAULT 0,
+          graduation_proposed_at TEXT,
+          graduated_at           TEXT,
+          quarantined_at         TEXT,
+          state_reason           TEXT,
+          created_at             TEXT NOT NULL,
+          updated_at             TEXT NOT NULL,
+          UNIQUE (user_id, agent_id, asset_class, normalized_text)
+        );
+        INSERT INTO methodologies_v4 (id, user_id, agent_id, asset_class, text, normalized_text, origin, source_ref, state, uses, wins, confidence,
+          graduation_proposed_at, graduated_at, quarantined_at, state_reason, created_at, updated_at)
+          SELECT id, user_id, agent_id, asset_class, text, normalized_text, origin, source_ref, state, uses, wins, confidence,
+          graduation_proposed_at, graduated_at, quarantined_at, state_reason, created_at, updated_at FROM methodologies;
+        CREATE TEMP TABLE methodology_outcomes_v4 AS SELECT * FROM methodology_outcomes;
+        DROP TABLE methodologies;
+        ALTER TABLE methodologies_v4 RENAME TO methodologies;
+        INSERT INTO methodology_outcomes (methodology_id, trade_id, user_id, agent_id, outcome, created_at)
+          SELECT methodology_id, trade_id, user_id, agent_id, outcome, created_at FROM temp.methodology_outcomes_v4;
+        DROP TABLE temp.methodology_outcomes_v4;
+        CREATE INDEX methodologies_state ON methodologies (user_id, agent_id, state, asset_class, confidence DESC);
+      `);
+      if (seq !== undefined) {
+        const now = db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'methodologies'").get() as { seq: number } | undefined;
+        if (now === undefined) db.prepare("INSERT INTO sqlite_sequence (name, seq) VALUES ('methodologies', ?)").run(seq.seq);
+        else if (now.seq < seq.seq) db.prepare("UPDATE sqlite_sequence SET seq = ? WHERE name = 'methodologies'").run(seq.seq);
+      }
     },
   },
 ];

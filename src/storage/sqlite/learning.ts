@@ -111,7 +111,7 @@ function compactRecord<T extends object>(value: { [K in keyof T]?: T[K] | undefi
   return out as T;
 }
 
-const STATE_RANK = `CASE state WHEN 'graduated' THEN 0 WHEN 'candidate' THEN 1 ELSE 2 END`;
+const STATE_RANK = `CASE state WHEN 'graduated' THEN 0 WHEN 'candidate' THEN 1 WHEN 'proposed' THEN 2 ELSE 3 END`;
 
 
 /** The `learning` domain on SQLite. */
@@ -244,8 +244,8 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
         const id = r?.id !== undefined && !get('SELECT 1 AS x FROM methodologies WHERE id = ?', r.id) ? r.id : null;
         const info = p(`INSERT INTO methodologies (id, user_id, agent_id, asset_class, text, normalized_text, origin, source_ref, state, uses, wins, confidence,
           graduation_proposed_at, graduated_at, quarantined_at, state_reason, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`).run(
-          id, ...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, r?.state ?? 'candidate', r?.uses ?? 0, r?.wins ?? 0,
-          r?.confidence ?? 0, r?.graduationProposedAt ?? null, r?.graduatedAt ?? null, r?.quarantinedAt ?? null, r?.stateReason ?? null, r?.createdAt ?? input.now, input.now);
+          id, ...sp(scope), input.assetClass, input.text, input.normalizedText, input.origin, input.sourceRef ?? null, r?.state ?? input.state ?? 'candidate', r?.uses ?? 0, r?.wins ?? 0,
+          r?.confidence ?? 0, r?.graduationProposedAt ?? null, r?.graduatedAt ?? null, r?.quarantinedAt ?? null, r?.stateReason ?? input.stateReason ?? null, r?.createdAt ?? input.now, input.now);
         return { methodology: toMethodology(get('SELECT * FROM methodologies WHERE id = ?', Number(info.lastInsertRowid))!), created: true };
       });
     },
@@ -561,7 +561,7 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
         const t = by(`SELECT status AS k, COUNT(*) AS n FROM trade_history WHERE ${S} GROUP BY status`);
         const one = (sql: string, ...args: unknown[]) => (get(sql, ...sp(scope), ...args) as { n: number }).n;
         return {
-          methodologies: { candidate: m.candidate ?? 0, graduated: m.graduated ?? 0, quarantined: m.quarantined ?? 0 },
+          methodologies: { proposed: m.proposed ?? 0, candidate: m.candidate ?? 0, graduated: m.graduated ?? 0, quarantined: m.quarantined ?? 0 },
           graduationProposed: one(`SELECT COUNT(*) AS n FROM methodologies WHERE ${S} AND state = 'candidate' AND graduation_proposed_at IS NOT NULL`),
           preferences: { proposed: pr.proposed ?? 0, active: pr.active ?? 0, rejected: pr.rejected ?? 0 },
           hardConstraints: { proposed: hc.proposed ?? 0, active: hc.active ?? 0, rejected: hc.rejected ?? 0 },
