@@ -48,6 +48,12 @@ export interface DoctorOptions {
    * data directory and the workspace. @default none (no permissions section)
    */
   readonly privatePaths?: readonly string[] | undefined;
+  /**
+   * Walk the audit log's hash chain (`storage.audit.verify()`, what `minara audit verify` does) and report an
+   * edited, deleted, reordered or inserted row as a warning. It reads every chained row, so a very long log makes the
+   * report slower; turn it off there and run `minara audit verify` on its own. @default true
+   */
+  readonly verifyAuditChain?: boolean | undefined;
   readonly now?: (() => Date) | undefined;
 }
 
@@ -85,7 +91,11 @@ export interface DoctorReport {
     readonly mirror: { readonly perpsFills: DoctorCount; readonly externalSpot: DoctorCount };
   };
   readonly approvals: { readonly pending: DoctorCount; readonly expired: DoctorCount };
-  readonly audit: { readonly rows: DoctorCount };
+  readonly audit: {
+    readonly rows: DoctorCount;
+    /** The hash chain walked (absent with `verifyAuditChain: false`): whether it adds up, rows checked, problems found. */
+    readonly chain?: { readonly ok: boolean; readonly checked: DoctorCount; readonly problems: DoctorCount; readonly firstProblem?: string | undefined } | undefined;
+  };
   readonly workspace?: {
     readonly dir?: string | undefined;
     readonly files: ReadonlyArray<{ readonly name: string; readonly exists: boolean; readonly chars: DoctorCount; readonly overCap: boolean }>;
@@ -213,7 +223,9 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   // Every option is checked before the first query starts (a bad one must not leave queries running).
   const overdueBefore = new Date(now.getTime() - overdueMs(op, options.overdueAfterMs)).toISOString();
 
-  const [schemaVersions, mem, learning, due, pending, expired, auditRows, top] = await Promise.all([
+  if (options.verifyAuditChain !== undefined && typeof options.verifyAuditChain !== 'boolean') throw new MinaraError('CONFIG_INVALID', `${op}: verifyAuditChain must be a boolean, got ${JSON.stringify(options.verifyAuditChain)}`);
+
+  const [schemaVersions, mem, learning, due, pending, expired, auditRows, top, chain] = await Promise.all([
     storage.schemaVersions(),
     storage.memory.stats(scope),
     storage.learning.stats(scope, { overdueBefore }),
@@ -222,6 +234,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     storage.approvals.list({ status: 'expired', limit: 10_000 }),
     storage.audit.count(),
     anonymous ? Promise.resolve([]) : storage.memory.topEntities(scope, { limit: 10 }),
+    options.verifyAuditChain === false ? Promise.resolve(undefined) : storage.audit.verify(),
   ]);
   // A pending approval past its expiry is expired in effect (the gate expires it on the next touch).
   const stale = pending.filter((a) => Date.parse(a.expiresAt) <= now.getTime()).length;
@@ -234,6 +247,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   if (learning.methodologies.proposed > 0) warnings.push(`${c(learning.methodologies.proposed)} methodologies proposed from outcomes wait for the operator's review ("minara learning list proposed", then accept or quarantine).`);
   if (learning.hardConstraints.proposed > 0) warnings.push(`${c(learning.hardConstraints.proposed)} hard constraints are proposed and not in force until approved ("minara preferences").`);
   if (stale > 0) warnings.push(`${c(stale)} pending approvals are past their expiry.`);
+  if (chain && !chain.ok) warnings.push(`The audit log's hash chain does not verify: ${c(chain.problems.length)} problems${anonymous ? '' : ` (first: ${chain.problems[0]?.message ?? 'unknown'})`}; a row was edited, deleted, reordered or inserted outside the audit writer. "minara audit verify" lists them.`);
   let permissions: DoctorReport['permissions'];
   if (options.privatePaths !== undefined) {
     const loose = findLoosePaths(checkPaths(op, options.privatePaths));
@@ -290,7 +304,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     },
     learning: learningSection(learning, due.length, c),
     approvals: { pending: c(pending.length - stale), expired: c(expired.length + stale) },
-    audit: { rows: c(auditRows) },
+    audit: {
+      rows: c(auditRows),
+      ...(chain ? { chain: { ok: chain.ok, checked: c(chain.checked), problems: c(chain.problems.length), ...(!chain.ok && !anonymous && chain.problems[0] ? { firstProblem: chain.problems[0].message } : {}) } } : {}),
+    },
     ...(workspace ? { workspace } : {}),
     model,
     ...(permissions ? { permissions } : {}),
@@ -485,7 +502,7 @@ export function formatDoctorReport(r: DoctorReport): string {
     `  preferences: ${kv(r.learning.preferences)}; hard constraints: ${kv(r.learning.hardConstraints)}`,
     `  trade cases: ${kv(r.learning.cases)}; trades: ${kv(r.learning.trades)}; mirror: ${kv(r.learning.mirror)}`,
     '',
-    `Approvals: pending ${r.approvals.pending}, expired ${r.approvals.expired}. Audit log: ${r.audit.rows} rows.`,
+    `Approvals: pending ${r.approvals.pending}, expired ${r.approvals.expired}. Audit log: ${r.audit.rows} rows${r.audit.chain ? (r.audit.chain.ok ? `; hash chain verified (${r.audit.chain.checked} chained rows)` : `; hash chain BROKEN (${r.audit.chain.problems} problems)`) : ''}.`,
   ];
   if (r.workspace) {
     lines.push('', `Workspace${r.workspace.dir ? ` ${r.workspace.dir}` : ''} (caps: ${r.workspace.maxFileChars} per file, ${r.workspace.maxTotalChars} total; total ${r.workspace.totalChars})`);

@@ -102,12 +102,15 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
     expect(report.learning.demotionDue).toBe(1);
     expect(report.learning.hardConstraints).toEqual({ proposed: 1, active: 0, rejected: 0 });
     expect(report.learning.cases).toEqual({ pending: 2, overdue: 1, reflected: 1 });
-    expect(report.audit.rows).toBe(1);
+    expect(report.audit).toEqual({ rows: 1, chain: { ok: true, checked: 1, problems: 0 } });
     expect(report.approvals).toEqual({ pending: 1, expired: 1 });
     expect(report.model).toEqual({ configured: true, provider: 'openai-compatible', modelId: 'llama3.1', host: 'llm.example.com', embedder: false });
     const text = formatDoctorReport(report);
     expect(text).not.toMatch(/sk-secret|key=abc|user:/);
     expect(text).toContain('demotion due 1');
+    expect(text).toContain('Audit log: 1 rows; hash chain verified (1 chained rows).');
+    expect((await runDoctor({ storage, memory, now: () => NOW, verifyAuditChain: false })).audit).toEqual({ rows: 1 });
+    await expect(runDoctor({ storage, verifyAuditChain: 'yes' as unknown as boolean })).rejects.toThrow(/verifyAuditChain must be a boolean, got "yes"/);
     expect(report.warnings.join('\n')).toMatch(/1 trade cases have waited more than 72 h/);
     expect(report.warnings.join('\n')).toMatch(/meet the demotion rule/);
 
@@ -221,6 +224,31 @@ describe.each(engines)('runDoctorFixes ($name)', ({ make }) => {
     learning.close();
     noModel.close();
     await memory.close();
+    await storage.close();
+  });
+});
+
+describe('runDoctor walks the audit chain', () => {
+  it('an audit row edited in the SQLite file behind the writer is a warning naming the row; anonymous leaves the detail out', async () => {
+    const d = mkdtempSync(path.join(tmpdir(), 'minara-doctor-chain-'));
+    dirs.push(d);
+    const file = path.join(d, 'minara.db');
+    const storage = createSqliteStorage({ path: file, logger: silentLogger });
+    for (let i = 1; i <= 3; i++) {
+      await storage.audit.append({ at: at(0), toolName: 'buy_token', tier: 2, source: 'cron', userId: 'default', decision: 'allowed', durationMs: 1, argsJson: JSON.stringify({ symbol: 'ETH', amountUsd: 10 * i }) });
+    }
+    expect((await runDoctor({ storage, now: () => NOW })).warnings.join('\n')).not.toMatch(/hash chain/);
+    const { default: Database } = await import('better-sqlite3');
+    const raw = new Database(file);
+    raw.prepare("UPDATE audit_log SET args_json = ? WHERE id = (SELECT MIN(id) + 1 FROM audit_log)").run(JSON.stringify({ symbol: 'ETH', amountUsd: 1 }));
+    raw.close();
+    const report = await runDoctor({ storage, now: () => NOW });
+    expect(report.audit.chain).toMatchObject({ ok: false, checked: 3, problems: 1, firstProblem: expect.stringMatching(/edited/) });
+    expect(report.warnings.join('\n')).toMatch(/The audit log's hash chain does not verify: 1 problems \(first: .*edited.*\).*"minara audit verify" lists them/);
+    expect(formatDoctorReport(report)).toContain('hash chain BROKEN (1 problems)');
+    const anon = await runDoctor({ storage, now: () => NOW, anonymous: true });
+    expect(anon.audit.chain).toEqual({ ok: false, checked: '1–9', problems: '1–9' });
+    expect(anon.warnings.join('\n')).toMatch(/hash chain does not verify: 1–9 problems; a row was edited/);
     await storage.close();
   });
 });
