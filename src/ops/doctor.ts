@@ -89,6 +89,8 @@ export interface DoctorReport {
     readonly cases: { readonly pending: DoctorCount; readonly overdue: DoctorCount; readonly reflected: DoctorCount };
     readonly trades: { readonly open: DoctorCount; readonly closed: DoctorCount; readonly settled: DoctorCount };
     readonly mirror: { readonly perpsFills: DoctorCount; readonly externalSpot: DoctorCount };
+    /** User turns waiting for the memory extraction pass (`MEMORY_EXTRACTION`), and when the oldest was queued (left out when anonymous). */
+    readonly extractionQueue: { readonly waiting: DoctorCount; readonly oldestAt?: string | undefined };
   };
   readonly approvals: { readonly pending: DoctorCount; readonly expired: DoctorCount };
   readonly audit: {
@@ -247,6 +249,10 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   if (learning.methodologies.proposed > 0) warnings.push(`${c(learning.methodologies.proposed)} methodologies proposed from outcomes wait for the operator's review ("minara learning list proposed", then accept or quarantine).`);
   if (learning.hardConstraints.proposed > 0) warnings.push(`${c(learning.hardConstraints.proposed)} hard constraints are proposed and not in force until approved ("minara preferences").`);
   if (stale > 0) warnings.push(`${c(stale)} pending approvals are past their expiry.`);
+  const oldestQueued = learning.extractionQueue.oldestAt;
+  if (oldestQueued !== undefined && oldestQueued < overdueBefore) {
+    warnings.push(`${c(learning.extractionQueue.waiting)} user turns wait for memory extraction, the oldest for more than ${Math.round(overdueMs(op, options.overdueAfterMs) / 3_600_000)} h: the pass needs a model and MEMORY_EXTRACTION on (after_turn or nightly) in a process that runs background jobs.`);
+  }
   if (chain && !chain.ok) warnings.push(`The audit log's hash chain does not verify: ${c(chain.problems.length)} problems${anonymous ? '' : ` (first: ${chain.problems[0]?.message ?? 'unknown'})`}; a row was edited, deleted, reordered or inserted outside the audit writer. "minara audit verify" lists them.`);
   let permissions: DoctorReport['permissions'];
   if (options.privatePaths !== undefined) {
@@ -302,7 +308,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
       topEntities: top.map((e) => ({ kind: e.entityKind, key: e.entityKey, memories: c(e.memoryCount) })),
       ...(snapshot ? { snapshot } : {}),
     },
-    learning: learningSection(learning, due.length, c),
+    learning: learningSection(learning, due.length, c, anonymous),
     approvals: { pending: c(pending.length - stale), expired: c(expired.length + stale) },
     audit: {
       rows: c(auditRows),
@@ -344,7 +350,7 @@ function categories(mem: MemoryStats, c: (n: number) => DoctorCount): DoctorRepo
   return [...out.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([category, v]) => ({ category, active: c(v.active), pending: c(v.pending), retired: c(v.retired) }));
 }
 
-function learningSection(l: LearningStats, due: number, c: (n: number) => DoctorCount): DoctorReport['learning'] {
+function learningSection(l: LearningStats, due: number, c: (n: number) => DoctorCount, anonymous: boolean): DoctorReport['learning'] {
   return {
     methodologies: { ...mapCounts(l.methodologies, c), graduationProposed: c(l.graduationProposed) },
     demotionDue: c(due),
@@ -353,6 +359,7 @@ function learningSection(l: LearningStats, due: number, c: (n: number) => Doctor
     cases: mapCounts(l.cases, c),
     trades: mapCounts(l.trades, c),
     mirror: { perpsFills: c(l.perpsFills), externalSpot: c(l.externalSpot) },
+    extractionQueue: { waiting: c(l.extractionQueue.waiting), ...(l.extractionQueue.oldestAt !== undefined && !anonymous ? { oldestAt: l.extractionQueue.oldestAt } : {}) },
   };
 }
 
@@ -501,6 +508,7 @@ export function formatDoctorReport(r: DoctorReport): string {
     `  methodologies: ${kv(r.learning.methodologies)}; demotion due ${r.learning.demotionDue}`,
     `  preferences: ${kv(r.learning.preferences)}; hard constraints: ${kv(r.learning.hardConstraints)}`,
     `  trade cases: ${kv(r.learning.cases)}; trades: ${kv(r.learning.trades)}; mirror: ${kv(r.learning.mirror)}`,
+    `  memory extraction queue: ${r.learning.extractionQueue.waiting} turns waiting${r.learning.extractionQueue.oldestAt ? ` (oldest queued ${r.learning.extractionQueue.oldestAt})` : ''}`,
     '',
     `Approvals: pending ${r.approvals.pending}, expired ${r.approvals.expired}. Audit log: ${r.audit.rows} rows${r.audit.chain ? (r.audit.chain.ok ? `; hash chain verified (${r.audit.chain.checked} chained rows)` : `; hash chain BROKEN (${r.audit.chain.problems} problems)`) : ''}.`,
   ];

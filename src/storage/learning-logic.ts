@@ -6,7 +6,7 @@
  */
 import { invalidArgument } from './sqlite/checks';
 import type {
-  CaptureResult, ImportedTradeCase, MethodologyChange, MethodologyPolicy, MethodologyRecord, MethodologyState, NewMethodology, NewPreference, NewTradeExecution, PreferenceObservation, PreferenceState,
+  CaptureResult, ImportedTradeCase, LearningStats, MethodologyChange, MethodologyPolicy, MethodologyRecord, MethodologyState, NewMethodology, NewPreference, NewTradeExecution, PreferenceObservation, PreferenceState,
   RoleCaseRecord, TradeOutcome, TradeRecord,
 } from './learning-types';
 
@@ -419,4 +419,10 @@ export function checkExtractionClaim(operation: string, scope: LearningScopeLike
 export function checkRowIds(operation: string, field: string, list: unknown): number[] {
   if (!Array.isArray(list)) throw invalidArgument(operation, `${field} must be an array of positive integers`);
   return list.map((id, i) => checkRowId(operation, `${field}[${i}]`, id));
+}
+
+/** The extraction-queue figures of {@link LearningStats} from a `COUNT(*) AS n, MIN(created_at) AS oldest` row. */
+export function queued(row: { readonly n?: unknown; readonly oldest?: unknown } | undefined): LearningStats['extractionQueue'] {
+  const waiting = Number(row?.n ?? 0);
+  return { waiting, ...(waiting > 0 && typeof row?.oldest === 'string' ? { oldestAt: row.oldest } : {}) };
 }

@@ -463,6 +463,8 @@ export interface LearningStats {
   readonly trades: { readonly open: number; readonly closed: number; readonly settled: number };
   readonly perpsFills: number;
   readonly externalSpot: number;
+  /** User turns waiting for the memory extraction pass, and when the oldest was queued. */
+  readonly extractionQueue: { readonly waiting: number; readonly oldestAt?: string | undefined };
 }
 
 /** The learning domain every storage engine implements. All methods are async and scoped. */

@@ -210,7 +210,13 @@ describe.each(engines)('learning storage domain ($name)', ({ make }) => {
     expect(stats).toEqual({
       methodologies: { proposed: 0, candidate: 1, graduated: 0, quarantined: 0 }, graduationProposed: 0, preferences: { proposed: 0, active: 0, rejected: 0 },
       hardConstraints: { proposed: 0, active: 0, rejected: 0 }, cases: { pending: 0, overdue: 0, reflected: 1 }, trades: { open: 0, closed: 1, settled: 0 }, perpsFills: 0, externalSpot: 0,
+      extractionQueue: { waiting: 0 },
     });
+    // The extraction queue: counted per scope, the oldest turn's time.
+    await s.learning.enqueueExtraction({ userId: 'u2' }, { sessionId: 's1', turnId: 'q2', text: 'I hold ETH', now: at(2) });
+    await s.learning.enqueueExtraction({ userId: 'u2' }, { sessionId: 's1', turnId: 'q1', text: 'I hold BTC', now: at(3) });
+    expect((await s.learning.stats({ userId: 'u2' }, { overdueBefore: at(100) })).extractionQueue).toEqual({ waiting: 2, oldestAt: at(2) });
+    expect((await s.learning.stats(S, { overdueBefore: at(100) })).extractionQueue).toEqual({ waiting: 0 });
     expect((await s.learning.stats({ userId: 'u2' }, { overdueBefore: at(100) })).cases).toEqual({ pending: 1, overdue: 1, reflected: 0 });
     expect((await s.learning.stats({ userId: 'u2' }, { overdueBefore: at(0) })).cases.overdue).toBe(0);
     await expect(s.learning.stats(S, { overdueBefore: 'yesterday' })).rejects.toThrow(/overdueBefore must be an ISO date/);

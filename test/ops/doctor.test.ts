@@ -83,6 +83,7 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
   it('reports storage, memory, learning, approvals, audit and model without secrets; anonymous buckets every count', async () => {
     const storage = make();
     const { memory } = await seed(storage);
+    await storage.learning.enqueueExtraction(S, { sessionId: 's1', turnId: 'waiting-turn', text: 'I keep 2 ETH on a hardware wallet', now: at(5) });
     const report = await runDoctor({
       storage, memory, now: () => NOW, embedder: false,
       modelStatus: { configured: true, provider: 'openai-compatible', modelId: 'llama3.1', baseUrl: 'https://user:sk-secret-pass@llm.example.com/v1?key=abc', label: 'x' },
@@ -103,12 +104,15 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
     expect(report.learning.hardConstraints).toEqual({ proposed: 1, active: 0, rejected: 0 });
     expect(report.learning.cases).toEqual({ pending: 2, overdue: 1, reflected: 1 });
     expect(report.audit).toEqual({ rows: 1, chain: { ok: true, checked: 1, problems: 0 } });
+    expect(report.learning.extractionQueue).toEqual({ waiting: 1, oldestAt: at(5) });
+    expect(report.warnings.join('\n')).toMatch(/1 user turns wait for memory extraction, the oldest for more than 72 h: the pass needs a model and MEMORY_EXTRACTION on/);
     expect(report.approvals).toEqual({ pending: 1, expired: 1 });
     expect(report.model).toEqual({ configured: true, provider: 'openai-compatible', modelId: 'llama3.1', host: 'llm.example.com', embedder: false });
     const text = formatDoctorReport(report);
     expect(text).not.toMatch(/sk-secret|key=abc|user:/);
     expect(text).toContain('demotion due 1');
     expect(text).toContain('Audit log: 1 rows; hash chain verified (1 chained rows).');
+    expect(text).toContain(`memory extraction queue: 1 turns waiting (oldest queued ${at(5)})`);
     expect((await runDoctor({ storage, memory, now: () => NOW, verifyAuditChain: false })).audit).toEqual({ rows: 1 });
     await expect(runDoctor({ storage, verifyAuditChain: 'yes' as unknown as boolean })).rejects.toThrow(/verifyAuditChain must be a boolean, got "yes"/);
     expect(report.warnings.join('\n')).toMatch(/1 trade cases have waited more than 72 h/);
@@ -119,6 +123,7 @@ describe.each(engines)('runDoctor ($name)', ({ make }) => {
     expect(anon.learning.cases.pending).toBe('1–9');
     expect(anon.memory.embedding.failed).toBe('0');
     expect(anon.memory.topEntities).toEqual([]);
+    expect(anon.learning.extractionQueue).toEqual({ waiting: '1–9' });
     expect(anon.model).toEqual({ configured: true, provider: 'anthropic' });
     for (const section of [anon.memory, anon.learning, anon.approvals, anon.audit]) expect(JSON.stringify(section)).not.toMatch(/"[A-Za-z]+":\d/);
     expect([bucketCount(0), bucketCount(7), bucketCount(10), bucketCount(999), bucketCount(1000)]).toEqual(['0', '1–9', '10–99', '100–999', '1000–9999']);

@@ -5,7 +5,7 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkExtractionClaim, checkExtractionTurn, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkExtractionClaim, checkExtractionTurn, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, queued, runCapture,
 } from '../learning-logic';
 import type {
   ExternalSpotRecord, ExtractionTurnRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
@@ -468,6 +468,7 @@ export function createInMemoryLearningStorage(): LearningStorage {
       const ps = [...preferences.values()].filter((p) => inScope(p, scope));
       const cs = [...cases.values()].filter((c) => inScope(c, scope));
       const ts = [...trades.values()].filter((t) => inScope(t, scope));
+      const qs = [...queue.values()].filter((q) => inScope(q, scope));
       const k = key(scope);
       return {
         methodologies: tally(METHODOLOGY_STATES, ms.map((m) => m.state)),
@@ -482,6 +483,7 @@ export function createInMemoryLearningStorage(): LearningStorage {
         trades: tally(['open', 'closed', 'settled'] as const, ts.map((t) => t.status)),
         perpsFills: fills.filter((f) => fillScope.get(f.id) === k).length,
         externalSpot: spots.filter((a) => spotScope.get(a.id) === k).length,
+        extractionQueue: queued({ n: qs.length, oldest: qs.map((q) => q.createdAt).sort()[0] }),
       };
     },
   };

@@ -8,7 +8,7 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkExtractionClaim, checkExtractionTurn, checkImportedTradeCase, checkLearningScope, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, METHODOLOGY_STATES, PREFERENCE_STATES, queued, runCapture,
 } from '../learning-logic';
 import type {
   ExternalSpotRecord, ExtractionTurnRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
@@ -692,6 +692,7 @@ export function createPgLearningStorage(h: PgHandle): LearningStorage {
         trades: { open: t.open ?? 0, closed: t.closed ?? 0, settled: t.settled ?? 0 },
         perpsFills: await one(`SELECT COUNT(*) AS n FROM ${h.t('perps_fills')} WHERE ${S()}`),
         externalSpot: await one(`SELECT COUNT(*) AS n FROM ${h.t('external_spot_activities')} WHERE ${S()}`),
+        extractionQueue: queued(await q.get(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM ${EQ} WHERE ${S()}`, sp(scope))),
       };
     },
   };

@@ -5,7 +5,7 @@
  */
 import {
   type CaptureOps, checkCaptureInput, checkLearningScope, checkNewMethodology, checkNewPreference, checkObservations, checkPerpsFill, checkRowId, checkSpotActivity,
-  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkExtractionClaim, checkExtractionTurn, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, runCapture,
+  checkStateList, checkSyncAttempt, checkTransition, checkImportedTradeCase, checkExtractionClaim, checkExtractionTurn, checkRowIds, checkMethodologyRestore, checkPreferenceRestore, METHODOLOGY_STATES, PREFERENCE_STATES, queued, runCapture,
 } from '../learning-logic';
 import type {
   ExternalSpotRecord, ExtractionTurnRecord, HistorySyncState, LearningScope, LearningStorage, MethodologyRecord, PerpsFillRecord, PersonalizationSnapshot, PreferenceObservation,
@@ -573,6 +573,7 @@ export function createSqliteLearningStorage(handle: SqliteHandle): LearningStora
           trades: { open: t.open ?? 0, closed: t.closed ?? 0, settled: t.settled ?? 0 },
           perpsFills: one(`SELECT COUNT(*) AS n FROM perps_fills WHERE ${S}`),
           externalSpot: one(`SELECT COUNT(*) AS n FROM external_spot_activities WHERE ${S}`),
+          extractionQueue: queued(get(`SELECT COUNT(*) AS n, MIN(created_at) AS oldest FROM memory_extraction_queue WHERE ${S}`, ...sp(scope))),
         };
       });
     },
