@@ -183,7 +183,10 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   return {
     run,
     generate,
-    runWorkflow: (definition, runOptions) => runWorkflow({ runtime: { generate }, tools: options.tools, now: deps.now, generateId: deps.generateId, defaultUserId: deps.defaultUserId }, definition, runOptions),
+    runWorkflow: (definition, runOptions) => runWorkflow(
+      { runtime: { generate }, tools: options.tools, now: deps.now, generateId: deps.generateId, defaultUserId: deps.defaultUserId, learning: options.learning, logger: deps.logger },
+      definition, runOptions,
+    ),
     buildSystemPromptBlocks: buildBlocks,
     buildSystemPrompt: async (input) => renderSystemPrompt((await buildBlocks(input)).blocks),
     options,

@@ -2,9 +2,11 @@ import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import type { CallSource } from '../safety/permission-tier';
 import type { ToolEnvelope } from '../tools/envelope';
-import { createToolCallContext } from '../tools/context';
+import { createToolCallContext, executedCalls } from '../tools/context';
 import type { ToolRegistry } from '../tools/types';
-import type { GenerateResult, RunInput } from './types';
+import type { Logger } from '../util/logger';
+import { toTurnExecution } from './executions';
+import type { GenerateResult, RunInput, TurnLearning } from './types';
 
 /** What earlier steps produced, by step id, for steps whose args or message depend on them. */
 export type WorkflowResults = Readonly<Record<string, WorkflowStepResult>>;
@@ -119,9 +121,16 @@ export function validateWorkflow(definition: WorkflowDefinition, tools?: ToolReg
   });
 }
 
-/** Run a workflow (used by `runtime.runWorkflow`). */
+/**
+ * Run a workflow (used by `runtime.runWorkflow`). Its tool steps' fund-moving executions reach the learning loop
+ * like a turn's (`learning.captureTurn`, role `workflow:<id>`): trades recorded, closes attributed, cases created.
+ * Its `agent_turn` steps are turns and are captured as such.
+ */
 export async function runWorkflow(
-  deps: { runtime: { generate(input: RunInput): Promise<GenerateResult> }; tools: ToolRegistry; now: () => Date; generateId: (p: string) => string; defaultUserId?: string | undefined },
+  deps: {
+    runtime: { generate(input: RunInput): Promise<GenerateResult> }; tools: ToolRegistry; now: () => Date; generateId: (p: string) => string; defaultUserId?: string | undefined;
+    learning?: TurnLearning | undefined; logger?: Pick<Logger, 'error'> | undefined;
+  },
   definition: WorkflowDefinition,
   options: WorkflowRunOptions = {},
 ): Promise<WorkflowResult> {
@@ -188,5 +197,20 @@ export async function runWorkflow(
     if (!result.ok) failed = true;
     await options.onStepEnd?.(result, steps.length - 1);
   }
-  return { id: definition.id, traceId: ctx.traceId, ok: !failed && skipped.length === 0, steps, skipped };
+  const ok = !failed && skipped.length === 0;
+  const executed = executedCalls(ctx);
+  if (deps.learning && executed.length > 0) {
+    // The run's own trades (its tool steps) as a post-turn record with no model usage: decision capture is the same.
+    const role = `workflow:${definition.id}`;
+    try {
+      await deps.learning.captureTurn({
+        sessionId, turnId: `${definition.id}:${ctx.traceId}`, traceId: ctx.traceId, source, userId: userId ?? 'default', text: '', stopReason: ok ? 'finished' : 'error',
+        steps: steps.length, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, toolCalls: [], pendingApprovals: [], turnCount: 0,
+        activeSkills: [], methodologyIds: [], preferenceIds: [], executions: executed.map((c) => toTurnExecution(c, role)),
+      });
+    } catch (error) {
+      deps.logger?.error('learning: decision capture of a workflow run failed', { workflowId: definition.id, traceId: ctx.traceId, error: error instanceof Error ? error.message : String(error) });
+    }
+  }
+  return { id: definition.id, traceId: ctx.traceId, ok, steps, skipped };
 }

@@ -116,6 +116,10 @@ describe('workflows from the workspace, run by the schedule', () => {
     expect(granted).toMatchObject({ status: 'ok', skipped: [] });
     expect(granted!.steps.map((s) => s.ok)).toEqual([true, true, true]);
     expect((await app.finance!.trading.getPortfolio()).holdings.find((h) => h.asset === 'ETH')!.amount).toBeGreaterThan(before);
+    // The run's trade reaches the learning loop like a turn's: one trade row, the workflow as its role, its trace id.
+    const trades = await app.learning!.listTrades();
+    expect(trades).toHaveLength(1);
+    expect(trades[0]).toMatchObject({ asset: 'ETH', action: 'open', role: 'workflow:buy-eth', status: 'open', turnId: `buy-eth:${granted!.traceId}`, simulated: true });
   });
 
   it('a file that does not check is skipped and named with its line; a schedule line naming no workflow is a problem; a fixed file is picked up', async () => {
