@@ -40,9 +40,9 @@ Usage:
   minara import openclaw <dir> [--force] | minara import hermes <dir>
                                         Bring an OpenClaw workspace or Hermes memories into the workspace
   minara learning [list|cases]          Methodologies (confidence, uses, state) and pending trade cases
-  minara learning graduate|quarantine|reinstate <id> [--force] [--reason text]
+  minara learning accept|graduate|quarantine|reinstate <id> [--force] [--reason text]
                                         The operator's decisions on a methodology
-  minara learning seed <file> | reflect [n] | page <asset>
+  minara learning seed <file> | reflect [n] | synthesize | page <asset>
   minara preferences [list] | approve|reject <id>
                                         Learned preferences and hard constraints
   minara doctor [--anonymous] [--json]  Health of storage, memory, learning, approvals, workspace, model
