@@ -5,14 +5,12 @@
  */
 import { assertCanDecide } from './decide';
 import type { LearningStore } from '../learning/types';
-import type { MethodologyState, PreferenceState } from '../storage/learning-types';
+import { METHODOLOGY_STATES, PREFERENCE_STATES } from '../storage/learning-logic';
 import { field, readJsonObject } from './body';
 import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteContext, type RouteHandler } from './router';
 import type { GatewayDeps } from './types';
 
-const METHODOLOGY_STATES: readonly MethodologyState[] = ['proposed', 'candidate', 'graduated', 'quarantined'];
-const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
 
 function store(deps: GatewayDeps, userId: string): LearningStore {
   const learning = deps.options.learningFor?.(userId);

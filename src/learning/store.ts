@@ -167,14 +167,12 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       if (assetClass === undefined) {
         throw new MinaraError('LEARNING_INVALID', `createMethodology: give assetClass (crypto_major, perps, forex, … or any)${input.asset !== undefined ? `; the asset ${JSON.stringify(input.asset)} has no known class` : ''}`);
       }
-      if (input.state !== undefined && input.state !== 'candidate' && input.state !== 'proposed') {
-        throw new MinaraError('LEARNING_INVALID', `createMethodology: state must be candidate or proposed, got ${JSON.stringify(input.state)}`);
-      }
       try {
         const r = await db.upsertMethodology(scope, {
           assetClass, text: input.text.trim(), normalizedText: normalizeLearningText(input.text), origin: input.origin ?? 'api',
           ...(input.sourceRef !== undefined ? { sourceRef: input.sourceRef } : {}), now: now(),
-          ...(input.state === 'proposed' ? { state: 'proposed' as const, stateReason: 'proposed: waiting for the operator (accept it to put it on trial, or quarantine it)' } : {}),
+          ...(input.state !== undefined ? { state: input.state } : {}),
+          ...(input.state === 'proposed' ? { stateReason: 'proposed: waiting for the operator (accept it to put it on trial, or quarantine it)' } : {}),
         });
         if (r.created) emitMethodology(r.methodology, 'created');
         return r;

@@ -17,8 +17,8 @@ import { MinaraError } from '../errors/minara-error';
 import { contentHash } from '../memory/text';
 import type { MemoryStore } from '../memory/types';
 import { scanInput } from '../safety/input-scanner';
-import { normalizeLearningText } from '../storage/learning-logic';
-import type { MethodologyOrigin, MethodologyState, PreferenceState, RoleOutcomeClass } from '../storage/learning-types';
+import { METHODOLOGY_STATES, normalizeLearningText, PREFERENCE_STATES } from '../storage/learning-logic';
+import type { MethodologyOrigin, RoleOutcomeClass } from '../storage/learning-types';
 import type { MemoryScope } from '../storage/memory-types';
 import type { Storage } from '../storage/types';
 import { APPROVAL_KEY_BYTES } from '../safety/approval-key';
@@ -74,8 +74,6 @@ export interface ImportMemoryResult {
   readonly counts: Readonly<Record<ImportFileResult['action'], number>>;
 }
 
-const METHODOLOGY_STATES: readonly MethodologyState[] = ['proposed', 'candidate', 'graduated', 'quarantined'];
-const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
 const ORIGINS: readonly MethodologyOrigin[] = ['seed', 'lesson', 'synthesis', 'memory_learn', 'api', 'import'];
 const CLASSES: readonly RoleOutcomeClass[] = ['logic_error', 'missing_data', 'exogenous', 'variance'];
 const HARD_PREFIX = 'hard_constraint.';

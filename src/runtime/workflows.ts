@@ -5,6 +5,7 @@ import type { ToolEnvelope } from '../tools/envelope';
 import { createToolCallContext, executedCalls } from '../tools/context';
 import type { ToolRegistry } from '../tools/types';
 import type { Logger } from '../util/logger';
+import { ZERO_USAGE } from './events';
 import { toTurnExecution } from './executions';
 import type { GenerateResult, RunInput, TurnLearning } from './types';
 
@@ -205,7 +206,7 @@ export async function runWorkflow(
     try {
       await deps.learning.captureTurn({
         sessionId, turnId: `${definition.id}:${ctx.traceId}`, traceId: ctx.traceId, source, userId: userId ?? 'default', text: '', stopReason: ok ? 'finished' : 'error',
-        steps: steps.length, usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, toolCalls: [], pendingApprovals: [], turnCount: 0,
+        steps: steps.length, usage: ZERO_USAGE, toolCalls: [], pendingApprovals: [], turnCount: 0,
         activeSkills: [], methodologyIds: [], preferenceIds: [], executions: executed.map((c) => toTurnExecution(c, role)),
       });
     } catch (error) {

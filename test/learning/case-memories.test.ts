@@ -3,40 +3,23 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import {
-  createApp, createLearningStore, createMemoryStore, type LearningStore, type MemoryStore, type PostTurnRecord, silentLogger, type Storage, type TurnExecution,
+  createApp, createLearningStore, createMemoryStore, type LearningStore, type MemoryStore, silentLogger, type Storage,
 } from '@minara/agent';
 import { createPostgresStorage, type PostgresStorage } from '@minara/agent/postgres';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createFakeEmbedder, createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
 import { engines, vectorEngines } from '../memory/helpers';
 import { freshSchema, realServerUrl, sharedPglitePool } from '../postgres/support';
+import { paperFill, turnRecord } from './support';
 
 const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-const T0 = Date.parse('2026-03-01T00:00:00.000Z');
-let seq = 0;
-const record = (executions: TurnExecution[], over: Partial<PostTurnRecord> = {}): PostTurnRecord => {
-  const i = ++seq;
-  return {
-    sessionId: `s${i}`, turnId: `t${i}`, traceId: `tr${i}`, source: 'user', userId: 'u1', text: 'ok', stopReason: 'finished', steps: 1,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, toolCalls: [], pendingApprovals: [], turnCount: i, activeSkills: [],
-    methodologyIds: [], preferenceIds: [], executions, ...over,
-  };
-};
-const fill = (asset: string, side: 'buy' | 'sell', price: number, pnl: number): TurnExecution => {
-  const i = ++seq;
-  return {
-    toolCallId: `c${i}`, toolName: side === 'buy' ? 'buy_token' : 'sell_token', input: { symbol: asset, amountUsd: price }, orderFacts: { notionalUsd: price, asset, side, quantity: 1 },
-    orderId: `o${i}`, status: 'filled', fill: { symbol: asset, side, quantity: 1, price, notionalUsd: price, feeUsd: 0, realizedPnlUsd: pnl }, provider: 'paper', simulated: true,
-    at: new Date(T0 + i * 60_000).toISOString(), role: 'minara.core',
-  };
-};
 /** One closed round trip of `asset`, decided in the spot-trade scenario. */
 async function roundTrip(learning: LearningStore, asset: string, win: boolean) {
-  await learning.captureTurn(record([fill(asset, 'buy', 100, 0)], { userText: `buy ${asset}`, scenarioId: 'SCENARIO_SPOT_TRADE', stage: 'decide' }));
-  return learning.captureTurn(record([fill(asset, 'sell', win ? 110 : 90, win ? 10 : -10)], { userText: `sell ${asset}` }));
+  await learning.captureTurn(turnRecord([paperFill(asset, 'buy', 100, 0)], { userText: `buy ${asset}`, scenarioId: 'SCENARIO_SPOT_TRADE', stage: 'decide' }));
+  return learning.captureTurn(turnRecord([paperFill(asset, 'sell', win ? 110 : 90, win ? 10 : -10)], { userText: `sell ${asset}` }));
 }
 
 describe.each(engines)('trade cases are first-class memories ($name)', ({ make }) => {

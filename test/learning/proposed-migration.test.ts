@@ -2,10 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createLearningStore, type PostTurnRecord, silentLogger, type Storage, type TurnExecution } from '@minara/agent';
+import { createLearningStore, silentLogger, type Storage } from '@minara/agent';
 import { createPostgresStorage, type PostgresStorage } from '@minara/agent/postgres';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { freshSchema, realServerUrl, sharedPglitePool } from '../postgres/support';
+import { paperFill, turnRecord } from './support';
 
 // Learning migration v4 widens `methodologies.state` to allow `proposed`. On SQLite that is a table rebuild under
 // foreign keys (the drop would cascade to `methodology_outcomes`), so the test writes a database the way v3 left it,
@@ -15,25 +16,6 @@ const dirs: string[] = [];
 afterAll(() => {
   for (const d of dirs) rmSync(d, { recursive: true, force: true });
 });
-const T0 = Date.parse('2026-03-01T00:00:00.000Z');
-let seq = 0;
-const record = (executions: TurnExecution[], over: Partial<PostTurnRecord> = {}): PostTurnRecord => {
-  const i = ++seq;
-  return {
-    sessionId: `s${i}`, turnId: `t${i}`, traceId: `tr${i}`, source: 'user', userId: 'u1', text: 'ok', stopReason: 'finished', steps: 1,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, toolCalls: [], pendingApprovals: [], turnCount: i, activeSkills: [],
-    methodologyIds: [], preferenceIds: [], executions, ...over,
-  };
-};
-const fill = (asset: string, side: 'buy' | 'sell', price: number, pnl: number): TurnExecution => {
-  const i = ++seq;
-  return {
-    toolCallId: `c${i}`, toolName: side === 'buy' ? 'buy_token' : 'sell_token', input: { symbol: asset, amountUsd: price },
-    orderFacts: { notionalUsd: price, asset, side, quantity: 1 }, orderId: `o${i}`, status: 'filled',
-    fill: { symbol: asset, side, quantity: 1, price, notionalUsd: price, feeUsd: 0, realizedPnlUsd: pnl }, provider: 'paper', simulated: true,
-    at: new Date(T0 + i * 60_000).toISOString(), role: 'minara.core',
-  };
-};
 
 /** Two methodologies with one attributed round trip each, and a third (the highest id) deleted. */
 async function writeV3Data(storage: Storage) {
@@ -42,8 +24,8 @@ async function writeV3Data(storage: Storage) {
   const b = (await learning.createMethodology({ asset: 'BTC', text: 'Trim BTC after a 10% week.' })).methodology;
   const c = (await learning.createMethodology({ asset: 'SOL', text: 'A rule that will be deleted.' })).methodology;
   for (const [asset, id] of [['ETH', a.id], ['BTC', b.id]] as const) {
-    await learning.captureTurn(record([fill(asset, 'buy', 100, 0)], { methodologyIds: [id] }));
-    await learning.captureTurn(record([fill(asset, 'sell', 110, 10)]));
+    await learning.captureTurn(turnRecord([paperFill(asset, 'buy', 100, 0)], { methodologyIds: [id] }));
+    await learning.captureTurn(turnRecord([paperFill(asset, 'sell', 110, 10)]));
   }
   await learning.quarantineMethodology(b.id, 'weak');
   return { a, b, c };

@@ -1,35 +1,17 @@
 import { describe, expect, it } from 'vitest';
-import { createLearningStore, type LearningStore, type PostTurnRecord, silentLogger, type Storage, type TurnExecution } from '@minara/agent';
+import { createLearningStore, type LearningStore, silentLogger, type Storage } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
 import { postgresEngines } from '../postgres/support';
+import { paperFill, turnRecord } from './support';
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z');
-let seq = 0;
-
-function record(executions: TurnExecution[], over: Partial<PostTurnRecord>): PostTurnRecord {
-  const i = ++seq;
-  return {
-    sessionId: `s${i}`, turnId: `t${i}`, traceId: `tr${i}`, source: 'user', userId: 'u1', text: 'ok', stopReason: 'finished', steps: 1,
-    usage: { inputTokens: 0, outputTokens: 0, cacheReadTokens: 0, cacheWriteTokens: 0 }, toolCalls: [], pendingApprovals: [], turnCount: i, activeSkills: [],
-    methodologyIds: [], preferenceIds: [], executions, ...over,
-  };
-}
-function fill(asset: string, side: 'buy' | 'sell', price: number, pnl: number): TurnExecution {
-  const i = ++seq;
-  return {
-    toolCallId: `c${i}`, toolName: side === 'buy' ? 'buy_token' : 'sell_token', input: { symbol: asset, amountUsd: price },
-    orderFacts: { notionalUsd: price, asset, side, quantity: 1 }, orderId: `o${i}`, status: 'filled',
-    fill: { symbol: asset, side, quantity: 1, price, notionalUsd: price, feeUsd: 0, realizedPnlUsd: pnl }, provider: 'paper', simulated: true,
-    at: new Date(T0 + i * 60_000).toISOString(), role: 'minara.core',
-  };
-}
 
 /** Round trips of one pattern, decided in `scenarioId` / `stage`: each `true` a win (+$5), each `false` a loss (−$5). */
 async function trade(learning: LearningStore, asset: string, outcomes: boolean[], scenarioId: string | undefined, stage: 'decide' | 'manage' | undefined) {
   for (const win of outcomes) {
-    await learning.captureTurn(record([fill(asset, 'buy', 100, 0)], { userText: `buy 100 USD of ${asset}`, ...(scenarioId ? { scenarioId } : {}), ...(stage ? { stage } : {}) }));
-    await learning.captureTurn(record([fill(asset, 'sell', win ? 105 : 95, win ? 5 : -5)], { userText: `sell my ${asset}` }));
+    await learning.captureTurn(turnRecord([paperFill(asset, 'buy', 100, 0)], { userText: `buy 100 USD of ${asset}`, ...(scenarioId ? { scenarioId } : {}), ...(stage ? { stage } : {}) }));
+    await learning.captureTurn(turnRecord([paperFill(asset, 'sell', win ? 105 : 95, win ? 5 : -5)], { userText: `sell my ${asset}` }));
   }
 }
 
@@ -102,7 +84,7 @@ describe.each(engines)('methodologies proposed from outcomes ($name)', ({ make }
     expect(await learning.listMethodologies()).toHaveLength(after.length);
     // Proposed: never in a turn's prompt, never linked to a trade (it was not applied), never graduated.
     expect((await learning.promptContext('should I buy ETH?')).methodologyIds).not.toContain(proposed.id);
-    const linked = await learning.captureTurn(record([fill('ETH', 'buy', 100, 0)], { userText: 'buy ETH', methodologyIds: [proposed.id] }));
+    const linked = await learning.captureTurn(turnRecord([paperFill('ETH', 'buy', 100, 0)], { userText: 'buy ETH', methodologyIds: [proposed.id] }));
     expect(linked.recorded[0]!.methodologyIds).toEqual([]);
     await expect(learning.graduateMethodology(proposed.id, { force: true })).rejects.toThrow(/is proposed and was never on trial; accept it first/);
     await expect(learning.reinstateMethodology(proposed.id)).rejects.toThrow(/is not quarantined/);
