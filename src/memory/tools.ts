@@ -8,6 +8,7 @@ import { MinaraError } from '../errors/minara-error';
 import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry, ToolExecutionContext } from '../tools/types';
+import { USER_ASKED_TO_REMEMBER } from './remember-intent';
 import type { MemoryStore } from './types';
 
 /** Options of {@link createMemoryTools}: one fixed store, or a resolver from the call's tenant. */
@@ -70,7 +71,11 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       permissionTier: PermissionTier.READ_ONLY,
       execute: async (input, ctx) => {
         const store = await storeFor(ctx);
-        const { id } = await store.write({ category: input.category, content: input.content, ...(input.metadata == null ? {} : { metadata: input.metadata }) });
+        // The runtime decides the source, never the model (memory.md): `user_explicit` when the person's own words in
+        // this turn asked to remember, else `agent_recorded`; a `source` the model put in metadata is dropped.
+        const { source: _claimed, ...metadata } = input.metadata ?? {};
+        const source = ctx.call.state.get(USER_ASKED_TO_REMEMBER) === true ? 'user_explicit' : 'agent_recorded';
+        const { id } = await store.write({ category: input.category, content: input.content, source, ...(Object.keys(metadata).length === 0 ? {} : { metadata }) });
         return { id, category: input.category, routedTo: input.category === 'fact' ? 'fact_layer' : 'memories' };
       },
     }),
