@@ -383,6 +383,7 @@ export {
   normalizeEntity,
   parseSearchQuery,
   type ParsedQuery,
+  type ProfileAuthor,
   type ProfileEntry,
   reciprocalRankFusion,
   renderMemorySnapshot,

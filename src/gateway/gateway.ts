@@ -17,7 +17,7 @@ import { getShadowReport } from './shadow-routes';
 import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
-import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
+import { createMemory, deleteMemory, deleteProfile, listMemory, listProfile, restoreMemory, setProfile, updateMemory } from './memory-routes';
 import { checkAllowedHosts, checkAllowedOrigins, createPerimeter } from './perimeter';
 import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
@@ -207,6 +207,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/chat/:id', getChat(deps));
   router.add('GET', '/v1/chat/:id/stream', resumeChat(deps));
   router.add('GET', '/v1/memory', listMemory(deps));
+  router.add('GET', '/v1/memory/profile', listProfile(deps));
+  router.add('PUT', '/v1/memory/profile/:key', setProfile(deps));
+  router.add('DELETE', '/v1/memory/profile/:key', deleteProfile(deps));
   router.add('POST', '/v1/memory', createMemory(deps));
   router.add('PATCH', '/v1/memory/:id', updateMemory(deps));
   router.add('DELETE', '/v1/memory/:id', deleteMemory(deps));
