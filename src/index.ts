@@ -691,6 +691,7 @@ export {
   type DoctorFixResult,
   type DoctorOptions,
   type DoctorReport,
+  type SnapshotDirtyCounters,
   exportMemory,
   type ExportMemoryOptions,
   type ExportMemoryResult,
