@@ -42,7 +42,7 @@ export {
 // ── utilities ────────────────────────────────────────────────────────────────
 export { createConsoleLogger, type Logger, type LogFields, type LogLevel, silentLogger } from './util/logger';
 export { generateId, type IdGenerator } from './util/ids';
-export { createEventBus, type MinaraBus, type MinaraBusEvents } from './events/bus';
+export { APP_VIEWS, type AppView, createEventBus, type MinaraBus, type MinaraBusEvents } from './events/bus';
 
 // ── safety ───────────────────────────────────────────────────────────────────
 export {

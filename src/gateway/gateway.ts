@@ -1,3 +1,4 @@
+import { createEventStreams } from './event-routes';
 import { MinaraError } from '../errors/minara-error';
 import { generateId as defaultGenerateId } from '../util/ids';
 import { createConsoleLogger } from '../util/logger';
@@ -118,6 +119,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const leaseMs = options.sessionLockLeaseMs;
   if (leaseMs !== undefined && !(Number.isSafeInteger(leaseMs) && leaseMs >= 3000)) throw new MinaraError('CONFIG_INVALID', 'createGateway: "sessionLockLeaseMs" must be an integer of at least 3000 (ms).');
   const sessionLocks = createSessionLocks({ storage: options.storage, now, logger, ...(leaseMs !== undefined ? { leaseMs } : {}) });
+  const events = createEventStreams(options.bus);
   const deps: GatewayDeps = { options, quotas, sessionLocks, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing, viewLinks };
   const checkToken = authToken === undefined ? undefined : createBearerCheck(authToken);
   const checkMcpToken = mcpToken === undefined ? undefined : createBearerCheck(mcpToken);
@@ -227,6 +229,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/files', postFile(deps));
   router.add('GET', '/v1/files/:key', getFile(deps));
   router.add('GET', '/v1/approvals', listApprovals(deps));
+  router.add('GET', '/v1/events', events.route);
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
   for (const [method, pattern, handler] of financeRoutes(deps)) router.add(method, pattern, handler);
   for (const [method, pattern, handler] of controlRoutes(deps)) router.add(method, pattern, handler);
@@ -335,6 +338,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     localKey,
     async close() {
       closing = true;
+      events.closeAll();
       await streams.drain();
     },
   };
