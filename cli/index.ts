@@ -52,6 +52,7 @@ Usage:
   minara memory import <dir> [--apply] [--approve-hard-constraints]
   minara memory list [--source chat_extracted] [--category c] [--limit n]   memories with their source
   minara memory delete <id>               soft-delete one (what was learned from chat, too)
+  minara memory profile [set <k> <v> | delete <k>]   profile keys (yours win over the agent's)
                                         Learned memory as markdown, and back
   minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
   minara audit trace <id> [--json]      What one trace did, in order: signal, skills, calls and results, job run

@@ -75,12 +75,13 @@ export async function runDoctorCommand(cli: CliOptions, positionals: readonly st
 export async function runMemoryCommand(cli: CliOptions, positionals: readonly string[], flags: OpsFlags): Promise<number> {
   const [verb, dir, ...rest] = positionals;
   if (verb === 'list' || verb === 'delete') return runMemoryRows(cli, verb, positionals.slice(1), flags);
+  if (verb === 'profile') return runMemoryProfile(cli, positionals.slice(1), flags);
   if (flags.source !== undefined || flags.category !== undefined || flags.limit !== undefined) {
     err(flags)('minara: --source, --category and --limit apply to memory list\n');
     return 2;
   }
   const usage =
-    'usage: minara memory export [--out dir] [--sign] [--include-constraints] | minara memory import <dir> [--apply] [--approve-hard-constraints] | minara memory list [--source s] [--category c] [--limit n] | minara memory delete <id>';
+    'usage: minara memory export [--out dir] [--sign] [--include-constraints] | minara memory import <dir> [--apply] [--approve-hard-constraints] | minara memory list [--source s] [--category c] [--limit n] | minara memory delete <id> | minara memory profile [set <key> <value> | delete <key>]';
   const exporting = verb === 'export';
   if ((verb !== 'export' && verb !== 'import') || rest.length > 0 || (exporting && dir !== undefined) || (!exporting && dir === undefined)) {
     err(flags)(`minara: ${usage}\n`);
@@ -167,6 +168,47 @@ async function runMemoryRows(cli: CliOptions, verb: 'list' | 'delete', args: rea
       const turn = typeof m.metadata?.['turnId'] === 'string' ? `  turn ${m.metadata['turnId']}` : '';
       out(flags)(`#${m.id} [${m.category}] ${m.content.replace(/\s+/gu, ' ').slice(0, 200)}  (${m.source ?? 'unknown'}, ${m.updatedAt.slice(0, 10)}${turn})\n`);
     }
+    return 0;
+  } catch (error) {
+    const e = error as { code?: unknown };
+    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await app.close();
+  }
+}
+
+/**
+ * `minara memory profile`: the operator's profile keys (who set each), `minara memory profile set <key> <value>`
+ * (the person's value: the agent never replaces it) and `minara memory profile delete <key>`.
+ */
+async function runMemoryProfile(cli: CliOptions, args: readonly string[], flags: OpsFlags): Promise<number> {
+  const [verb, key, ...valueWords] = args;
+  const usage = 'usage: minara memory profile [set <key> <value> | delete <key>]';
+  const valid = (verb === undefined && args.length === 0) || (verb === 'set' && key !== undefined && valueWords.length > 0) || (verb === 'delete' && key !== undefined && valueWords.length === 0);
+  if (!valid || flags.source !== undefined || flags.category !== undefined || flags.limit !== undefined) {
+    err(flags)(`minara: ${usage}\n`);
+    return 2;
+  }
+  const { buildApp } = await import('./app');
+  const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  try {
+    if (verb === 'set') {
+      const entry = await app.memory.profile.set(key!, valueWords.join(' '), { setBy: 'user' });
+      out(flags)(`Profile ${entry.key} = ${entry.value} (set by you; the agent will not replace it).\n`);
+      return 0;
+    }
+    if (verb === 'delete') {
+      if (!(await app.memory.profile.delete(key!))) {
+        err(flags)(`minara: no profile key "${key}"\n`);
+        return 1;
+      }
+      out(flags)(`Deleted profile key ${key}.\n`);
+      return 0;
+    }
+    const entries = await app.memory.profile.list();
+    if (entries.length === 0) out(flags)('Profile: (empty)\n');
+    for (const e of entries) out(flags)(`${e.key}: ${e.value}  (${e.setBy === 'agent' ? 'set by the agent' : 'set by you'}, ${e.updatedAt.slice(0, 10)})\n`);
     return 0;
   } catch (error) {
     const e = error as { code?: unknown };

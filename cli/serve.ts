@@ -64,6 +64,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     allowedOrigins: env.allowedOrigins,
     logger: app.logger,
     modelStatus: app.modelStatus,
+    bus: app.bus,
     background: app.background,
     workflows: app.workflows,
     webhooks: webhooksFromEnv(),

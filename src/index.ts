@@ -42,7 +42,7 @@ export {
 // ── utilities ────────────────────────────────────────────────────────────────
 export { createConsoleLogger, type Logger, type LogFields, type LogLevel, silentLogger } from './util/logger';
 export { generateId, type IdGenerator } from './util/ids';
-export { createEventBus, type MinaraBus, type MinaraBusEvents } from './events/bus';
+export { APP_VIEWS, type AppView, createEventBus, type MinaraBus, type MinaraBusEvents } from './events/bus';
 
 // ── safety ───────────────────────────────────────────────────────────────────
 export {
@@ -255,6 +255,7 @@ export {
   inferLifecycleStages,
   isAssetClass,
   isLifecycleStage,
+  isRiskTier,
   isSkill,
   LICENSE_FILE_NAMES,
   type LicenseCategory,
@@ -264,6 +265,10 @@ export {
   loadSkillDirectories,
   loadSkillPackage,
   type NormalizedConditions,
+  permissionTierForRisk,
+  RISK_TIERS,
+  type RiskTier,
+  riskTierOf,
   type NormalizedRouting,
   normalizePlatform,
   type ParsedSkillMd,
@@ -383,6 +388,7 @@ export {
   normalizeEntity,
   parseSearchQuery,
   type ParsedQuery,
+  type ProfileAuthor,
   type ProfileEntry,
   reciprocalRankFusion,
   renderMemorySnapshot,
@@ -685,6 +691,7 @@ export {
   type DoctorFixResult,
   type DoctorOptions,
   type DoctorReport,
+  type SnapshotDirtyCounters,
   exportMemory,
   type ExportMemoryOptions,
   type ExportMemoryResult,

@@ -5,7 +5,7 @@ import { parseDuration } from './env-parse';
 import type { MinaraBus } from '../events/bus';
 import type { FinancePack } from '../finance/create-finance-pack';
 import { createHistorySync } from '../learning/history-sync';
-import { createPersonalizationRebuilder } from '../learning/personalization';
+import { createPersonalizationRebuilder, type PersonalizationRebuilder } from '../learning/personalization';
 import { METHODOLOGY_SYNTHESIS_USAGE_SOURCE } from '../learning/synthesis';
 import type { ModelPrice } from '../llm/pricing';
 import { backgroundUsageRecorder } from './extraction';
@@ -20,6 +20,41 @@ const DAY = 86_400_000;
 function every(env: Readonly<Record<string, string | undefined>>, name: string, fallbackMs: number): number {
   const value = env[name];
   return value === undefined || value.trim() === '' ? fallbackMs : parseDuration(value, name);
+}
+
+/**
+ * The rebuilder listens for `perps_fills:recorded` and `external_spot:recorded` (memory.md): new mirrored trades
+ * of this user start a rebuild at once instead of waiting for the daily one. Rebuilds never overlap: events that
+ * arrive during one coalesce into one more rebuild after it. A failure is logged (the daily job retries).
+ */
+export function listenForMirroredTrades(bus: MinaraBus, userId: string, rebuilder: PersonalizationRebuilder, logger: Logger): () => void {
+  let running: Promise<void> | undefined;
+  let again = false;
+  const run = (): void => {
+    if (running) {
+      again = true;
+      return;
+    }
+    running = rebuilder.rebuild()
+      .then((r) => logger.debug('personalization rebuilt after mirrored trades', { userId, written: r.written, ...(r.skipped ? { skipped: r.skipped } : {}) }))
+      .catch((error: unknown) => logger.warn('personalization rebuild after mirrored trades failed', { userId, error: error instanceof Error ? error.message : String(error) }))
+      .finally(() => {
+        running = undefined;
+        if (again) {
+          again = false;
+          run();
+        }
+      });
+  };
+  const onRecorded = (event: { readonly userId: string }): void => {
+    if (event.userId === userId) run();
+  };
+  bus.on('perps_fills:recorded', onRecorded);
+  bus.on('external_spot:recorded', onRecorded);
+  return () => {
+    bus.off('perps_fills:recorded', onRecorded);
+    bus.off('external_spot:recorded', onRecorded);
+  };
 }
 
 /**
@@ -47,6 +82,8 @@ export function learningJobs(deps: {
   readonly admit?: (() => Promise<string | undefined>) | undefined;
   /** The `prices` option (the synthesis pass's tokens are priced into the usage ledger). */
   readonly prices?: Readonly<Record<string, ModelPrice>> | undefined;
+  /** Receives what undoes the jobs' listeners at close (the mirrored-trades listener). */
+  readonly onDispose?: ((dispose: () => void) => void) | undefined;
 }): BackgroundJob[] {
   const { env, learning, storage, finance, memory, model, userId, bus, now, logger, admit } = deps;
   if (!learning) return [];
@@ -75,6 +112,8 @@ export function learningJobs(deps: {
   const rebuildEvery = every(env, 'MINARA_PERSONALIZATION_REBUILD_EVERY', DAY);
   if (rebuild !== 'disabled' && model && rebuildEvery > 0) {
     const rebuilder = createPersonalizationRebuilder({ storage, scope, memory, model, bus, now, logger });
+    const off = listenForMirroredTrades(bus, userId, rebuilder, logger);
+    deps.onDispose?.(off);
     jobs.push({
       id: 'learning:personalization', description: 'Rebuild personalization facts from recent sessions', every: rebuildEvery,
       run: async ({ signal }) => {

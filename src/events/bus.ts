@@ -43,6 +43,11 @@ export interface MinaraBusEvents {
   'external_spot:recorded': { readonly userId: string; readonly agentId?: string | undefined; readonly inserted: number };
   /** A personalization rebuild wrote (or skipped writing) facts. */
   'personalization:rebuilt': { readonly userId: string; readonly agentId?: string | undefined; readonly written: number; readonly skipped?: string | undefined };
+  /**
+   * What a person's open views show changed for this user (the post-turn fan-out's cache invalidation, agent-loop
+   * §5): the web app reloads those views (`GET /v1/events`) instead of polling.
+   */
+  'views:invalidated': { readonly userId: string; readonly views: readonly AppView[]; readonly reason: string };
   'turn:ended': {
     readonly sessionId: string;
     readonly turnId: string;
@@ -51,6 +56,12 @@ export interface MinaraBusEvents {
     readonly toolsUsed: readonly string[];
   };
 }
+
+/** A view of the person's data a client may cache: the portfolio, memories, pending approvals, the audit trail. */
+export type AppView = 'portfolio' | 'memory' | 'approvals' | 'audit';
+
+/** The views a client may cache, in a stable order. */
+export const APP_VIEWS: readonly AppView[] = ['portfolio', 'memory', 'approvals', 'audit'];
 
 /** The typed app-level event bus (an `eventemitter3` emitter). */
 export type MinaraBus = EventEmitter<{ [K in keyof MinaraBusEvents]: (payload: MinaraBusEvents[K]) => void }>;

@@ -1,3 +1,4 @@
+import { createEventStreams } from './event-routes';
 import { MinaraError } from '../errors/minara-error';
 import { generateId as defaultGenerateId } from '../util/ids';
 import { createConsoleLogger } from '../util/logger';
@@ -17,7 +18,7 @@ import { getShadowReport } from './shadow-routes';
 import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
-import { createMemory, deleteMemory, listMemory, restoreMemory, updateMemory } from './memory-routes';
+import { createMemory, deleteMemory, deleteProfile, listMemory, listProfile, restoreMemory, setProfile, updateMemory } from './memory-routes';
 import { checkAllowedHosts, checkAllowedOrigins, createPerimeter } from './perimeter';
 import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
@@ -118,6 +119,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   const leaseMs = options.sessionLockLeaseMs;
   if (leaseMs !== undefined && !(Number.isSafeInteger(leaseMs) && leaseMs >= 3000)) throw new MinaraError('CONFIG_INVALID', 'createGateway: "sessionLockLeaseMs" must be an integer of at least 3000 (ms).');
   const sessionLocks = createSessionLocks({ storage: options.storage, now, logger, ...(leaseMs !== undefined ? { leaseMs } : {}) });
+  const events = createEventStreams(options.bus);
   const deps: GatewayDeps = { options, quotas, sessionLocks, streams, maxBodyBytes, defaultUserId, logger, now, generateId, isClosing: () => closing, viewLinks };
   const checkToken = authToken === undefined ? undefined : createBearerCheck(authToken);
   const checkMcpToken = mcpToken === undefined ? undefined : createBearerCheck(mcpToken);
@@ -207,6 +209,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/chat/:id', getChat(deps));
   router.add('GET', '/v1/chat/:id/stream', resumeChat(deps));
   router.add('GET', '/v1/memory', listMemory(deps));
+  router.add('GET', '/v1/memory/profile', listProfile(deps));
+  router.add('PUT', '/v1/memory/profile/:key', setProfile(deps));
+  router.add('DELETE', '/v1/memory/profile/:key', deleteProfile(deps));
   router.add('POST', '/v1/memory', createMemory(deps));
   router.add('PATCH', '/v1/memory/:id', updateMemory(deps));
   router.add('DELETE', '/v1/memory/:id', deleteMemory(deps));
@@ -224,6 +229,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('POST', '/v1/files', postFile(deps));
   router.add('GET', '/v1/files/:key', getFile(deps));
   router.add('GET', '/v1/approvals', listApprovals(deps));
+  router.add('GET', '/v1/events', events.route);
   router.add('POST', '/v1/approvals/:id', decideApproval(deps));
   for (const [method, pattern, handler] of financeRoutes(deps)) router.add(method, pattern, handler);
   for (const [method, pattern, handler] of controlRoutes(deps)) router.add(method, pattern, handler);
@@ -332,6 +338,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     localKey,
     async close() {
       closing = true;
+      events.closeAll();
       await streams.drain();
     },
   };

@@ -26,6 +26,7 @@ export { gatewayEnv, type GatewayEnv } from './env';
 export { DEFAULT_MAX_BODY_BYTES } from './body';
 export { createUIStreamEncoder, type UIStreamEncoder, type UIStreamEncoderOptions } from '../runtime/ui-stream';
 export { EDITABLE_MEMORY_SOURCE } from './memory-routes';
+export { MAX_EVENT_STREAMS_PER_USER } from './event-routes';
 export { HttpError } from './http-error';
 export { createJwtAuthenticator, DECIDE_SCOPE, type GatewayAuthenticate, type GatewayIdentity, type GatewayQuota, type JwtAuthenticatorOptions, quotaFromClaim } from './auth';
 export { type QuotaOrigin, type QuotaStanding, USER_TURN_SOURCES } from './quotas';

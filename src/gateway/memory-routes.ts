@@ -1,3 +1,4 @@
+import { PROFILE_KEY_PATTERN } from '../memory/validate';
 import type { MemoryItem, MemoryStore } from '../memory/types';
 import { field, readJsonObject } from './body';
 import { badRequest, HttpError, json, notFound } from './http-error';
@@ -117,5 +118,39 @@ export function restoreMemory(deps: GatewayDeps): RouteHandler {
     await editable(memory, id, { includeDeleted: true, deleting: true });
     await memory.restore(id);
     return json(200, { memory: await memory.get(id) });
+  };
+}
+
+/** The profile key of a route (`/v1/memory/profile/:key`): a 400 naming the field when it is not a profile key. */
+function profileKey(raw: string | undefined): string {
+  const key = raw ?? '';
+  if (!PROFILE_KEY_PATTERN.test(key)) throw badRequest(`key: expected a profile key matching ${String(PROFILE_KEY_PATTERN)}, got ${JSON.stringify(key.slice(0, 80))}.`);
+  return key;
+}
+
+/** `GET /v1/memory/profile`: the tenant's profile keys (`setBy` says whether the person or the agent set each). */
+export function listProfile(deps: GatewayDeps): RouteHandler {
+  return async ({ userId }: RouteContext) => json(200, { profile: await store(deps, userId).profile.list() });
+}
+
+/** `PUT /v1/memory/profile/:key { value }`: the person sets a profile key; the agent never replaces it afterwards. */
+export function setProfile(deps: GatewayDeps): RouteHandler {
+  return async ({ request, params, userId }: RouteContext) => {
+    const memory = store(deps, userId);
+    const key = profileKey(params['key']);
+    const body = await readJsonObject(request, deps.maxBodyBytes);
+    field.only(body, ['value']);
+    const value = field.string(body, 'value', { min: 1 })!;
+    return json(200, { entry: await memory.profile.set(key, value, { setBy: 'user' }) });
+  };
+}
+
+/** `DELETE /v1/memory/profile/:key`: remove a profile key (the person's or the agent's). */
+export function deleteProfile(deps: GatewayDeps): RouteHandler {
+  return async ({ params, userId }: RouteContext) => {
+    const key = profileKey(params['key']);
+    const deleted = await store(deps, userId).profile.delete(key);
+    if (!deleted) throw notFound(`No profile key ${JSON.stringify(key)}.`);
+    return json(200, { key, deleted: true });
   };
 }

@@ -1,3 +1,4 @@
+import type { MinaraBus } from '../events/bus';
 import type { GatewayAuthenticate, GatewayQuota } from './auth';
 import type { QuotaGate } from './quotas';
 import type { SessionLocks } from './session-lock';
@@ -106,6 +107,11 @@ export interface GatewayOptions {
   readonly web?: { readonly dir: string } | undefined;
   /** What the app knows about its model, for `GET /v1/info` (a page shows a "no model configured" panel). */
   readonly modelStatus?: ModelConfigStatus | undefined;
+  /**
+   * The app's event bus (`app.bus`): `GET /v1/events` streams the caller's view invalidations (a turn that traded or
+   * wrote memory, an approval waiting, a stop) so the web app refreshes on change. Without it that route is 404.
+   */
+  readonly bus?: MinaraBus | undefined;
   /**
    * Signed webhooks that start autonomous turns: `POST /v1/signals/webhook/<name>` authenticated by the
    * webhook's HMAC secret (not the gateway token), with a ±5 minute replay window and an idempotency key.

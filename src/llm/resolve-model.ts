@@ -2,13 +2,24 @@ import type { EmbeddingModel, LanguageModel } from 'ai';
 import { MinaraError } from '../errors/minara-error';
 
 /** Providers `MINARA_MODEL=provider:model` understands. */
-export const MODEL_PROVIDERS = ['anthropic', 'openai', 'openai-compatible'] as const;
+export const MODEL_PROVIDERS = ['anthropic', 'openai', 'xai', 'openrouter', 'openai-compatible'] as const;
 export type ModelProvider = (typeof MODEL_PROVIDERS)[number];
 
 /** Defaults when only a provider key is set. */
-export const DEFAULT_MODELS: Readonly<Record<'anthropic' | 'openai', string>> = {
+export const DEFAULT_MODELS: Readonly<Record<'anthropic' | 'openai' | 'xai' | 'openrouter', string>> = {
   anthropic: 'claude-sonnet-4-5',
   openai: 'gpt-4.1-mini',
+  xai: 'grok-4',
+  openrouter: 'anthropic/claude-sonnet-4.5',
+};
+
+/**
+ * The providers whose package is an optional peer dependency (installed by the host when used), with the key each
+ * needs. `anthropic`, `openai` and `openai-compatible` ship with the package.
+ */
+const OPTIONAL_PROVIDERS: Readonly<Record<'xai' | 'openrouter', { readonly pkg: string; readonly key: string }>> = {
+  xai: { pkg: '@ai-sdk/xai', key: 'XAI_API_KEY' },
+  openrouter: { pkg: '@openrouter/ai-sdk-provider', key: 'OPENROUTER_API_KEY' },
 };
 
 /** Where the model configuration came from, without loading anything. */
@@ -20,6 +31,8 @@ const MODEL_CHOICES = [
   'No language model is configured. Set one of:',
   '  MINARA_MODEL=anthropic:claude-sonnet-4-5   with ANTHROPIC_API_KEY',
   '  MINARA_MODEL=openai:gpt-4.1-mini           with OPENAI_API_KEY',
+  '  MINARA_MODEL=xai:grok-4                    with XAI_API_KEY (npm install @ai-sdk/xai)',
+  '  MINARA_MODEL=openrouter:anthropic/claude-sonnet-4.5   with OPENROUTER_API_KEY (npm install @openrouter/ai-sdk-provider)',
   '  MINARA_MODEL=openai-compatible:llama3.1    with MINARA_MODEL_BASE_URL=http://127.0.0.1:11434/v1 (Ollama, LM Studio, vLLM, OpenRouter)',
 ];
 
@@ -65,7 +78,7 @@ export function modelConfigStatus(options: { model?: string | undefined; baseUrl
   if (!MODEL_PROVIDERS.includes(provider) || modelId === '') {
     // A bare model id names its provider often enough to suggest the fix.
     const bare = i > 0 ? '' : spec.trim();
-    const guess = /^(gpt-|o\d|chatgpt-)/i.test(bare) ? `openai:${bare}` : /^claude-/i.test(bare) ? `anthropic:${bare}` : undefined;
+    const guess = /^(gpt-|o\d|chatgpt-)/i.test(bare) ? `openai:${bare}` : /^claude-/i.test(bare) ? `anthropic:${bare}` : /^grok-/i.test(bare) ? `xai:${bare}` : bare.includes('/') ? `openrouter:${bare}` : undefined;
     return {
       configured: false,
       reason: `MINARA_MODEL="${spec}" is not "provider:model" with provider one of ${MODEL_PROVIDERS.join(', ')}.${guess ? ` Did you mean MINARA_MODEL=${guess}?` : ''}`,
@@ -74,12 +87,35 @@ export function modelConfigStatus(options: { model?: string | undefined; baseUrl
   }
   if (provider === 'anthropic' && !env.ANTHROPIC_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses anthropic but ANTHROPIC_API_KEY is not set.', help };
   if (provider === 'openai' && !env.OPENAI_API_KEY) return { configured: false, reason: 'MINARA_MODEL uses openai but OPENAI_API_KEY is not set.', help };
+  if ((provider === 'xai' || provider === 'openrouter') && !env[OPTIONAL_PROVIDERS[provider].key]) {
+    return { configured: false, reason: `MINARA_MODEL uses ${provider} but ${OPTIONAL_PROVIDERS[provider].key} is not set.`, help };
+  }
   if (provider === 'openai-compatible' && !baseUrl) return { configured: false, reason: 'MINARA_MODEL uses openai-compatible but MINARA_MODEL_BASE_URL is not set.', help };
   return { configured: true, provider, modelId, ...(provider === 'openai-compatible' ? { baseUrl } : {}), label: `${provider}:${modelId}` };
 }
 
+/** Load an optional peer provider package, or say which package to install. */
+async function importOptionalProvider<T>(provider: 'xai' | 'openrouter', load: () => Promise<T>): Promise<T> {
+  try {
+    return await load();
+  } catch (error) {
+    // The loader's error, or one that wraps it (bundlers and test runners keep the original as `cause`).
+    let missing = false;
+    for (let e: unknown = error, depth = 0; e !== null && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+      const code = (e as { code?: unknown }).code;
+      if (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND') missing = true;
+    }
+    if (missing) {
+      const { pkg } = OPTIONAL_PROVIDERS[provider];
+      throw new MinaraError('MODEL_NOT_CONFIGURED', `MINARA_MODEL uses ${provider}, whose provider package is an optional peer dependency: npm install ${pkg}`);
+    }
+    throw error;
+  }
+}
+
 /**
- * Resolve the configured language model. Provider packages are loaded only when used.
+ * Resolve the configured language model. Provider packages are loaded only when used; `xai` and `openrouter` need
+ * their optional peer package (`@ai-sdk/xai`, `@openrouter/ai-sdk-provider`).
  *
  * @throws MinaraError `MODEL_NOT_CONFIGURED` with instructions when nothing usable is configured.
  * @example
@@ -99,6 +135,14 @@ export async function resolveModel(options: { model?: string | undefined; baseUr
     case 'openai': {
       const { createOpenAI } = await import('@ai-sdk/openai');
       return createOpenAI({ apiKey: env.OPENAI_API_KEY ?? '', ...(env.OPENAI_BASE_URL ? { baseURL: env.OPENAI_BASE_URL } : {}) })(status.modelId);
+    }
+    case 'xai': {
+      const { createXai } = await importOptionalProvider('xai', () => import('@ai-sdk/xai'));
+      return createXai({ apiKey: env.XAI_API_KEY ?? '', ...(env.XAI_BASE_URL ? { baseURL: env.XAI_BASE_URL } : {}) })(status.modelId);
+    }
+    case 'openrouter': {
+      const { createOpenRouter } = await importOptionalProvider('openrouter', () => import('@openrouter/ai-sdk-provider'));
+      return createOpenRouter({ apiKey: env.OPENROUTER_API_KEY ?? '', compatibility: 'strict', ...(env.OPENROUTER_BASE_URL ? { baseURL: env.OPENROUTER_BASE_URL } : {}) }).chat(status.modelId, { usage: { include: true } });
     }
     case 'openai-compatible': {
       const { createOpenAICompatible } = await import('@ai-sdk/openai-compatible');

@@ -1,3 +1,4 @@
+import { permissionTierForRisk } from '../safety/risk-tier';
 import { randomUUID } from 'node:crypto';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
@@ -257,7 +258,7 @@ export function createMcpToolServer(options: CreateMcpToolServerOptions): McpToo
       userId: session.userId,
       ...(agentId ? { agentId } : {}),
       allowedToolSets: servedToolSets(),
-      riskCeiling: PermissionTier.ALWAYS_CONFIRM,
+      riskCeiling: permissionTierForRisk('high'),
     });
     const outcome = await tools.dispatchDetailed(entry.name, args ?? {}, {
       context,

@@ -41,5 +41,6 @@ export type {
   MemoryScope,
   MemoryStatus,
   MemoryStorage,
+  ProfileAuthor,
   ProfileEntry,
 } from '../storage/memory-types';

@@ -229,9 +229,11 @@ export function createMemoryStore(options: MemoryStoreOptions): MemoryStore {
       async get(key) {
         return (await storage.profileGet(scope, validateProfileEntry(key).key))?.value;
       },
-      async set(key, value) {
+      async set(key, value, options = {}) {
         const entry = validateProfileEntry(key, value);
-        await storage.profileSet(scope, entry.key, entry.value, now());
+        const setBy = options.setBy ?? 'user';
+        if (setBy !== 'user' && setBy !== 'agent') throw new MinaraError('MEMORY_INVALID', `profile \`setBy\` must be "user" or "agent", got ${JSON.stringify(setBy)}`);
+        return storage.profileSet(scope, entry.key, entry.value, now(), setBy);
       },
       async list() {
         return storage.profileList(scope);

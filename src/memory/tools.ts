@@ -1,5 +1,5 @@
 /**
- * The memory tools: `memory_write`, `memory_search`, `memory_read`. Baseline tools of the `memory` tool set,
+ * The memory tools: `memory_write`, `memory_search`, `memory_read`, `memory_profile_set`. Baseline tools of the `memory` tool set,
  * READ_ONLY (they never ask for confirmation); every call goes through the registry's dispatch, which writes
  * one audit row per call. Memories are advisory context: a tool here cannot change a permission tier.
  */
@@ -8,6 +8,7 @@ import { MinaraError } from '../errors/minara-error';
 import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry, ToolExecutionContext } from '../tools/types';
+import { USER_ASKED_TO_REMEMBER } from './remember-intent';
 import type { MemoryStore } from './types';
 
 /** Options of {@link createMemoryTools}: one fixed store, or a resolver from the call's tenant. */
@@ -20,7 +21,10 @@ export type MemoryToolsOptions =
     };
 
 /** Names of the memory tools, in their stable order. */
-export const MEMORY_TOOL_NAMES = ['memory_write', 'memory_search', 'memory_read'] as const;
+export const MEMORY_TOOL_NAMES = ['memory_write', 'memory_search', 'memory_read', 'memory_profile_set'] as const;
+
+/** Profile keys the agent may set: lower snake case, no dots (so never a `hard_constraint.*` key). */
+const AGENT_PROFILE_KEY = /^[a-z][a-z0-9_]{0,39}$/;
 
 const category = z.string().regex(/^[a-z][a-z0-9_]{0,39}$/, 'lower snake case, 1-40 chars');
 const limit = z.number().int().min(1).max(100);
@@ -70,7 +74,11 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       permissionTier: PermissionTier.READ_ONLY,
       execute: async (input, ctx) => {
         const store = await storeFor(ctx);
-        const { id } = await store.write({ category: input.category, content: input.content, ...(input.metadata == null ? {} : { metadata: input.metadata }) });
+        // The runtime decides the source, never the model (memory.md): `user_explicit` when the person's own words in
+        // this turn asked to remember, else `agent_recorded`; a `source` the model put in metadata is dropped.
+        const { source: _claimed, ...metadata } = input.metadata ?? {};
+        const source = ctx.call.state.get(USER_ASKED_TO_REMEMBER) === true ? 'user_explicit' : 'agent_recorded';
+        const { id } = await store.write({ category: input.category, content: input.content, source, ...(Object.keys(metadata).length === 0 ? {} : { metadata }) });
         return { id, category: input.category, routedTo: input.category === 'fact' ? 'fact_layer' : 'memories' };
       },
     }),
@@ -97,6 +105,26 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
         const store = await storeFor(ctx);
         const hits = await store.read({ limit: input.limit ?? 20, ...(input.category == null ? {} : { category: input.category }) });
         return { results: hits.map(brief) };
+      },
+    }),
+    defineTool({
+      name: 'memory_profile_set',
+      toolSet: 'memory',
+      description:
+        'Record a stable fact about the user as a profile key (risk_tolerance, preferred_chains, language, base_currency, …) that every later prompt shows. ' +
+        'A value the user set themselves is never replaced: the result says so (applied: false).',
+      inputSchema: z.object({
+        key: z.string().regex(AGENT_PROFILE_KEY, 'lower snake case, 1-40 chars, e.g. risk_tolerance'),
+        value: z.string().min(1).max(500),
+      }),
+      permissionTier: PermissionTier.READ_ONLY,
+      execute: async (input, ctx) => {
+        const store = await storeFor(ctx);
+        const entry = await store.profile.set(input.key, input.value, { setBy: 'agent' });
+        const applied = entry.setBy === 'agent' && entry.value === input.value.trim();
+        return applied
+          ? { key: entry.key, value: entry.value, applied: true }
+          : { key: entry.key, value: entry.value, applied: false, reason: 'The user set this key themselves; their value stays.' };
       },
     }),
   ];

@@ -4,7 +4,7 @@
 import type { EmbeddingModel } from 'ai';
 import type { MinaraBus } from '../events/bus';
 import type { Storage } from '../storage/types';
-import type { ConsolidationEvent, EmbeddingState, MemoryScope, MemoryStatus, ProfileEntry } from '../storage/memory-types';
+import type { ConsolidationEvent, EmbeddingState, MemoryScope, MemoryStatus, ProfileAuthor, ProfileEntry } from '../storage/memory-types';
 import type { Logger } from '../util/logger';
 import type { FactConsolidator } from './consolidator';
 
@@ -218,7 +218,11 @@ export interface MemoryStore {
   /** The user profile key/value store of the scope. */
   readonly profile: {
     get(key: string): Promise<string | undefined>;
-    set(key: string, value: string): Promise<void>;
+    /**
+     * Set a key. `setBy: 'agent'` never replaces a value the person set (it returns the person's entry unchanged);
+     * the person's writes (the default) always win.
+     */
+    set(key: string, value: string, options?: { readonly setBy?: ProfileAuthor | undefined }): Promise<ProfileEntry>;
     list(): Promise<ProfileEntry[]>;
     delete(key: string): Promise<boolean>;
   };

@@ -57,6 +57,31 @@ export interface DoctorOptions {
   readonly now?: (() => Date) | undefined;
 }
 
+/** Writes a running session does not see: they reach the prompt when a new session freezes its snapshot. */
+export interface SnapshotDirtyCounters {
+  /** The newest session of the scope (left out when anonymous). */
+  readonly sessionId?: string | undefined;
+  /** When that session started, which is when its snapshot froze. */
+  readonly since: string;
+  /** Memory rows written or changed since (soft-deleted and trade-case rows left out; counted up to 1,000). */
+  readonly memoryWrites: DoctorCount;
+  /** Profile keys set since. */
+  readonly profileWrites: DoctorCount;
+}
+
+const DIRTY_SCAN_LIMIT = 1000;
+
+/** The dirty counters of a scope: writes after its newest session started. */
+async function snapshotDirty(storage: Storage, scope: MemoryScope, c: (n: number) => DoctorCount, anonymous: boolean): Promise<SnapshotDirtyCounters | undefined> {
+  const [session] = await storage.conversations.listSessions({ userId: scope.userId, limit: 1 });
+  if (!session) return undefined;
+  const since = session.createdAt;
+  const rows = await storage.memory.list(scope, { limit: DIRTY_SCAN_LIMIT, excludeSources: ['trade_case'] });
+  const memoryWrites = rows.filter((r) => r.updatedAt > since).length;
+  const profileWrites = (await storage.memory.profileList(scope)).filter((p) => p.updatedAt > since).length;
+  return { ...(anonymous ? {} : { sessionId: session.id }), since, memoryWrites: c(memoryWrites), profileWrites: c(profileWrites) };
+}
+
 /** What {@link runDoctor} reports. Counts are numbers, or bucket strings when `anonymous`. */
 export interface DoctorReport {
   readonly generatedAt: string;
@@ -77,8 +102,17 @@ export interface DoctorReport {
     readonly edges: DoctorCount;
     /** Entities most memories point at (left out when anonymous). */
     readonly topEntities: ReadonlyArray<{ readonly kind: string; readonly key: string; readonly memories: DoctorCount }>;
-    /** The frozen snapshot a new session would load: memories and profile keys in it. */
-    readonly snapshot?: { readonly memories: DoctorCount; readonly profileKeys: DoctorCount; readonly chars: DoctorCount } | undefined;
+    /**
+     * The frozen snapshot a new session would load: memories and profile keys in it, and its dirty counters
+     * (memory.md): writes since the newest session of the scope froze its snapshot (at the session's start).
+     */
+    readonly snapshot?: {
+      readonly memories: DoctorCount;
+      readonly profileKeys: DoctorCount;
+      readonly chars: DoctorCount;
+      /** Absent when the scope has no session yet (nothing is frozen). */
+      readonly dirty?: SnapshotDirtyCounters | undefined;
+    } | undefined;
   };
   readonly learning: {
     readonly methodologies: Readonly<Record<'proposed' | 'candidate' | 'graduated' | 'quarantined' | 'graduationProposed', DoctorCount>>;
@@ -265,7 +299,8 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   let snapshot: DoctorReport['memory']['snapshot'];
   if (options.memory) {
     const s = await options.memory.loadSnapshot();
-    snapshot = { memories: c(s.memoryIds.length), profileKeys: c(s.profileKeys.length), chars: c(s.text.length) };
+    const dirty = await snapshotDirty(storage, scope, c, anonymous);
+    snapshot = { memories: c(s.memoryIds.length), profileKeys: c(s.profileKeys.length), chars: c(s.text.length), ...(dirty ? { dirty } : {}) };
   }
 
   let workspace: DoctorReport['workspace'];
@@ -503,6 +538,9 @@ export function formatDoctorReport(r: DoctorReport): string {
     `  soft-deleted ${r.memory.softDeleted}; embeddings: ${kv(r.memory.embedding)}; vectors ${r.memory.vectors}; edges ${r.memory.edges}`,
     ...(r.memory.topEntities.length > 0 ? [`  top entities: ${r.memory.topEntities.map((e) => `${e.key} (${e.memories})`).join(', ')}`] : []),
     ...(r.memory.snapshot ? [`  snapshot: ${r.memory.snapshot.memories} memories, ${r.memory.snapshot.profileKeys} profile keys, ${r.memory.snapshot.chars} characters`] : []),
+    ...(r.memory.snapshot?.dirty
+      ? [`  snapshot dirty: ${r.memory.snapshot.dirty.memoryWrites} memory writes, ${r.memory.snapshot.dirty.profileWrites} profile changes since ${r.memory.snapshot.dirty.sessionId ? `session ${r.memory.snapshot.dirty.sessionId}` : 'the newest session'} froze its snapshot (${r.memory.snapshot.dirty.since}); a new session loads them`]
+      : []),
     '',
     'Learning',
     `  methodologies: ${kv(r.learning.methodologies)}; demotion due ${r.learning.demotionDue}`,

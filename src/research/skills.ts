@@ -82,6 +82,9 @@ export const codeAnalysisDefinition: SkillDefinition = {
   ].join('\n'),
   summary: 'run_code with inputs from get_ohlcv; return small JSON; chart via chart: { title }; one fix on error.',
   toolNames: ['run_code', 'get_ohlcv', 'get_price', 'create_chart'],
+  // Starts a code sandbox (QuickJS here, an e2b VM with E2B_API_KEY): refused from an autonomous source (cron,
+  // webhook, heartbeat, workflow) unless the turn is operator-authored (skill-system, signals).
+  sandbox: true,
   priority: 38,
   routing: {
     keywords: [

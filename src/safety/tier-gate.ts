@@ -1,3 +1,4 @@
+import { riskTierOf } from './risk-tier';
 import type { MinaraErrorCode } from '../errors/codes';
 import type { ToolCallContext, ToolEntry, ToolOrderFacts } from '../tools/types';
 import { grantView } from '../tools/order-facts';
@@ -78,7 +79,7 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
     return {
       kind: 'block',
       code: 'RISK_CEILING_EXCEEDED',
-      reason: `Tool "${tool.name}" needs ${permissionTierName(tier)}, above this turn's risk ceiling ${permissionTierName(context.riskCeiling)}.`,
+      reason: `Tool "${tool.name}" is ${riskTierOf(tier)} risk (${permissionTierName(tier)}), above this turn's risk ceiling ${riskTierOf(context.riskCeiling)} (${permissionTierName(context.riskCeiling)}).`,
     };
   }
 

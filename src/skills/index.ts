@@ -80,8 +80,13 @@ export {
   inferLifecycleStages,
   isAssetClass,
   isLifecycleStage,
+  isRiskTier,
   LIFECYCLE_STAGES,
   type LifecycleStage,
+  permissionTierForRisk,
+  RISK_TIERS,
+  type RiskTier,
+  riskTierOf,
   STAGE_TRIGGERS,
 } from './taxonomy';
 export { extractRoutingEntities, type RoutingEntity } from './taxonomy-entities';

@@ -1,11 +1,14 @@
 /**
- * The finance taxonomy the router and skills speak: lifecycle stages and asset classes, inferred from a
- * message in English and Chinese. Deterministic and self-contained (no model call).
+ * The finance taxonomy the router and skills speak: lifecycle stages, asset classes (inferred from a
+ * message in English and Chinese) and risk tiers. Deterministic and self-contained (no model call).
  *
  * @module
  */
 import { analyzeText, type AnalyzedText, createKeywordIndex } from './text-match';
 import { extractRoutingEntities, type RoutingEntity } from './taxonomy-entities';
+
+/** The third word of the finance taxonomy: how much an action can cost the person (see `src/safety/risk-tier.ts`). */
+export { isRiskTier, permissionTierForRisk, RISK_TIERS, type RiskTier, riskTierOf } from '../safety/risk-tier';
 
 /** Where a request sits in the trade lifecycle. */
 export const LIFECYCLE_STAGES = ['discover', 'evaluate', 'decide', 'manage'] as const;

@@ -396,7 +396,7 @@ export type HistorySyncAttempt =
 /** A personalization rebuild snapshot: what the last rebuild read and wrote, for cheap diffs. */
 export interface PersonalizationSnapshot {
   readonly id: number;
-  /** The newest `updatedAt` of the sessions read. */
+  /** The newest time among what was read: sessions' `updatedAt` and the mirrored fills' and spot activities' `createdAt`. */
   readonly sessionWatermark: string;
   readonly sessionIds: readonly string[];
   /** sha256 of each fact kept (normalised). */

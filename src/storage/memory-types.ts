@@ -236,11 +236,16 @@ export interface ConsolidationEvent extends Omit<ConsolidationEventInput, 'now'>
   readonly createdAt: string;
 }
 
+/** Who set a profile entry: the person (through an editor, the CLI, an import or an approved constraint) or the agent. */
+export type ProfileAuthor = 'user' | 'agent';
+
 /** One profile entry. */
 export interface ProfileEntry {
   readonly key: string;
   readonly value: string;
   readonly updatedAt: string;
+  /** Who set it last; entries stored before the column existed are the person's. @default 'user' */
+  readonly setBy?: ProfileAuthor | undefined;
 }
 
 /** Vector-index facts of an engine. */
@@ -357,6 +362,10 @@ export interface MemoryStorage {
   /** Profile entries in the order they were first set. */
   profileList(scope: MemoryScope): Promise<ProfileEntry[]>;
   profileGet(scope: MemoryScope, key: string): Promise<ProfileEntry | undefined>;
-  profileSet(scope: MemoryScope, key: string, value: string, now: string): Promise<ProfileEntry>;
+  /**
+   * Set a profile entry. The person's value wins: a write with `setBy: 'agent'` leaves an entry the person set
+   * unchanged (atomically, in the same statement) and returns that entry. @param setBy @default 'user'
+   */
+  profileSet(scope: MemoryScope, key: string, value: string, now: string, setBy?: ProfileAuthor): Promise<ProfileEntry>;
   profileDelete(scope: MemoryScope, key: string): Promise<boolean>;
 }

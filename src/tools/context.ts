@@ -1,3 +1,4 @@
+import { isRiskTier, permissionTierForRisk, RISK_TIERS } from '../safety/risk-tier';
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { MinaraError } from '../errors/minara-error';
 import { generateId } from '../util/ids';
@@ -23,9 +24,10 @@ export function createToolCallContext(init: ToolCallContextInit): ToolCallContex
   if (!SOURCES.has(source)) {
     throw new MinaraError('INVALID_ARGUMENT', `createToolCallContext: "source" must be one of ${[...SOURCES].join(', ')}; got ${JSON.stringify(source)}.`);
   }
-  if (init.riskCeiling !== undefined && !isPermissionTier(init.riskCeiling)) {
-    throw new MinaraError('INVALID_ARGUMENT', 'createToolCallContext: "riskCeiling" must be a PermissionTier (1–4).');
+  if (init.riskCeiling !== undefined && !isPermissionTier(init.riskCeiling) && !isRiskTier(init.riskCeiling)) {
+    throw new MinaraError('INVALID_ARGUMENT', `createToolCallContext: "riskCeiling" must be a RiskTier (${RISK_TIERS.join(', ')}) or a PermissionTier (1–4); got ${JSON.stringify(init.riskCeiling)}.`);
   }
+  const riskCeiling = init.riskCeiling === undefined ? undefined : isRiskTier(init.riskCeiling) ? permissionTierForRisk(init.riskCeiling) : init.riskCeiling;
   return {
     sessionId: init.sessionId,
     source,
@@ -34,7 +36,7 @@ export function createToolCallContext(init: ToolCallContextInit): ToolCallContex
     userId: init.userId,
     agentId: init.agentId,
     allowedToolSets: init.allowedToolSets ? Object.freeze([...init.allowedToolSets]) : undefined,
-    riskCeiling: init.riskCeiling,
+    riskCeiling,
     operatorAuthored: init.operatorAuthored,
     ...(init.lifecycleStages !== undefined ? { lifecycleStages: Object.freeze([...init.lifecycleStages]) } : {}),
     usedTools: new Set(),

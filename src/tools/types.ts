@@ -1,3 +1,4 @@
+import type { RiskTier } from '../safety/risk-tier';
 import type { CircuitBreakers } from '../safety/circuit-breakers';
 import type { z } from 'zod';
 import type { MinaraErrorCode } from '../errors/codes';
@@ -54,7 +55,8 @@ export interface ToolCallContextInit {
   userId?: string;
   agentId?: string;
   allowedToolSets?: readonly string[];
-  riskCeiling?: PermissionTier;
+  /** Highest tier the turn may run: a finance `RiskTier` (`'high'`) or the `PermissionTier` it maps to. */
+  riskCeiling?: PermissionTier | RiskTier;
   operatorAuthored?: boolean;
   lifecycleStages?: readonly TurnStage[];
 }

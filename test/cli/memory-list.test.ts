@@ -51,4 +51,30 @@ describe('minara memory list and delete', () => {
     expect(minara(['memory', 'export', '--source', 'chat_extracted', '--data-dir', dir]).stderr).toContain('apply to memory list');
     expect(minara(['memory', 'list', '--limit', '0', '--data-dir', dir]).stderr).toContain('--limit expects a number from 1 to 1000');
   });
+
+  it('minara memory profile: the person sets, lists and deletes profile keys; the agent does not replace a value the person set', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'minara-cli-profile-'));
+    dirs.push(dir);
+    const storage = createSqliteStorage({ path: path.join(dir, 'minara.db'), logger: silentLogger });
+    const memory = createMemoryStore({ storage, scope: { userId: 'default' }, logger: silentLogger });
+    await memory.profile.set('preferred_chains', 'base', { setBy: 'agent' });
+    await memory.close();
+    await storage.close();
+
+    const set = minara(['memory', 'profile', 'set', 'risk_tolerance', 'very', 'conservative', '--data-dir', dir]);
+    expect(set.code).toBe(0);
+    expect(set.stdout).toContain('Profile risk_tolerance = very conservative (set by you');
+    const list = minara(['memory', 'profile', '--data-dir', dir]);
+    expect(list.stdout).toContain('preferred_chains: base  (set by the agent,');
+    expect(list.stdout).toContain('risk_tolerance: very conservative  (set by you,');
+    const again = createSqliteStorage({ path: path.join(dir, 'minara.db'), logger: silentLogger });
+    const mem = createMemoryStore({ storage: again, scope: { userId: 'default' }, logger: silentLogger });
+    expect(await mem.profile.set('risk_tolerance', 'degen', { setBy: 'agent' })).toMatchObject({ value: 'very conservative', setBy: 'user' });
+    await mem.close();
+    await again.close();
+    expect(minara(['memory', 'profile', 'delete', 'risk_tolerance', '--data-dir', dir]).stdout).toContain('Deleted profile key risk_tolerance.');
+    expect(minara(['memory', 'profile', 'delete', 'risk_tolerance', '--data-dir', dir]).code).toBe(1);
+    expect(minara(['memory', 'profile', 'set', 'k', '--data-dir', dir]).code).toBe(2);
+    expect(minara(['memory', 'profile', 'set', 'bad key!', 'v', '--data-dir', dir]).stderr).toContain('profile `key` must match');
+  });
 });

@@ -63,7 +63,7 @@ export async function startGateway(
   const memoryFor = (userId: string) => {
     let s = stores.get(userId);
     if (!s) {
-      s = createMemoryStore({ storage, scope: { userId } });
+      s = createMemoryStore({ storage, scope: { userId }, ...(options.gateway?.bus ? { bus: options.gateway.bus } : {}) });
       stores.set(userId, s);
     }
     return s;
@@ -71,7 +71,7 @@ export async function startGateway(
   const workspaceDir = mkdtempSync(path.join(tmpdir(), 'minara-gw-'));
   const workspace = createWorkspace({ dir: workspaceDir, heartbeat: false });
   const model = createScriptedModel(script, options.model);
-  const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger, memory: (scope) => memoryFor(scope.userId), surface: 'gateway' });
+  const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger, memory: (scope) => memoryFor(scope.userId), surface: 'gateway', ...(options.gateway?.bus ? { bus: options.gateway.bus } : {}) });
   // These tests stand for a trusted proxy that names the tenant in x-minara-user (auth.test.ts covers the other modes).
   const gateway = createGateway({ runtime, storage, tools, memoryFor, workspace, logger: silentLogger, trustUserHeader: true, ...options.gateway });
   const served = await serveGateway({ gateway, port: 0 });

@@ -66,6 +66,34 @@ describe('/v1/memory', () => {
   });
 });
 
+describe('/v1/memory/profile', () => {
+  it("the person lists, sets and deletes profile keys; the person's value wins over the agent's; tenants are apart; bad keys name the field", async () => {
+    h = await startGateway();
+    const alice = { 'x-minara-user': 'alice' };
+    const bob = { 'x-minara-user': 'bob' };
+    await h.memoryFor('alice').profile.set('risk_tolerance', 'aggressive', { setBy: 'agent' });
+    const listed = (await (await send('GET', `${h.url}/v1/memory/profile`, undefined, alice)).json()) as Json;
+    expect(listed.profile).toEqual([{ key: 'risk_tolerance', value: 'aggressive', updatedAt: expect.any(String), setBy: 'agent' }]);
+    const put = await send('PUT', `${h.url}/v1/memory/profile/risk_tolerance`, { value: 'conservative' }, alice);
+    expect(put.status).toBe(200);
+    expect(((await put.json()) as Json).entry).toMatchObject({ key: 'risk_tolerance', value: 'conservative', setBy: 'user' });
+    // The agent's later write does not replace the person's.
+    await h.memoryFor('alice').profile.set('risk_tolerance', 'degen', { setBy: 'agent' });
+    expect(await h.memoryFor('alice').profile.get('risk_tolerance')).toBe('conservative');
+    // Another tenant sees nothing and deletes nothing.
+    expect(((await (await send('GET', `${h.url}/v1/memory/profile`, undefined, bob)).json()) as Json).profile).toEqual([]);
+    expect((await send('DELETE', `${h.url}/v1/memory/profile/risk_tolerance`, undefined, bob)).status).toBe(404);
+    expect(await h.memoryFor('alice').profile.get('risk_tolerance')).toBe('conservative');
+    const bad = await send('PUT', `${h.url}/v1/memory/profile/${encodeURIComponent('bad key!')}`, { value: 'x' }, alice);
+    expect(bad.status).toBe(400);
+    expect(((await bad.json()) as Json).error.message).toMatch(/^key: expected a profile key/);
+    expect((await send('PUT', `${h.url}/v1/memory/profile/base_currency`, { value: '' }, alice)).status).toBe(400);
+    expect((await send('PUT', `${h.url}/v1/memory/profile/base_currency`, { value: 'EUR', extra: 1 }, alice)).status).toBe(400);
+    expect(await (await send('DELETE', `${h.url}/v1/memory/profile/risk_tolerance`, undefined, alice)).json()).toEqual({ key: 'risk_tolerance', deleted: true });
+    expect(await h.memoryFor('alice').profile.list()).toEqual([]);
+  });
+});
+
 describe('/v1/memory and what was learned from chat', () => {
   it('lists by source; a chat_extracted memory can be deleted and restored but not edited', async () => {
     h = await startGateway();

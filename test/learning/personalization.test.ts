@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMemoryStore, createPersonalizationRebuilder, silentLogger } from '@minara/agent';
+import { createApp, createMemoryStore, createPersonalizationRebuilder, silentLogger } from '@minara/agent';
 import { createFakeClock, createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
 
 describe('the personalization rebuild (scripted model)', () => {
@@ -57,5 +57,57 @@ describe('the personalization rebuild (scripted model)', () => {
     expect(await memory.read({ category: 'personalization' })).toEqual([]);
     expect(await storage.learning.latestPersonalizationSnapshot({ userId: 'u1' })).toBeUndefined();
     expect(() => createPersonalizationRebuilder({ storage, scope: { userId: 'u1' }, memory, model: createScriptedModel([]), sessions: 0 })).toThrow(/sessions must be a positive integer/);
+  });
+});
+
+describe('personalization from three sources (memory.md: sessions, mirrored perp fills, external spot)', () => {
+  const fill = (n: number, tsMs: number) => ({
+    subAccountId: 'main', oid: `o${n}`, tsMs, symbol: 'BTC', side: 'B', dir: 'Open Long', size: 0.5, price: 60_000 + n, fee: 1.2, closedPnl: 0, fillUid: `f${n}`, now: new Date(tsMs).toISOString(),
+  });
+
+  it('reads the mirrored fills and spot activity beside the sessions; new mirrored rows make the next rebuild run', async () => {
+    const clock = createFakeClock('2026-03-02T09:00:00.000Z');
+    const storage = createInMemoryStorage({ now: clock.now });
+    const memory = createMemoryStore({ storage, scope: { userId: 'u1' }, logger: silentLogger, now: clock.now });
+    await storage.learning.insertPerpsFills({ userId: 'u1' }, [fill(1, Date.parse('2026-03-01T10:00:00Z'))]);
+    await storage.learning.insertExternalSpot({ userId: 'u1' }, [{ txHash: '0xabc', tsMs: Date.parse('2026-03-01T11:00:00Z'), type: 'swap', fromToken: 'USDC', toToken: 'SOL', amount: '250', valueUsd: 250, status: 'success', now: '2026-03-01T11:00:00.000Z' }]);
+    await storage.learning.insertPerpsFills({ userId: 'u2' }, [{ ...fill(9, Date.parse('2026-03-01T12:00:00Z')), symbol: 'OTHERTENANTCOIN' }]);
+    const model = createScriptedModel([
+      (call) => {
+        const prompt = JSON.stringify(call.prompt);
+        expect(prompt).toContain('perp fill: B 0.5 BTC at 60001 (Open Long)');
+        expect(prompt).toContain('spot swap: 250 USDC -> SOL (~$250), success');
+        expect(prompt).not.toContain('OTHERTENANTCOIN');
+        return { text: JSON.stringify({ facts: [{ content: 'The user trades BTC perps long.' }] }) };
+      },
+    ]);
+    const rebuilder = createPersonalizationRebuilder({ storage, scope: { userId: 'u1' }, memory, model, now: clock.now });
+    // No session at all: the mirrored trades alone are a source.
+    expect(await rebuilder.rebuild()).toMatchObject({ written: 1 });
+    expect(await rebuilder.rebuild()).toMatchObject({ written: 0, skipped: 'no session changed since the last rebuild' });
+    clock.advance(60_000);
+    await storage.learning.insertPerpsFills({ userId: 'u1' }, [fill(2, Date.parse('2026-03-02T08:00:00Z'))]);
+    model.push({ text: JSON.stringify({ facts: [] }) });
+    expect(await rebuilder.rebuild()).toMatchObject({ written: 0, duplicates: 0 });
+    model.assertConsumed();
+    expect(() => createPersonalizationRebuilder({ storage, scope: { userId: 'u1' }, memory, model, mirroredTrades: -1 })).toThrow(/mirroredTrades must be a non-negative integer/);
+  });
+
+  it('createApp rebuilds when perps_fills:recorded or external_spot:recorded arrive for its user', async () => {
+    const storage = createInMemoryStorage();
+    const model = createScriptedModel([{ text: JSON.stringify({ facts: [{ content: 'The user scalps ETH perps.' }] }) }]);
+    const app = await createApp({ storage, model, userId: 'u1', env: { MINARA_EXTRACTION: 'disabled' }, logger: silentLogger });
+    try {
+      const rebuilt = new Promise<{ written: number }>((resolve) => app.bus.on('personalization:rebuilt', (e) => resolve(e)));
+      await storage.learning.insertPerpsFills({ userId: 'u1' }, [fill(3, Date.parse('2026-03-01T10:00:00Z'))]);
+      app.bus.emit('perps_fills:recorded', { userId: 'someone-else', subAccountId: 'main', inserted: 1 });
+      app.bus.emit('perps_fills:recorded', { userId: 'u1', subAccountId: 'main', inserted: 1 });
+      expect(await rebuilt).toMatchObject({ written: 1 });
+      const rows = await app.memory.read({ category: 'personalization' });
+      expect(rows.map((r) => [r.content, r.source])).toEqual([['The user scalps ETH perps.', 'inferred']]);
+      model.assertConsumed();
+    } finally {
+      await app.close();
+    }
   });
 });

@@ -92,6 +92,24 @@ describe.each(engines)('memory store contract ($name)', ({ make }) => {
     expect(await store.profile.delete('home_language')).toBe(false);
   });
 
+  it("profile keys: the person's value wins over the agent's, atomically; the agent may change its own", async () => {
+    const { store } = makeStore(make);
+    expect(await store.profile.set('risk_tolerance', 'aggressive', { setBy: 'agent' })).toMatchObject({ value: 'aggressive', setBy: 'agent' });
+    expect(await store.profile.set('risk_tolerance', 'moderate', { setBy: 'agent' })).toMatchObject({ value: 'moderate', setBy: 'agent' });
+    expect(await store.profile.set('risk_tolerance', 'conservative')).toMatchObject({ value: 'conservative', setBy: 'user' });
+    // The agent cannot replace the person's value: the person's entry comes back unchanged.
+    expect(await store.profile.set('risk_tolerance', 'degen', { setBy: 'agent' })).toMatchObject({ value: 'conservative', setBy: 'user' });
+    expect(await store.profile.get('risk_tolerance')).toBe('conservative');
+    // Ten agent writes racing one person write: the person's value is what stays.
+    await Promise.all([...Array.from({ length: 5 }, (_, i) => store.profile.set('base_currency', `A${i}`, { setBy: 'agent' })), store.profile.set('base_currency', 'EUR'), ...Array.from({ length: 5 }, (_, i) => store.profile.set('base_currency', `B${i}`, { setBy: 'agent' }))]);
+    expect(await store.profile.get('base_currency')).toBe('EUR');
+    expect((await store.profile.list()).map((e) => [e.key, e.setBy])).toEqual([['risk_tolerance', 'user'], ['base_currency', 'user']]);
+    // Deleting the person's key lets the agent record it again.
+    expect(await store.profile.delete('risk_tolerance')).toBe(true);
+    expect(await store.profile.set('risk_tolerance', 'moderate', { setBy: 'agent' })).toMatchObject({ value: 'moderate', setBy: 'agent' });
+    await expect(store.profile.set('risk_tolerance', 'x', { setBy: 'robot' as 'agent' })).rejects.toThrow(/setBy/);
+  });
+
   it('snapshot: top 50 by updatedAt, one line per entry, fence tags defanged, frozen per session', async () => {
     const { store } = makeStore(make);
     for (let i = 0; i < 55; i++) await store.write({ category: 'observation', content: `note number ${i}` });

@@ -12,6 +12,7 @@ describe('memory tools', () => {
       ['memory_write', 'memory', PermissionTier.READ_ONLY],
       ['memory_search', 'memory', PermissionTier.READ_ONLY],
       ['memory_read', 'memory', PermissionTier.READ_ONLY],
+      ['memory_profile_set', 'memory', PermissionTier.READ_ONLY],
     ]);
     const registry = createToolRegistry({ tools, storage });
     const context = createToolCallContext({ sessionId: 's1', source: 'cron', allowedToolSets: ['read', 'memory', 'web'] });
@@ -55,5 +56,21 @@ describe('memory tools', () => {
     expect((fromBob as { data: { results: unknown[] } }).data.results).toEqual([]);
     const anon = parseEnvelope(await registry.dispatch('memory_read', {}, { context: createToolCallContext({ sessionId: 'x' }) }));
     expect(anon).toMatchObject({ ok: false, code: 'MEMORY_INVALID' });
+  });
+
+  it('memory_profile_set records a profile key as the agent; the person\'s value wins; hard_constraint keys are out of reach', async () => {
+    const storage = createInMemoryStorage();
+    const store = createMemoryStore({ storage, scope: { userId: 'u1' }, now: fakeClock(), logger: silentLogger });
+    const registry = createToolRegistry({ tools: createMemoryTools({ store }), storage });
+    const context = createToolCallContext({ sessionId: 's1', source: 'user' });
+    const set = async (input: unknown) => parseEnvelope(await registry.dispatch('memory_profile_set', input, { context }));
+    expect(await set({ key: 'preferred_chains', value: 'base, arbitrum' })).toMatchObject({ ok: true, data: { key: 'preferred_chains', value: 'base, arbitrum', applied: true } });
+    await store.profile.set('risk_tolerance', 'conservative');
+    expect(await set({ key: 'risk_tolerance', value: 'aggressive' })).toMatchObject({ ok: true, data: { value: 'conservative', applied: false, reason: expect.stringMatching(/set this key themselves/) } });
+    expect(await store.profile.get('risk_tolerance')).toBe('conservative');
+    // A hard constraint (read by the finance limits) or any dotted key is refused at the input schema.
+    expect(await set({ key: 'hard_constraint.maxTradeUsd', value: '1000000' })).toMatchObject({ ok: false, code: 'TOOL_INPUT_INVALID' });
+    expect(await store.profile.get('hard_constraint.maxTradeUsd')).toBeUndefined();
+    expect(await set({ key: 'Risk', value: 'x' })).toMatchObject({ ok: false, code: 'TOOL_INPUT_INVALID' });
   });
 });

@@ -7,7 +7,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import {
-  bucketCount, createMemoryStore, createLearningStore, DEFAULT_DOCTOR_FIXES, formatDoctorFixReport, formatDoctorReport, runDoctor, runDoctorFixes, silentLogger, type Storage,
+  bucketCount, createMemoryStore, createLearningStore, DEFAULT_DOCTOR_FIXES, formatDoctorFixReport, formatDoctorReport, runDoctor, runDoctorFixes, silentLogger, type SnapshotDirtyCounters, type Storage,
 } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createFakeEmbedder, createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
@@ -254,6 +254,35 @@ describe('runDoctor walks the audit chain', () => {
     const anon = await runDoctor({ storage, now: () => NOW, anonymous: true });
     expect(anon.audit.chain).toEqual({ ok: false, checked: '1–9', problems: '1–9' });
     expect(anon.warnings.join('\n')).toMatch(/hash chain does not verify: 1–9 problems; a row was edited/);
+    await storage.close();
+  });
+});
+
+describe.each(engines)('runDoctor snapshot dirty counters ($name)', ({ make }) => {
+  it('counts memory writes and profile changes since the newest session froze its snapshot, per scope', async () => {
+    const storage = make();
+    let t = Date.parse('2026-06-01T00:00:00.000Z');
+    const clock = () => new Date((t += 1000));
+    const memory = createMemoryStore({ storage, scope: S, now: clock, logger: silentLogger });
+    const other = createMemoryStore({ storage, scope: { userId: 'other' }, now: clock, logger: silentLogger });
+    await memory.write({ category: 'preference', content: 'before the session' });
+    await memory.profile.set('risk_tolerance', 'moderate');
+    // No session yet: nothing is frozen, so no dirty counters.
+    expect((await runDoctor({ storage, memory, now: () => NOW, verifyAuditChain: false })).memory.snapshot?.dirty).toBeUndefined();
+    await storage.conversations.ensureSession({ id: 'sess-1', userId: 'default', now: clock().toISOString() });
+    await memory.write({ category: 'preference', content: 'after the session started' });
+    const edited = await memory.write({ category: 'lesson', content: 'written then edited' });
+    await memory.update(edited.id, { content: 'edited after the session started' });
+    await memory.profile.set('preferred_chains', 'base');
+    await other.write({ category: 'preference', content: 'another tenant' });
+    const report = await runDoctor({ storage, memory, now: () => NOW, verifyAuditChain: false });
+    const dirty: SnapshotDirtyCounters | undefined = report.memory.snapshot?.dirty;
+    expect(dirty).toEqual({ sessionId: 'sess-1', since: expect.any(String), memoryWrites: 2, profileWrites: 1 });
+    expect(formatDoctorReport(report)).toMatch(/snapshot dirty: 2 memory writes, 1 profile changes since session sess-1 froze its snapshot/);
+    const anon = await runDoctor({ storage, memory, now: () => NOW, verifyAuditChain: false, anonymous: true });
+    expect(anon.memory.snapshot?.dirty).toEqual({ since: expect.any(String), memoryWrites: '1–9', profileWrites: '1–9' });
+    await memory.close();
+    await other.close();
     await storage.close();
   });
 });

@@ -97,6 +97,30 @@ describe('compaction in the runtime', () => {
     expect(model.calls[1]!.toolChoice).toEqual({ type: 'none' });
   });
 
+  it('prepareStep trims each call to what is left of the turn budget (zero-LLM rungs), without changing the stored history', async () => {
+    const call = { toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }], usage: { inputTokens: 3_000, outputTokens: 20 } };
+    const { runtime, model, storage } = setup([call, { text: 'fits the budget', usage: { inputTokens: 1_000, outputTokens: 10 } }], { turnTokenBudget: 9_000 });
+    // A session whose history (~10k tokens of old tool output) is over this turn's budget but far under the context window.
+    await storage.conversations.ensureSession({ id: 'trim', userId: 'default', now: '2026-01-01T00:00:00.000Z' });
+    const history = longConversation(10, 4_000);
+    await storage.conversations.appendMessages('trim', history.map((m, i) => ({ role: m.role, json: JSON.stringify(m), createdAt: new Date(Date.UTC(2026, 0, 1, 0, 0, i)).toISOString() })));
+    expect(estimateTokens(history)).toBeGreaterThan(9_000);
+    const r = await recordEvents(runtime.run({ sessionId: 'trim', message: 'and now?' }));
+    const trims = r.ofType('compaction').filter((c) => c.steps.includes('turn-budget'));
+    expect(trims.length).toBeGreaterThanOrEqual(1);
+    expect(trims[0]!.afterTokens).toBeLessThan(trims[0]!.beforeTokens);
+    expect(trims[0]!.steps).toContain('collapse-tool-results');
+    // Every call the model received fits what was left of the budget when it was made.
+    for (const c of model.calls) expect(estimateTokens(c.prompt)).toBeLessThan(9_000);
+    expect(JSON.stringify(model.calls[0]!.prompt)).toContain('"collapsed":true');
+    // The recent messages (the new question) are kept, and the stored history still holds the full outputs.
+    expect(JSON.stringify(model.calls[0]!.prompt)).toContain('and now?');
+    const stored = await storage.conversations.listMessages('trim', { limit: 500 });
+    expect(stored.some((m) => m.json.includes('x'.repeat(4_000)))).toBe(true);
+    expect(r.ofType('turn-end')[0]!.stopReason).toBe('finished');
+    model.assertConsumed();
+  });
+
   it('stops at maxSteps', async () => {
     const call = { toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] };
     const { runtime } = setup([call, call, call], { maxSteps: 2 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { createToolCallContext, createToolRegistry, defineTool, PermissionTier, type ToolHook } from '@minara/agent';
+import { createToolCallContext, createToolRegistry, defineTool, isRiskTier, PermissionTier, permissionTierForRisk, RISK_TIERS, riskTierOf, type ToolHook } from '@minara/agent';
 import { createInMemoryStorage } from '@minara/agent/testing';
 import { parse, sampleTools } from '../tools/helpers';
 
@@ -161,6 +161,23 @@ describe('tier gate', () => {
     expect(r.error).toMatch(/trade/);
     const ceiling = createToolCallContext({ sessionId: 'c', riskCeiling: PermissionTier.CONFIRM_ONCE });
     expect((await run(ceiling, 'open_perps_position', { symbol: 'BTC', sizeUsd: 1 })).code).toBe('RISK_CEILING_EXCEEDED');
+    // The same ceiling in the finance taxonomy's words.
+    const low = createToolCallContext({ sessionId: 'c', riskCeiling: 'low' });
+    expect(low.riskCeiling).toBe(PermissionTier.CONFIRM_ONCE);
+    const blocked = await run(low, 'open_perps_position', { symbol: 'BTC', sizeUsd: 1 });
+    expect(blocked.code).toBe('RISK_CEILING_EXCEEDED');
+    expect(blocked.error).toMatch(/is high risk \(ALWAYS_CONFIRM\), above this turn's risk ceiling low \(CONFIRM_ONCE\)/);
+    expect(() => createToolCallContext({ sessionId: 'c', riskCeiling: 'extreme' as 'low' })).toThrow(/"riskCeiling" must be a RiskTier \(none, low, high, critical\) or a PermissionTier/);
+  });
+
+  it('RiskTier is the finance taxonomy\'s word for a permission tier, one to one', () => {
+    expect(RISK_TIERS).toEqual(['none', 'low', 'high', 'critical']);
+    expect(RISK_TIERS.map((r) => permissionTierForRisk(r))).toEqual([PermissionTier.READ_ONLY, PermissionTier.CONFIRM_ONCE, PermissionTier.ALWAYS_CONFIRM, PermissionTier.MANUAL_ONLY]);
+    for (const r of RISK_TIERS) expect(riskTierOf(permissionTierForRisk(r))).toBe(r);
+    expect(isRiskTier('high')).toBe(true);
+    expect(isRiskTier(3)).toBe(false);
+    expect(() => riskTierOf(7 as PermissionTier)).toThrow(/riskTierOf: expected a PermissionTier/);
+    expect(() => permissionTierForRisk('huge' as 'high')).toThrow(/permissionTierForRisk: expected one of none, low, high, critical/);
   });
 
   it('cuts off repeated identical blocked calls in a turn', async () => {

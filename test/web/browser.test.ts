@@ -56,7 +56,7 @@ async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; no
     runtime: app.runtime, storage: app.storage, tools: app.tools, memoryFor: app.memoryFor, logger: silentLogger,
     ...(app.workspace ? { workspace: app.workspace } : {}),
     ...(app.artifacts ? { artifacts: app.artifacts, files: app.files } : {}),
-    web: { dir: webDir }, modelStatus: app.modelStatus, background: app.background,
+    web: { dir: webDir }, modelStatus: app.modelStatus, background: app.background, bus: app.bus,
   });
   await options.onApp?.(app);
   const served = await serveGateway({ gateway, port: 0 });
@@ -255,6 +255,26 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await second.getByText('OK, I did not buy.').waitFor();
     await expect(second.getByTestId('tool-card').first().textContent()).resolves.toContain('Denied');
     await second.close();
+  }, 60_000);
+
+  it('live updates: a fill made elsewhere appears on the open portfolio page, and a memory on the memory page, without a reload', async () => {
+    const buy = { symbol: 'SOL', amountUsd: 30, intent: 'buy 30 USD of SOL', slippageBps: 50, confirm: true };
+    let app: MinaraApp | undefined;
+    const url = await start([{ toolCalls: [{ toolName: 'buy_token', input: buy }] }, { text: 'Bought $30 of SOL on paper.' }], { onApp: async (a) => void (app = a) });
+    const page = await open(`${url}#/portfolio`);
+    await page.getByTestId('portfolio-chart').waitFor();
+    expect(await page.locator('table.grid tbody th').allTextContents()).not.toContain('SOL');
+    const memoryPage = await open(`${url}#/memory`);
+    await memoryPage.getByRole('heading', { name: 'Memory' }).waitFor();
+    // The trade happens through the runtime (another tab, the REPL, a workflow): no click or reload on these pages.
+    const first = await app!.runtime.generate({ sessionId: 'elsewhere', message: 'Buy $30 of SOL' });
+    const [pending] = first.pendingApprovals;
+    await app!.runtime.generate({ sessionId: 'elsewhere', approvals: [{ approvalId: pending!.approvalId, approved: true }] });
+    await page.locator('table.grid tbody th', { hasText: 'SOL' }).waitFor({ timeout: 10_000 });
+    await app!.memory.write({ category: 'preference', content: 'Prefers small SOL buys.' });
+    await memoryPage.getByText('Prefers small SOL buys.').waitFor({ timeout: 10_000 });
+    await memoryPage.close();
+    await page.close();
   }, 60_000);
 
   it('keyboard only: send, approve, deny and move between pages', async () => {

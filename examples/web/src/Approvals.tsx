@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiError } from './api';
+import { api, ApiError, onViewChanged } from './api';
 import { ApprovalSummary, RawJson } from './ToolCards';
 
 interface Approval {
@@ -23,6 +23,7 @@ export function ApprovalsPage() {
     }
   }, []);
   useEffect(() => void load(), [load]);
+  useEffect(() => onViewChanged('approvals', () => void load()), [load]);
   const decide = async (id: string, approved: boolean) => {
     try {
       const r = await api<{ turn: { text: string } | null }>(`v1/approvals/${id}`, { method: 'POST', body: { approved } });

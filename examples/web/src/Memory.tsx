@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiError } from './api';
+import { api, ApiError, onViewChanged } from './api';
 
 interface Memory {
   readonly id: number;
@@ -44,6 +44,7 @@ export function MemoryPage() {
     }
   }, [query, category]);
   useEffect(() => void load(), [load]);
+  useEffect(() => onViewChanged('memory', () => void load()), [load]);
 
   const act = async (fn: () => Promise<unknown>) => {
     try {

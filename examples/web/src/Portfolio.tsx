@@ -1,5 +1,5 @@
 import { useCallback, useEffect, useState } from 'react';
-import { api, ApiError } from './api';
+import { api, ApiError, onViewChanged } from './api';
 import { asNum, formatSignedUsd, formatUsd, type Json } from './format';
 import { PortfolioTable, TableScroll } from './ToolCards';
 
@@ -98,6 +98,8 @@ export function PortfolioPage() {
     }
   }, []);
   useEffect(() => void load(), [load]);
+  // Refresh when a trade fills (the server's live updates), not on a timer.
+  useEffect(() => onViewChanged('portfolio', () => void load()), [load]);
   const p = data?.portfolio;
   const pnl = data?.pnl;
   const byDay = Array.isArray(pnl?.['byDay']) ? (pnl['byDay'] as Json[]) : [];

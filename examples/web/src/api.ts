@@ -66,3 +66,70 @@ export interface ServerInfo {
   readonly model: { readonly configured: boolean; readonly label?: string; readonly reason?: string };
   readonly features: { readonly memory: boolean; readonly workspace: boolean; readonly approvals: boolean; readonly deliveries?: boolean };
 }
+
+/** A view of the person's data that the server says changed (`GET /v1/events`). */
+export type LiveView = 'portfolio' | 'memory' | 'approvals' | 'audit';
+
+type ViewListener = (views: readonly LiveView[]) => void;
+const viewListeners = new Set<ViewListener>();
+let liveStream: AbortController | undefined;
+
+/**
+ * One `GET /v1/events` stream for the whole page (read with fetch, so it carries the same credentials as every
+ * other call), opened while a view listens and reconnected after a drop. Each `invalidate` message names the
+ * views that changed; the pages reload those instead of polling.
+ */
+function ensureLiveStream(): void {
+  if (liveStream) return;
+  const controller = new AbortController();
+  liveStream = controller;
+  void (async () => {
+    let delay = 1000;
+    while (!controller.signal.aborted) {
+      try {
+        const response = await fetch(apiUrl('v1/events'), { headers: authHeaders(), signal: controller.signal });
+        if (response.status === 404 || response.status === 401) return; // no live updates on this server
+        if (!response.ok || !response.body) throw new Error(`HTTP ${response.status}`);
+        delay = 1000;
+        const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
+        let buffer = '';
+        for (;;) {
+          const { value, done } = await reader.read();
+          if (done) break;
+          buffer += value;
+          let end: number;
+          while ((end = buffer.indexOf('\n\n')) >= 0) {
+            const frame = buffer.slice(0, end);
+            buffer = buffer.slice(end + 2);
+            if (!/^event: invalidate$/m.test(frame)) continue;
+            const data = /^data: (.+)$/m.exec(frame)?.[1];
+            const views = data ? ((JSON.parse(data) as { views?: LiveView[] }).views ?? []) : [];
+            for (const listener of [...viewListeners]) listener(views);
+          }
+        }
+      } catch {
+        if (controller.signal.aborted) return;
+      }
+      await new Promise((r) => setTimeout(r, delay));
+      delay = Math.min(delay * 2, 30_000);
+    }
+  })().finally(() => {
+    if (liveStream === controller) liveStream = undefined;
+  });
+}
+
+/** Call `reload` whenever the server says `view` changed (a trade filled, a memory was written, …). */
+export function onViewChanged(view: LiveView, reload: () => void): () => void {
+  const listener: ViewListener = (views) => {
+    if (views.includes(view)) reload();
+  };
+  viewListeners.add(listener);
+  ensureLiveStream();
+  return () => {
+    viewListeners.delete(listener);
+    if (viewListeners.size === 0) {
+      liveStream?.abort();
+      liveStream = undefined;
+    }
+  };
+}

@@ -1,3 +1,4 @@
+import type { AppView } from '../../events/bus';
 import { DEFAULT_MODEL_PRICES, priceFor, usageCostUsd } from '../../llm/pricing';
 import { executedCalls } from '../../tools/context';
 import { ZERO_USAGE } from '../events';
@@ -22,6 +23,9 @@ export async function finishTurn(deps: TurnDeps, turn: TurnState, turnCount: num
     toolsUsed: [...ctx.usedTools], pendingApprovals, ...(turn.answeredBy ? { modelId: turn.answeredBy } : {}),
   });
   options.bus?.emit('turn:ended', { sessionId: ctx.sessionId, turnId, source, text, toolsUsed: [...ctx.usedTools] });
+  // Cache invalidation for the person's open views (agent-loop §5): what this turn changed.
+  const views = changedViews(turn);
+  if (views.length > 0) options.bus?.emit('views:invalidated', { userId: turn.scope.userId, views, reason: `turn ${turnId}` });
   const workspace = deps.workspaceFor(turn.scope);
   if (workspace) {
     try {
@@ -49,6 +53,19 @@ export async function finishTurn(deps: TurnDeps, turn: TurnState, turnCount: num
       deps.logger.error('turn-end hook failed', { error: errorText(error) });
     }
   }
+}
+
+/** Tools whose calls change the memory view. */
+const MEMORY_WRITERS = new Set(['memory_write', 'memory_learn', 'memory_profile_set']);
+
+/** The views a turn changed: fills move the portfolio, memory writes the memory page, a pending approval the queue, any tool call the audit trail. */
+export function changedViews(turn: TurnState): AppView[] {
+  const views: AppView[] = [];
+  if (executedCalls(turn.ctx).length > 0) views.push('portfolio');
+  if ([...turn.ctx.usedTools].some((t) => MEMORY_WRITERS.has(t))) views.push('memory');
+  if (turn.pendingApprovals.length > 0) views.push('approvals');
+  if (turn.ctx.usedTools.size > 0 || turn.toolCalls.length > 0) views.push('audit');
+  return views;
 }
 
 /**

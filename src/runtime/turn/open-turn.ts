@@ -1,3 +1,4 @@
+import { asksToRemember, USER_ASKED_TO_REMEMBER } from '../../memory/remember-intent';
 import { MinaraError } from '../../errors/minara-error';
 import { isAutonomousSource } from '../../safety/permission-tier';
 import { inferLifecycleStages } from '../../skills/taxonomy';
@@ -61,6 +62,10 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
     operatorAuthored: input.operatorAuthored ?? !isAutonomousSource(source),
     ...(isAutonomousSource(source) ? { lifecycleStages: turnStages(input) } : {}),
   });
+  // The person's own words decide a memory's `user_explicit` source (memory.md), never the model.
+  if (ctx.operatorAuthored === true && !isAutonomousSource(source) && typeof input.message === 'string' && asksToRemember(input.message)) {
+    ctx.state.set(USER_ASKED_TO_REMEMBER, true);
+  }
   emit({ type: 'turn-start', turnId, sessionId: ctx.sessionId, traceId: ctx.traceId, source, at: now().toISOString() });
 
   const turn: TurnState = {

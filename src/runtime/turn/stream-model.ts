@@ -1,6 +1,8 @@
 import type { ModelMessage, StepResult, ToolSet } from 'ai';
 import { loadAi } from '../../util/lazy-ai';
+import { estimateTokens } from '../conversation';
 import { assembleModelCall } from './assemble-model-call';
+import { prepareBudgetStep } from './budget-trim';
 import { compactOnOverflow, type TurnCompaction } from './compact-history';
 import { handleStreamPart } from './handle-stream-part';
 import type { TurnState } from './state';
@@ -18,6 +20,7 @@ export async function streamModel(deps: TurnDeps, turn: TurnState, prompt: TurnP
   for (let attempt = 0; ; attempt++) {
     let overflow: unknown;
     const call = await assembleModelCall(deps, turn, prompt, emit);
+    const fixedTokens = estimateTokens(call.instructions) + estimateTokens(call.tools === undefined ? '' : Object.keys(call.tools));
     const result = options.tools.runInContext(turn.ctx, () =>
       streamText({
         model: deps.model,
@@ -45,9 +48,8 @@ export async function streamModel(deps: TurnDeps, turn: TurnState, prompt: TurnP
           }
           return { ...toolCall, toolName: 'tool_invoke', input: JSON.stringify({ name: toolCall.toolName, args }) };
         },
-        prepareStep: () =>
-          // Near the budget, the next step must answer in text.
-          turn.usage.inputTokens + turn.usage.outputTokens >= turn.turnTokenBudget * 0.9 ? { toolChoice: 'none' as const } : undefined,
+        // Each call fits what is left of the turn's token budget; near the budget the step must answer in text.
+        prepareStep: (step) => prepareBudgetStep(turn, step, fixedTokens, compaction, emit),
         onStepEnd: (step: StepResult<ToolSet>) => {
           turn.responseMessages.push(...(step.response.messages as ModelMessage[]));
           // The model that answered (a fallback model reports the one that served the step).

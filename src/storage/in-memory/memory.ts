@@ -416,9 +416,13 @@ export function createInMemoryMemoryStorage(_options: { now: () => Date }): Memo
     async profileGet(scope, key) {
       return profileOf(scope).get(key);
     },
-    async profileSet(scope, key, value, now) {
-      const entry = { key, value, updatedAt: now };
-      profileOf(scope).set(key, entry);
+    async profileSet(scope, key, value, now, setBy = 'user') {
+      const profile = profileOf(scope);
+      const current = profile.get(key);
+      // The person's value wins over the agent's.
+      if (current !== undefined && current.setBy !== 'agent' && setBy === 'agent') return current;
+      const entry: ProfileEntry = { key, value, updatedAt: now, setBy };
+      profile.set(key, entry);
       return entry;
     },
     async profileDelete(scope, key) {

@@ -79,6 +79,8 @@ export interface PgMemoryOptions {
 }
 
 /** The Postgres memory domain. */
+const pgProfileEntry = (r: Record<string, unknown>): ProfileEntry => ({ key: String(r['key']), value: String(r['value']), updatedAt: String(r['updated_at']), setBy: r['set_by'] === 'agent' ? 'agent' : 'user' });
+
 export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): MemoryStorage {
   const M = h.t('memories');
   const E = h.t('memory_edges');
@@ -533,26 +535,34 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
     },
 
     async profileList(scope) {
-      const rows = await h.op('memory.profileList').all(`SELECT key, value, updated_at FROM ${h.t('user_profile')} WHERE user_id = $1 AND agent_key = $2 ORDER BY id ASC`, [
+      const rows = await h.op('memory.profileList').all(`SELECT key, value, updated_at, set_by FROM ${h.t('user_profile')} WHERE user_id = $1 AND agent_key = $2 ORDER BY id ASC`, [
         scope.userId, scope.agentId ?? '',
       ]);
-      return rows.map((r): ProfileEntry => ({ key: String(r.key), value: String(r.value), updatedAt: String(r.updated_at) }));
+      return rows.map(pgProfileEntry);
     },
 
     async profileGet(scope, key) {
-      const r = await h.op('memory.profileGet').get(`SELECT key, value, updated_at FROM ${h.t('user_profile')} WHERE user_id = $1 AND agent_key = $2 AND key = $3`, [
+      const r = await h.op('memory.profileGet').get(`SELECT key, value, updated_at, set_by FROM ${h.t('user_profile')} WHERE user_id = $1 AND agent_key = $2 AND key = $3`, [
         scope.userId, scope.agentId ?? '', key,
       ]);
-      return r === undefined ? undefined : { key: String(r.key), value: String(r.value), updatedAt: String(r.updated_at) };
+      return r === undefined ? undefined : pgProfileEntry(r);
     },
 
-    async profileSet(scope, key, value, now) {
-      await h.op('memory.profileSet').run(
-        `INSERT INTO ${h.t('user_profile')} (user_id, agent_key, key, value, created_at, updated_at) VALUES ($1, $2, $3, $4, $5, $5)
-         ON CONFLICT (user_id, agent_key, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-        [scope.userId, scope.agentId ?? '', key, value, now],
+    async profileSet(scope, key, value, now, setBy = 'user') {
+      // The person's value wins: an agent write does not replace an entry the person set (one statement, no race).
+      const r = await h.op('memory.profileSet').get(
+        `INSERT INTO ${h.t('user_profile')} AS p (user_id, agent_key, key, value, created_at, updated_at, set_by) VALUES ($1, $2, $3, $4, $5, $5, $6)
+         ON CONFLICT (user_id, agent_key, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, set_by = excluded.set_by
+         WHERE NOT (p.set_by = 'user' AND excluded.set_by = 'agent')
+         RETURNING key, value, updated_at, set_by`,
+        [scope.userId, scope.agentId ?? '', key, value, now, setBy],
       );
-      return { key, value, updatedAt: now };
+      if (r !== undefined) return pgProfileEntry(r);
+      const kept = await h.op('memory.profileSet').get(`SELECT key, value, updated_at, set_by FROM ${h.t('user_profile')} WHERE user_id = $1 AND agent_key = $2 AND key = $3`, [
+        scope.userId, scope.agentId ?? '', key,
+      ]);
+      if (kept === undefined) throw new MinaraError('STORAGE_ERROR', `memory.profileSet: profile entry ${JSON.stringify(key)} vanished during the write`);
+      return pgProfileEntry(kept);
     },
 
     async profileDelete(scope, key) {

@@ -400,4 +400,10 @@ export const memoryMigrations: readonly PostgresMigration[] = [
       await tx.run(`CREATE TRIGGER memories_text_index AFTER DELETE OR UPDATE OF content ON ${t('memories')} FOR EACH ROW EXECUTE FUNCTION ${t('memory_text_index_fn')}()`);
     },
   },
+  {
+    domain: 'memory',
+    version: 4,
+    name: "user_profile.set_by: who set an entry ('user' or 'agent'); the person's value wins",
+    up: sql(`ALTER TABLE §.user_profile ADD COLUMN set_by TEXT NOT NULL DEFAULT 'user' CHECK (set_by IN ('user', 'agent'))`),
+  },
 ];

@@ -317,4 +317,12 @@ export const memoryMigrations: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    domain: 'memory',
+    version: 7,
+    name: "user_profile.set_by: who set an entry ('user' or 'agent'); the person's value wins",
+    up(db) {
+      db.exec(`ALTER TABLE user_profile ADD COLUMN set_by TEXT NOT NULL DEFAULT 'user' CHECK (set_by IN ('user', 'agent'))`);
+    },
+  },
 ];

@@ -31,6 +31,9 @@ export interface SqliteMemoryStorage extends MemoryStorage {
 }
 
 /** The SQLite memory domain over one connection handle. */
+type ProfileRow = { key: string; value: string; updated_at: string; set_by: string };
+const profileEntry = (r: ProfileRow): ProfileEntry => ({ key: r.key, value: r.value, updatedAt: r.updated_at, setBy: r.set_by === 'agent' ? 'agent' : 'user' });
+
 export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemoryStorage {
   const prepare = (sql: string) => handle.prepare(sql);
   const search = createSqliteMemorySearch(handle);
@@ -426,26 +429,33 @@ export function createSqliteMemoryStorage(handle: SqliteHandle): SqliteMemorySto
 
     async profileList(scope) {
       const rows = handle.read('memory.profileList', () =>
-        prepare('SELECT key, value, updated_at FROM user_profile WHERE user_id = ? AND agent_key = ? ORDER BY id ASC').all(scope.userId, agentKey(scope)),
-      ) as Array<{ key: string; value: string; updated_at: string }>;
-      return rows.map((r): ProfileEntry => ({ key: r.key, value: r.value, updatedAt: r.updated_at }));
+        prepare('SELECT key, value, updated_at, set_by FROM user_profile WHERE user_id = ? AND agent_key = ? ORDER BY id ASC').all(scope.userId, agentKey(scope)),
+      ) as ProfileRow[];
+      return rows.map(profileEntry);
     },
 
     async profileGet(scope, key) {
       const r = handle.read('memory.profileGet', () =>
-        prepare('SELECT key, value, updated_at FROM user_profile WHERE user_id = ? AND agent_key = ? AND key = ?').get(scope.userId, agentKey(scope), key),
-      ) as { key: string; value: string; updated_at: string } | undefined;
-      return r === undefined ? undefined : { key: r.key, value: r.value, updatedAt: r.updated_at };
+        prepare('SELECT key, value, updated_at, set_by FROM user_profile WHERE user_id = ? AND agent_key = ? AND key = ?').get(scope.userId, agentKey(scope), key),
+      ) as ProfileRow | undefined;
+      return r === undefined ? undefined : profileEntry(r);
     },
 
-    async profileSet(scope, key, value, now) {
-      handle.write('memory.profileSet', () =>
+    async profileSet(scope, key, value, now, setBy = 'user') {
+      // The person's value wins: an agent write does not replace an entry the person set (one statement, no race).
+      const r = handle.write('memory.profileSet', () =>
         prepare(
-          `INSERT INTO user_profile (user_id, agent_key, key, value, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?)
-           ON CONFLICT (user_id, agent_key, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
-        ).run(scope.userId, agentKey(scope), key, value, now, now),
-      );
-      return { key, value, updatedAt: now };
+          `INSERT INTO user_profile (user_id, agent_key, key, value, created_at, updated_at, set_by) VALUES (?, ?, ?, ?, ?, ?, ?)
+           ON CONFLICT (user_id, agent_key, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at, set_by = excluded.set_by
+           WHERE NOT (user_profile.set_by = 'user' AND excluded.set_by = 'agent')
+           RETURNING key, value, updated_at, set_by`,
+        ).get(scope.userId, agentKey(scope), key, value, now, now, setBy),
+      ) as ProfileRow | undefined;
+      if (r !== undefined) return profileEntry(r);
+      const kept = handle.read('memory.profileSet', () =>
+        prepare('SELECT key, value, updated_at, set_by FROM user_profile WHERE user_id = ? AND agent_key = ? AND key = ?').get(scope.userId, agentKey(scope), key),
+      ) as ProfileRow;
+      return profileEntry(kept);
     },
 
     async profileDelete(scope, key) {
