@@ -50,9 +50,10 @@ Usage:
                                         Idempotent repairs (dry run without --apply)
   minara memory export [--out dir] [--sign] [--include-constraints]
   minara memory import <dir> [--apply] [--approve-hard-constraints]
-  minara memory list [--source chat_extracted] [--category c] [--limit n]   memories with their source
-  minara memory delete <id>               soft-delete one (what was learned from chat, too)
                                         Learned memory as markdown, and back
+  minara memory list [--source chat_extracted] [--category c] [--limit n]
+                                        Memories with their source
+  minara memory delete <id>             Soft-delete one (what was learned from chat, too)
   minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
   minara audit trace <id> [--json]      What one trace did, in order: signal, skills, calls and results, job run
   minara audit verify [--anchor seq:hash] [--json]
@@ -75,7 +76,7 @@ Usage:
   minara tools list | disable|enable <tool-set> [--user u]
                                         Capability switches: turn a user's tool set off or on
   minara usage [--user u | --all] | minara usage set <user> [--rpm N] [--usd-per-day USD]
-                                        Where each user stands against the quotas; set a user's
+                                        Where each user stands against the quotas; set a user's limits
   minara --version                      Print the version
   minara --help                         Show this help
 
