@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError, apiUrl, authHeaders } from './api';
-import { asNum, asObj, asStr, describeOrder, formatUsd, type Json } from './format';
+import { asNum, asObj, asStr, describeOrder, formatSignedUsd, formatUnits, formatUsd, type Json } from './format';
 import { TableScroll } from './ToolCards';
 
 /** One audit row as `GET /v1/audit` answers (the fields this page shows). */
@@ -23,7 +23,8 @@ interface AuditRow {
 const ENGINE_TOOLS = new Set(['finance_safety', 'tool_invoke', 'tool_search']);
 function isEngineRow(r: AuditRow): boolean {
   if (r.kind && r.kind !== 'tool_call' && r.kind !== 'grant' && r.kind !== 'stop' && r.kind !== 'breaker') return true;
-  return r.decision === 'executing' || ENGINE_TOOLS.has(r.toolName) || r.toolName.startsWith('skill');
+  // The preview a fund-moving call runs for its approval card is part of asking, not an action of its own.
+  return r.decision === 'executing' || asStr(r.outcome?.['status']) === 'preview' || ENGINE_TOOLS.has(r.toolName) || r.toolName.startsWith('skill');
 }
 
 const args = (r: AuditRow): unknown => {
@@ -46,22 +47,41 @@ function actionText(r: AuditRow): string {
 }
 
 /** What came of it: asked, approved, filled, refused, failed. */
+/** A fill in a person's words ("Filled: 0.01376894 ETH at $3,631.36 for $50.00, paper"); undefined when nothing filled. */
+function fillText(r: AuditRow): string | undefined {
+  const o = r.outcome;
+  const fill = o ? asObj(o['fill']) : undefined;
+  if (!o || !fill) return undefined;
+  const qty = asNum(fill['quantity']);
+  const price = asNum(fill['priceUsd']);
+  const notional = asNum(fill['notionalUsd']);
+  const pnl = asNum(fill['realizedPnlUsd']);
+  const words = [
+    `${asStr(o['status']) === 'duplicate' ? 'Already filled' : 'Filled'}:`,
+    qty !== undefined ? `${formatUnits(qty)} ${asStr(fill['symbol']) ?? ''}`.trim() : undefined,
+    price !== undefined ? `at ${formatUsd(price)}` : undefined,
+    notional !== undefined ? `for ${formatUsd(notional)}` : undefined,
+  ].filter(Boolean);
+  const tail = [pnl !== undefined && Math.abs(pnl) >= 0.005 ? `realised ${formatSignedUsd(pnl)}` : undefined, o['shadow'] === true ? 'shadow' : o['simulated'] === true ? 'paper' : undefined].filter(Boolean);
+  return `${words.join(' ')}${tail.length ? `, ${tail.join(', ')}` : ''}`;
+}
+
 function resultText(r: AuditRow): string {
+  const o = r.outcome ? outcomeText(r) : undefined;
+  const done = fillText(r) ?? (o !== undefined && o !== 'allowed' && o !== 'ok' && o !== 'approved' ? o : undefined);
   switch (r.decision) {
     case 'approval_required':
       return 'Asked for your approval';
     case 'approved':
-      return 'You approved it';
+      return done ? `You approved it. ${done}` : 'You approved it';
     case 'denied':
       return `Refused: you denied it${r.reason ? ` (${r.reason})` : ''}`;
     case 'blocked':
       return `Refused${r.code ? ` (${r.code})` : ''}${r.reason ? `: ${r.reason}` : ''}`;
     case 'error':
       return `Failed${r.code ? ` (${r.code})` : ''}`;
-    default: {
-      const o = outcomeText(r);
-      return o === 'allowed' || o === 'ok' ? 'Done' : o.replace(/^filled\b/, 'Filled:');
-    }
+    default:
+      return done ?? 'Done';
   }
 }
 
