@@ -68,7 +68,9 @@ function fillText(r: AuditRow): string | undefined {
 
 function resultText(r: AuditRow): string {
   const o = r.outcome ? outcomeText(r) : undefined;
-  const done = fillText(r) ?? (o !== undefined && o !== 'allowed' && o !== 'ok' && o !== 'approved' ? o : undefined);
+  const status = asStr(r.outcome?.['status']);
+  // A call that simply worked (a price, a memory) is "Done"; a fill says what filled; anything else its outcome.
+  const done = fillText(r) ?? (status === 'ok' || o === undefined || o === 'allowed' || o === 'approved' ? undefined : o);
   switch (r.decision) {
     case 'approval_required':
       return 'Asked for your approval';
