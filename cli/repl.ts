@@ -41,7 +41,7 @@ export interface RunReplOptions {
   readonly backgroundInfo?: string | undefined;
   /** Show the engine's own lines: the background jobs at start, the skills each turn activated (`--verbose`; `/verbose` toggles). @default false */
   readonly verbose?: boolean | undefined;
-  /** Terminal width for tables such as `/tools`. @default output.columns, else 100 */
+  /** Terminal width for tables such as `/tools`. @default output.columns, else `COLUMNS`, else 100 */
   readonly columns?: (() => number | undefined) | undefined;
   /** Session ids. @default () => `repl-${Date.now()}` */
   readonly newSessionId?: (() => string) | undefined;
@@ -96,7 +96,8 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   // `/json` shows the whole JSON of tool calls, results and approvals; off, each is one readable line.
   let showJson = false;
   let verbose = options.verbose === true;
-  const columns = () => options.columns?.() ?? (output as NodeJS.WriteStream).columns ?? 100;
+  // The terminal's width; piped, the shell's COLUMNS when exported, else 100.
+  const columns = () => options.columns?.() ?? (output as NodeJS.WriteStream).columns ?? (Number(process.env['COLUMNS']) || 100);
   const renderer = createEventRenderer({
     write, style, color, json: () => showJson, approvalsAskedLater: true, verbose: () => verbose,
     ...(materializer ? { artifactPath: (id: string) => path.join(materializer.dirFor(id), 'index.html') } : {}),
