@@ -20,7 +20,7 @@ function Facts({ rows, wide = [] }: { rows: ReadonlyArray<readonly [string, stri
       {shown.map(([k, v]) => (
         <div key={k} className={wide.includes(k) ? 'wide' : undefined}>
           <dt>{k}</dt>
-          <dd className={wide.includes(k) ? 'id' : undefined}>{v}</dd>
+          <dd className={k === 'Order' ? 'id' : undefined}>{v}</dd>
         </div>
       ))}
     </dl>
@@ -95,7 +95,7 @@ export function FillReceipt({ data }: { data: Json }) {
           ['Time', asStr(data['at']) ? new Date(asStr(data['at'])!).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : undefined],
           ['Order', asStr(data['orderId'])],
         ]}
-        wide={['Order']}
+        wide={['Time', 'Order']}
       />
       {data['simulated'] === true ? <p className="muted">Paper trade: simulated fill.</p> : null}
     </div>
