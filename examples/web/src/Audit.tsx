@@ -112,7 +112,7 @@ function PersonRows({ rows, onTrace }: { rows: readonly AuditRow[]; onTrace: (id
                 {actionText(r)}
                 {r.source !== 'user' ? <span className="muted"> ({r.source})</span> : null}
               </td>
-              <td>
+              <td className="outcome">
                 {resultText(r)}
                 {r.traceId ? (
                   <button type="button" className="link" onClick={() => onTrace(r.traceId!)} title={r.traceId}>
@@ -187,7 +187,7 @@ function Rows({ rows, onTrace, caption }: { rows: readonly AuditRow[]; onTrace: 
               <td>{r.kind && r.kind !== 'tool_call' ? `${r.kind}: ${r.toolName}` : r.toolName}</td>
               <td>{r.source}</td>
               <td>{r.decision}</td>
-              <td>{outcomeText(r)}</td>
+              <td className="outcome">{outcomeText(r)}</td>
               <td>
                 {r.traceId ? (
                   <button type="button" className="link" onClick={() => onTrace(r.traceId!)} title={r.traceId}>
