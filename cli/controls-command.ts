@@ -231,7 +231,7 @@ async function usage(app: MinaraApp, rest: string[], values: Map<string, string>
 }
 
 /** Run `minara grants|stop|tools|usage …` (argv without the leading `minara`). */
-export async function runControlsCli(argv: readonly string[], io: ControlsIo = { write: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) }): Promise<number> {
+export async function runControlsCli(argv: readonly string[], io: ControlsIo = { write: (s) => process.stdout.write(s), writeErr: (s) => process.stderr.write(s) }, options: { readonly app?: MinaraApp | undefined } = {}): Promise<number> {
   let parsed: ReturnType<typeof parse>;
   try {
     parsed = parse(argv);
@@ -245,8 +245,7 @@ export async function runControlsCli(argv: readonly string[], io: ControlsIo = {
     ...(values.has('--data-dir') ? { dataDir: values.get('--data-dir') } : {}),
     ...(values.has('--workspace') ? { workspace: values.get('--workspace') } : {}),
   };
-  const { buildApp } = await import('./app');
-  const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  const app = options.app ?? (await (await import('./app')).buildApp(cli, { surface: 'cli', mcp: false }));
   try {
     const me = app.memory.scope.userId;
     switch (command) {
@@ -273,7 +272,7 @@ export async function runControlsCli(argv: readonly string[], io: ControlsIo = {
     }
     throw error;
   } finally {
-    await app.close();
+    if (!options.app) await app.close();
   }
 }
 

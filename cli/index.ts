@@ -50,10 +50,12 @@ Usage:
                                         Idempotent repairs (dry run without --apply)
   minara memory export [--out dir] [--sign] [--include-constraints]
   minara memory import <dir> [--apply] [--approve-hard-constraints]
-  minara memory list [--source chat_extracted] [--category c] [--limit n]   memories with their source
-  minara memory delete <id>               soft-delete one (what was learned from chat, too)
-  minara memory profile [set <k> <v> | delete <k>]   profile keys (yours win over the agent's)
                                         Learned memory as markdown, and back
+  minara memory list [--source chat_extracted] [--category c] [--limit n]
+                                        Memories with their source
+  minara memory delete <id>             Soft-delete one (what was learned from chat, too)
+  minara memory profile [set <k> <v> | delete <k>]
+                                        Profile keys and who set each (yours win over the agent's)
   minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
   minara audit trace <id> [--json]      What one trace did, in order: signal, skills, calls and results, job run
   minara audit verify [--anchor seq:hash] [--json]
@@ -76,7 +78,7 @@ Usage:
   minara tools list | disable|enable <tool-set> [--user u]
                                         Capability switches: turn a user's tool set off or on
   minara usage [--user u | --all] | minara usage set <user> [--rpm N] [--usd-per-day USD]
-                                        Where each user stands against the quotas; set a user's
+                                        Where each user stands against the quotas; set a user's limits
   minara --version                      Print the version
   minara --help                         Show this help
 
@@ -85,6 +87,7 @@ Options:
   --data-dir <dir>           Data directory: database, sandbox, skills, history (default: ~/.minara, or MINARA_DATA_DIR)
   --model <provider:model>   The model, e.g. anthropic:claude-sonnet-4-5 (default: MINARA_MODEL and provider keys)
   --mcp-config <path>        MCP servers (mcp.json; default: MINARA_MCP_CONFIG, else <workspace>/mcp.json)
+  --verbose                  REPL: also show the background jobs at start and the skills each turn activates (/verbose)
 
 Without a model the REPL still starts and every slash command works; a message explains how to configure one.
 `;
@@ -114,6 +117,8 @@ interface Parsed {
   readonly noWeb: boolean;
   /** `--no-background` (serve, the REPL) */
   readonly noBackground: boolean;
+  /** `--verbose` (the REPL) */
+  readonly verbose: boolean;
   /** audit, breakers and shadow flags */
   readonly controls: { user?: string | undefined; trace?: string | undefined; tool?: string | undefined; since?: string | undefined; limit?: string | undefined; format?: string | undefined; out?: string | undefined; anchor?: string | undefined; json: boolean; reason?: string | undefined };
 }
@@ -121,7 +126,7 @@ interface Parsed {
 const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out', '--source', '--category',
   '--user', '--trace', '--tool', '--since', '--limit', '--format', '--anchor']);
 const BOOLEAN_FLAGS = new Set([
-  '--help', '-h', '--version', '-v', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
+  '--help', '-h', '--version', '-v', '--verbose', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
 ]);
 const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'workflows', 'alerts', 'help', 'grants', 'stop', 'tools', 'usage', 'audit', 'breakers', 'shadow']);
@@ -135,6 +140,7 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--reason': ['approvals', 'learning', 'breakers'],
   '--no-web': ['serve'],
   '--no-background': ['serve', 'repl'],
+  '--verbose': ['repl'],
   '--anonymous': ['doctor'],
   '--json': ['doctor', 'audit', 'breakers', 'shadow'],
   '--fix': ['doctor'],
@@ -227,7 +233,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
     includeConstraints: flags.has('--include-constraints'), approveHardConstraints: flags.has('--approve-hard-constraints'),
     source: values.get('--source'), category: values.get('--category'), limit: rawLimit === undefined ? undefined : Number(rawLimit),
   };
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background'),
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background'), verbose: flags.has('--verbose'),
     controls: {
       user: values.get('--user'), trace: values.get('--trace'), tool: values.get('--tool'), since: values.get('--since'), limit: values.get('--limit'), format: values.get('--format'),
       out: values.get('--out'), anchor: values.get('--anchor'), json: flags.has('--json'), reason: values.get('--reason'),
@@ -347,7 +353,10 @@ async function main(argv: readonly string[]): Promise<number> {
       }
       const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
       try {
-        await runRepl({ app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}${parsed.noBackground ? '' : `\n${app.background.describe()} (--no-background to turn off)`}` });
+        await runRepl({
+          app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}`, verbose: parsed.verbose,
+          backgroundInfo: parsed.noBackground ? 'background: off (--no-background)' : `${app.background.describe()} (--no-background to turn off)`,
+        });
       } finally {
         await app.close();
       }

@@ -161,10 +161,13 @@ export function createEventRenderer(options: {
   json?: (() => boolean) | undefined;
   /** Approval requests are shown by the caller when it asks (with the preview); the renderer prints nothing for them. @default false */
   approvalsAskedLater?: boolean | undefined;
+  /** Whether the engine's own lines (which skills a turn activated) are shown (the REPL's `--verbose` / `/verbose`). @default () => true */
+  verbose?: (() => boolean) | undefined;
 }): EventRenderer {
   const { write } = options;
   const style = options.style ?? createStyle(false);
   const json = options.json ?? (() => false);
+  const verbose = options.verbose ?? (() => true);
   const markdown = createMarkdownLineRenderer({ color: options.color ?? false });
   let midLine = false;
   let sawModelHelp = false;
@@ -266,7 +269,7 @@ export function createEventRenderer(options: {
           line(style.yellow(formatClarification(event)));
           return;
         case 'skill-activated':
-          if (event.skillIds.length > 0) line(style.dim(`  ⚙ skills: ${event.skillIds.join(', ')} (${event.via})`));
+          if (event.skillIds.length > 0 && verbose()) line(style.dim(`  ⚙ skills: ${event.skillIds.join(', ')} (${event.via})`));
           return;
         case 'input-flagged':
           line(style.yellow(`  ⚠ ${event.kind.replace('_', ' ')} pattern in the ${event.target}: ${truncate(event.excerpt, 80)}`));

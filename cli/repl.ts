@@ -37,6 +37,12 @@ export interface RunReplOptions {
   readonly handleProcessSignals?: boolean | undefined;
   /** Printed first (e.g. the version). */
   readonly banner?: string | undefined;
+  /** What runs in the background (jobs and their schedules): printed at start with `verbose`, and by `/verbose`. */
+  readonly backgroundInfo?: string | undefined;
+  /** Show the engine's own lines: the background jobs at start, the skills each turn activated (`--verbose`; `/verbose` toggles). @default false */
+  readonly verbose?: boolean | undefined;
+  /** Terminal width for tables such as `/tools`. @default output.columns, else `COLUMNS`, else 100 */
+  readonly columns?: (() => number | undefined) | undefined;
   /** Session ids. @default () => `repl-${Date.now()}` */
   readonly newSessionId?: (() => string) | undefined;
 }
@@ -89,8 +95,11 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
   const materializer = app.materializer;
   // `/json` shows the whole JSON of tool calls, results and approvals; off, each is one readable line.
   let showJson = false;
+  let verbose = options.verbose === true;
+  // The terminal's width; piped, the shell's COLUMNS when exported, else 100.
+  const columns = () => options.columns?.() ?? (output as NodeJS.WriteStream).columns ?? (Number(process.env['COLUMNS']) || 100);
   const renderer = createEventRenderer({
-    write, style, color, json: () => showJson, approvalsAskedLater: true,
+    write, style, color, json: () => showJson, approvalsAskedLater: true, verbose: () => verbose,
     ...(materializer ? { artifactPath: (id: string) => path.join(materializer.dirFor(id), 'index.html') } : {}),
   });
   const spinner = createSpinner({ write, enabled: isTTY });
@@ -278,10 +287,21 @@ export async function runRepl(options: RunReplOptions): Promise<ReplResult> {
     set json(on: boolean) {
       showJson = on;
     },
+    get verbose() {
+      return verbose;
+    },
+    set verbose(on: boolean) {
+      verbose = on;
+    },
+    get columns() {
+      return columns();
+    },
+    ...(options.backgroundInfo !== undefined ? { backgroundInfo: options.backgroundInfo } : {}),
     exit,
   };
 
   if (options.banner) write(`${options.banner}\n`);
+  if (verbose && options.backgroundInfo) write(`${style.dim(options.backgroundInfo)}\n`);
   const status = app.modelStatus;
   const model = status.configured ? status.label : style.yellow(`not configured: ${status.reason.replace(/\.$/, '')} (slash commands work; a message explains how to set one)`);
   write(`${style.dim(`model: ${model} · session ${sessionId}`)}\n${style.dim('Type /help for commands, /exit to leave.')}\n`);

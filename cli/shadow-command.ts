@@ -25,6 +25,7 @@ const units = (n: number) => n.toLocaleString('en-US', { maximumSignificantDigit
 /** The report as text. */
 export function formatShadowReport(r: ShadowReport): string {
   const lines = [`Shadow book "${r.accountId}" at ${r.at}${r.since ? `, fills since ${r.since}` : ''}`];
+  if (r.market === 'simulated') lines.push('  SIMULATED MARKET: offline, generated prices (no MINARA_API_KEY). A try-out of shadow mode, not a comparison with the real market.');
   if (r.fills.length === 0) lines.push('  No shadow fills yet: the agent has not placed an order in shadow mode.');
   for (const f of r.fills) {
     lines.push(
@@ -61,7 +62,7 @@ export async function runShadowCommand(cli: CliOptions, positionals: readonly st
   try {
     const report = app.finance?.shadowReport;
     if (!report) {
-      writeErr(`minara: the agent is not in shadow mode (it trades ${app.finance?.tradingMode ?? 'nothing: the finance pack is off'}); set MINARA_TRADING_MODE=shadow with MINARA_API_KEY.\n`);
+      writeErr(`minara: the agent is not in shadow mode (it trades ${app.finance?.tradingMode ?? 'nothing: the finance pack is off'}); set MINARA_TRADING_MODE=shadow (with MINARA_API_KEY for the live market; without it, shadow mode runs against the simulated market, offline).\n`);
       return 1;
     }
     const r = await report(since ? { since } : {});

@@ -6,6 +6,9 @@ import { type ApprovalDecision, createToolCallContext, type MinaraApp, permissio
 import { learningCommand, preferencesCommand } from './learning-command';
 import { alertsCommand, workflowsCommand } from './automation-command';
 import { previewApproval } from './approval-preview';
+import { runAuditCommand } from './audit-command';
+import { runControlsCli } from './controls-command';
+import { runShadowCommand } from './shadow-command';
 import { compactJson, formatApproval, formatBlocked, formatToolCall, formatToolResult, loadFinanceWords, truncate } from './render';
 
 /** What a slash command can use. The REPL provides it. */
@@ -23,6 +26,12 @@ export interface ReplContext {
   resume(sessionId: string, approvals: readonly ApprovalDecision[]): Promise<void>;
   /** Whether tool calls, results and approvals also show their whole JSON (`/json`). @default false */
   json?: boolean;
+  /** Whether the engine's own lines (background jobs, activated skills) show (`/verbose`). @default false */
+  verbose?: boolean;
+  /** The terminal's width in columns (tables fit it). @default 100 */
+  readonly columns?: number | undefined;
+  /** What runs in the background, printed by `/verbose`. */
+  readonly backgroundInfo?: string | undefined;
   /** Leave the REPL. */
   exit(): void;
 }
@@ -181,6 +190,90 @@ function learningArgs(args: string): { words: string[]; flags: { force?: boolean
   return { words: words.filter((w) => w !== '--force'), flags: { ...(force ? { force } : {}), ...(reason !== undefined ? { reason } : {}) } };
 }
 
+/** One line per tool, cut to the terminal's width (`/tools`): name, tool set, tier, then as much description as fits. */
+export function formatToolsTable(app: MinaraApp, columns: number): string[] {
+  const width = Math.max(40, Math.floor(columns) - 1);
+  const rows = app.tools.list().map((t) => ({ name: t.name, set: t.toolSet, tier: permissionTierName(t.permissionTier), description: t.description }));
+  const nameW = Math.min(28, Math.max(4, ...rows.map((r) => r.name.length)));
+  const setW = Math.min(14, Math.max(3, ...rows.map((r) => r.set.length)));
+  const tierW = Math.max(4, ...rows.map((r) => r.tier.length));
+  return rows.map((r) => {
+    const left = `${truncate(r.name, nameW).padEnd(nameW)} ${truncate(r.set, setW).padEnd(setW)} ${r.tier.padEnd(tierW)} `;
+    const room = width - left.length;
+    return room >= 8 ? `${left}${truncate(r.description, room)}` : truncate(left.trimEnd(), width);
+  });
+}
+
+/** Words of a command line; `"quoted text"` stays one word. */
+function words(args: string): string[] {
+  return [...args.matchAll(/"([^"]*)"|(\S+)/g)].map((m) => m[1] ?? m[2]!);
+}
+
+/** The REPL's output as the CLI commands' io: each write printed without its last newline. */
+function printer(ctx: ReplContext): { write: (s: string) => void; writeErr: (s: string) => void } {
+  const print = (s: string) => ctx.print(s.replace(/\n$/, '').replace(/^minara: usage: minara /, 'Usage: /').replace(/^minara: /, ''));
+  return { write: print, writeErr: print };
+}
+
+/** `--flag value` pairs and the other words of `/audit` and `/shadow`. */
+function flagWords(args: string, valueFlags: readonly string[]): { positionals: string[]; values: Map<string, string>; flags: Set<string> } {
+  const positionals: string[] = [];
+  const values = new Map<string, string>();
+  const flags = new Set<string>();
+  const list = words(args);
+  for (let i = 0; i < list.length; i++) {
+    const w = list[i]!;
+    if (valueFlags.includes(w) && list[i + 1] !== undefined) values.set(w, list[++i]!);
+    else if (w.startsWith('--')) flags.add(w);
+    else positionals.push(w);
+  }
+  return { positionals, values, flags };
+}
+
+/**
+ * The operator's controls, the same functions as `minara grants|stop|audit|shadow` acting on this REPL's app:
+ * a change is seen by every process on the database at its next call.
+ */
+const OPERATOR_COMMANDS: readonly SlashCommand[] = [
+  {
+    name: 'grants',
+    usage: '/grants [list|create …|revoke <id>]',
+    description: 'Grants for autonomous runs (as `minara grants`)',
+    run: async (ctx, args) => {
+      await runControlsCli(['grants', ...words(args)], printer(ctx), { app: ctx.app });
+    },
+  },
+  {
+    name: 'stop',
+    usage: '/stop [--global] [--release] | status',
+    description: 'The emergency stop: engage, release, or show it (as `minara stop`)',
+    run: async (ctx, args) => {
+      await runControlsCli(['stop', ...words(args)], printer(ctx), { app: ctx.app });
+    },
+  },
+  {
+    name: 'audit',
+    usage: '/audit [list|trace <id>|verify] [--since 24h]',
+    description: 'The audit log: recent rows, one trace, the hash chain (as `minara audit`)',
+    run: async (ctx, args) => {
+      const { positionals, values, flags } = flagWords(args, ['--since', '--limit', '--tool', '--user', '--trace', '--anchor']);
+      await runAuditCommand({}, positionals, {
+        app: ctx.app, ...printer(ctx), json: flags.has('--json'), limit: values.get('--limit') ?? '20',
+        since: values.get('--since'), tool: values.get('--tool'), user: values.get('--user'), trace: values.get('--trace'), anchor: values.get('--anchor'),
+      });
+    },
+  },
+  {
+    name: 'shadow',
+    usage: '/shadow [report] [--since 7d]',
+    description: 'Shadow mode: the shadow fills against the market and holding (as `minara shadow report`)',
+    run: async (ctx, args) => {
+      const { positionals, values, flags } = flagWords(args, ['--since']);
+      await runShadowCommand({}, positionals, { app: ctx.app, ...printer(ctx), json: flags.has('--json'), since: values.get('--since') });
+    },
+  },
+];
+
 /** All slash commands, in the order /help lists them. */
 export const SLASH_COMMANDS: readonly SlashCommand[] = [
   { name: 'help', usage: '/help', description: 'Show this list', run: (ctx) => ctx.print(helpText()) },
@@ -234,9 +327,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     usage: '/tools',
     description: 'Registered tools with their tool set and permission tier',
     run: (ctx) => {
-      for (const t of ctx.app.tools.list()) {
-        ctx.print(`${t.name.padEnd(24)} ${t.toolSet.padEnd(10)} ${permissionTierName(t.permissionTier).padEnd(14)} ${truncate(t.description, 70)}`);
-      }
+      for (const l of formatToolsTable(ctx.app, ctx.columns ?? 100)) ctx.print(l);
     },
   },
   { name: 'mcp', usage: '/mcp', description: 'MCP servers: state, transport, tool count, skipped tools', run: (ctx) => ctx.print(formatMcpStatus(ctx.app)) },
@@ -297,6 +388,16 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
         const f = await ws.readFile(file);
         ctx.print(`  ${view.padEnd(10)} ${file.padEnd(13)} ${f.exists ? `${Buffer.byteLength(f.content)} bytes` : '(missing)'}`);
       }
+    },
+  },
+  ...OPERATOR_COMMANDS,
+  {
+    name: 'verbose',
+    usage: '/verbose',
+    description: 'Also show the background jobs and the skills each turn activates (toggle)',
+    run: (ctx) => {
+      ctx.verbose = !ctx.verbose;
+      ctx.print(ctx.verbose ? `Verbose on: each turn shows the skills it activated.${ctx.backgroundInfo ? `\n${ctx.backgroundInfo}` : ''}` : 'Verbose off.');
     },
   },
   { name: 'exit', usage: '/exit', description: 'Leave the REPL', aliases: ['quit'], run: (ctx) => ctx.exit() },

@@ -654,6 +654,8 @@ export type {
 // ── END learning
 // ── learning from conversations and outcomes (issue 29) ── BEGIN learning-loop
 export {
+  ABSENCE_PREFERENCE_EVIDENCE,
+  absenceEvidenceEnough,
   CHAT_EXTRACTED_SOURCE,
   createMemoryExtractor,
   DEFAULT_MEMORY_EXTRACTION_MODE,

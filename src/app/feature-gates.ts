@@ -58,7 +58,7 @@ export function disabledFeatures(input: FeatureGateInput): DisabledFeature[] {
   }
   const mode = word(env.MINARA_TRADING_MODE);
   if (!input.tradingProviderAvailable) {
-    if (mode === 'shadow') add('shadow-trading', 'MINARA_TRADING_MODE=shadow', 'MINARA_API_KEY (the live adapter whose market data and quotes shadow mode uses)', 'trading stays on paper, on the simulated market.');
+    if (mode === 'shadow') add('shadow-trading', 'MINARA_TRADING_MODE=shadow', 'MINARA_API_KEY (the live adapter whose market data and quotes shadow mode uses)', 'shadow mode runs against the SIMULATED market (offline, generated prices): a try-out, not a comparison with the real market.');
     else if (mode === 'live') add('live-trading', 'MINARA_TRADING_MODE=live', 'MINARA_API_KEY', 'trading stays on paper.');
     else if (mode === '' && word(env.MINARA_TRADING) === 'live') add('live-trading', 'MINARA_TRADING=live', 'MINARA_API_KEY', 'trading stays on paper.');
   }

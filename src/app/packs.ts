@@ -45,7 +45,8 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
     // option without a provider is the finance pack's ConfigError.
     const hostProvider = options.finance && options.finance.provider !== undefined && options.finance.provider !== 'paper';
     const fromEnv = tradingModeOf(undefined, env, { explicitOnly: true });
-    const explicit = (options.finance ? options.finance.tradingMode : undefined) ?? (fromEnv !== 'paper' && !minara.provider && !hostProvider ? undefined : fromEnv);
+    // Shadow mode from the environment without the live adapter runs against the simulated market (labelled so).
+    const explicit = (options.finance ? options.finance.tradingMode : undefined) ?? (fromEnv === 'live' && !minara.provider && !hostProvider ? undefined : fromEnv);
     const live = explicit !== undefined ? explicit !== 'paper' : env.MINARA_TRADING === 'live';
     finance = createFinancePack({
       storage,

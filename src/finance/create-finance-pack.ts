@@ -98,6 +98,11 @@ export interface FinancePack {
   readonly alerts: { readonly checkEveryMs: number } | undefined;
   /** How orders are placed: `paper`, `live` or `shadow`. */
   readonly tradingMode: 'paper' | 'live' | 'shadow';
+  /**
+   * In shadow mode, which market the shadow book trades against: `live` (the live adapter's) or `simulated` (no live
+   * adapter: the offline simulated market, a try-out; every report says so). Undefined outside shadow mode.
+   */
+  readonly shadowMarket: 'live' | 'simulated' | undefined;
   /** In shadow mode: the shadow fills against what the market did since (see {@link createShadowReport}). */
   readonly shadowReport: ((options?: { readonly since?: string | undefined }) => Promise<ShadowReport>) | undefined;
   /** Use the registry's emergency-stop API (same storage flag, plus its bus events). Returns the registry. */
@@ -129,18 +134,27 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
   const market = options.market ?? createSimulatedMarket({ seed: seed.market ?? 42, now });
   const tradingMode = options.tradingMode ?? (provider === 'paper' ? 'paper' : 'live');
   if (!['paper', 'live', 'shadow'].includes(tradingMode)) throw new ConfigError(`createFinancePack: tradingMode must be 'paper', 'live' or 'shadow', got ${JSON.stringify(tradingMode)}`, ['tradingMode']);
-  if (tradingMode !== 'paper' && provider === 'paper') {
-    throw new ConfigError(`createFinancePack: tradingMode '${tradingMode}' needs the live adapter as provider (and its market): set MINARA_API_KEY, or pass provider and market`, ['provider']);
+  if (tradingMode === 'live' && provider === 'paper') {
+    throw new ConfigError(`createFinancePack: tradingMode 'live' needs the live adapter as provider (and its market): set MINARA_API_KEY, or pass provider and market`, ['provider']);
   }
+  // Shadow mode without a live adapter runs against the simulated market: a try-out, labelled as such everywhere.
+  const shadowMarket: 'live' | 'simulated' | undefined = tradingMode !== 'shadow' ? undefined : provider === 'paper' ? 'simulated' : 'live';
   if (tradingMode === 'paper' && provider !== 'paper') throw new ConfigError(`createFinancePack: tradingMode 'paper' uses the paper provider; drop provider or choose 'live' or 'shadow'`, ['tradingMode']);
   let trading: TradingProvider;
   let shadow: ShadowTradingProvider | undefined;
   if (tradingMode === 'shadow') {
     if (!storage.trading) throw new ConfigError('createFinancePack: storage has no trading domain (update the storage engine)', ['storage']);
-    if (!options.market) throw new ConfigError("createFinancePack: tradingMode 'shadow' needs the live market (market data from the live adapter)", ['market']);
-    if (typeof provider !== 'object' || typeof provider.quoteSpot !== 'function') throw new ConfigError(`createFinancePack: provider must be a TradingProvider in shadow mode`, ['provider']);
+    let quotes: TradingProvider;
+    if (provider === 'paper') {
+      // Quotes from a paper venue on the simulated market (its own account, never traded).
+      quotes = createPaperTradingProvider({ trading: storage.trading, market, now, accountId: `${seed.accountId ?? 'shadow'}-quotes`, seedBalances: seed.balances, costs: options.paperCosts });
+    } else {
+      if (!options.market) throw new ConfigError("createFinancePack: tradingMode 'shadow' with a live provider needs its market (market data from the live adapter)", ['market']);
+      if (typeof provider !== 'object' || typeof provider.quoteSpot !== 'function') throw new ConfigError(`createFinancePack: provider must be a TradingProvider in shadow mode`, ['provider']);
+      quotes = provider;
+    }
     shadow = createShadowTradingProvider({
-      live: provider, market, trading: storage.trading, now, accountId: seed.accountId ?? 'shadow', seedBalances: seed.balances, costs: options.paperCosts,
+      live: quotes, market, trading: storage.trading, now, accountId: seed.accountId ?? 'shadow', seedBalances: seed.balances, costs: options.paperCosts,
     });
     trading = shadow;
   } else if (provider === 'paper') {
@@ -178,7 +192,8 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
   if (alerts) tools.push(createAlertTool({ storage, market, now, checkEveryMs: alerts.checkEveryMs, ...(options.alerts && options.alerts.defaultUserId ? { defaultUserId: options.alerts.defaultUserId } : {}) }));
   const book = shadow;
   const shadowReport = book
-    ? (o: { readonly since?: string | undefined } = {}) => createShadowReport({ trading: storage.trading, provider: book, market, accountId: book.accountId, now, ...(o.since !== undefined ? { since: o.since } : {}) })
+    ? (o: { readonly since?: string | undefined } = {}) =>
+        createShadowReport({ trading: storage.trading, provider: book, market, accountId: book.accountId, now, marketKind: shadowMarket ?? 'live', ...(o.since !== undefined ? { since: o.since } : {}) })
     : undefined;
   if (shadowReport) tools.push(createShadowReportTool(shadowReport));
   const own = new Set<ToolEntry>(tools);
@@ -197,6 +212,7 @@ export function createFinancePack(options: FinancePackOptions): FinancePack {
     jobs: autopilot ? [autopilot.job] : [],
     alerts,
     tradingMode,
+    shadowMarket,
     shadowReport,
     attach(registry) {
       stop = registry.emergencyStop;

@@ -7,8 +7,10 @@
  *   equity at marks = net contributions + realised P&L + unrealised P&L
  *
  * with equity = Σ balance × mark + Σ perp (margin + max(−margin, size × (mark − entry) × dir)),
- * unrealised = Σ (balance × mark − cost basis) + Σ max(−margin, perp P&L), realised = Σ fill P&L
- * (fees and slippage are realised when paid). No balance goes negative: the storage refuses such a plan.
+ * unrealised = Σ (balance × mark − cost basis) + Σ max(−margin, perp P&L), realised = Σ fill P&L. A spot buy's
+ * fee and slippage go into the cost basis of what it bought (a retail exchange's convention: unrealised P&L is the
+ * current price against everything paid); a sell or swap realises its proceeds after fees against the cost basis;
+ * perp fees are realised when paid. No balance goes negative: the storage refuses such a plan.
  */
 import type { TradingAccountState, TradingFillPlan, TradingPosition } from '../storage/trading-types';
 
@@ -48,9 +50,13 @@ export function planSpot(
   const costRemoved = held.amount > 0 ? (held.costBasisUsd * amountIn) / held.amount : 0;
   const valueOut = Math.max(0, (amountInUsd - o.feeUsd) * (1 - o.slippageBps / 10_000));
   const qtyOut = valueOut / o.priceOut;
-  const realized = valueOut - costRemoved;
   const buy = o.from === o.baseCurrency || (isStableLike(o.from) && !isStableLike(o.to));
   const sell = !buy && (o.to === o.baseCurrency || isStableLike(o.to));
+  // A retail exchange's convention: a buy's fee and slippage are part of what the units cost (their cost basis is
+  // everything paid), so a buy realises nothing and its unrealised P&L is the current price against that cost; a
+  // sell or a swap realises its proceeds after fees against the cost basis of what it gave up.
+  const basisOut = buy ? costRemoved : valueOut;
+  const realized = buy ? 0 : valueOut - costRemoved;
   const side = buy ? 'buy' : sell ? 'sell' : 'swap';
   const symbol = buy ? o.to : sell ? o.from : `${o.from}->${o.to}`;
   const quantity = buy ? qtyOut : amountIn;
@@ -62,7 +68,7 @@ export function planSpot(
     },
     balances: [
       { asset: o.from, amount: -amountIn, costBasisUsd: -costRemoved },
-      { asset: o.to, amount: qtyOut, costBasisUsd: valueOut },
+      { asset: o.to, amount: qtyOut, costBasisUsd: basisOut },
     ],
   };
 }

@@ -31,6 +31,11 @@ export interface ShadowFillMark {
 export interface ShadowReport {
   readonly accountId: string;
   readonly at: string;
+  /**
+   * The market the book trades against: `live`, or `simulated` (shadow mode without a live adapter: generated
+   * prices, offline, a try-out that says nothing about the real market).
+   */
+  readonly market: 'live' | 'simulated';
   /** Fills at or after this time are listed and marked (all when absent). */
   readonly since?: string | undefined;
   readonly fills: readonly ShadowFillMark[];
@@ -66,6 +71,8 @@ export interface ShadowReportOptions {
   /** Only fills at or after this ISO time are listed and marked. */
   readonly since?: string | undefined;
   readonly now?: (() => Date) | undefined;
+  /** Which market `market` is (labelled in the report). @default 'live' */
+  readonly marketKind?: 'live' | 'simulated' | undefined;
 }
 
 /**
@@ -125,7 +132,7 @@ export async function createShadowReport(options: ShadowReportOptions): Promise<
   }
   const sum = (pick: (f: ShadowFillMark) => number) => fills.reduce((n, f) => n + pick(f), 0);
   return {
-    accountId, at: now().toISOString(), ...(sinceIso ? { since: sinceIso } : {}), fills,
+    accountId, at: now().toISOString(), market: options.marketKind ?? 'live', ...(sinceIso ? { since: sinceIso } : {}), fills,
     totals: {
       fills: fills.length, notionalUsd: sum((f) => f.notionalUsd), feesUsd: sum((f) => f.feeUsd), markedPnlUsd: sum((f) => f.markedPnlUsd ?? 0),
       agentValueUsd, holdValueUsd, contributionsUsd: deposits.reduce((n, d) => n + d.contributionUsd, 0), edgeUsd: agentValueUsd - holdValueUsd,

@@ -56,11 +56,35 @@ export function tradeRowsOf(record: PostTurnRecord): NewTradeExecution[] {
   return rows;
 }
 
+/**
+ * The least evidence for a preference inferred from what a person did NOT trade ("Avoids memecoins"): not
+ * trading a kind of asset says little until there were many chances to. Such a preference is proposed only once
+ * the person has opened at least `minTrades` trades in at least `minAssets` different assets with none of the
+ * avoided class among them; each opened trade after that is one more piece of evidence (and it activates, like any
+ * behavioural preference, after `PreferenceGraduationRule.minEvidence` of them). A trade of the class contradicts it.
+ */
+export const ABSENCE_PREFERENCE_EVIDENCE: Readonly<{ minTrades: number; minAssets: number }> = Object.freeze({ minTrades: 10, minAssets: 3 });
+
+/**
+ * Whether opened trades (asset and asset class of each, the current turn's included) are enough to infer that the
+ * person avoids `avoidedClass` (see {@link ABSENCE_PREFERENCE_EVIDENCE}).
+ *
+ * @example
+ * ```ts
+ * absenceEvidenceEnough([{ asset: 'ETH', assetClass: 'crypto_major' }, { asset: 'ETH', assetClass: 'crypto_major' }], 'crypto_meme'); // false: two ETH buys
+ * ```
+ */
+export function absenceEvidenceEnough(opens: ReadonlyArray<{ readonly asset: string; readonly assetClass?: string | undefined }>, avoidedClass: string, rule: { readonly minTrades: number; readonly minAssets: number } = ABSENCE_PREFERENCE_EVIDENCE): boolean {
+  if (opens.some((t) => t.assetClass === avoidedClass)) return false;
+  return opens.length >= rule.minTrades && new Set(opens.map((t) => t.asset)).size >= rule.minAssets;
+}
+
 const num = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) ? v : undefined);
 
 /**
  * Behaviours an execution shows (deterministic miners): the slippage cap it asked for, the perp leverage it
- * used, and whether it traded a memecoin (each trade elsewhere is evidence the user avoids them).
+ * used, and whether it traded a memecoin (each trade elsewhere is evidence the user avoids them, counted only once
+ * there is enough history: {@link ABSENCE_PREFERENCE_EVIDENCE}, applied by the learning store).
  */
 export function observationsOf(record: PostTurnRecord): PreferenceObservation[] {
   const out: PreferenceObservation[] = [];

@@ -5,6 +5,7 @@
  * @module
  */
 export { createLearningStore } from './store';
+export { ABSENCE_PREFERENCE_EVIDENCE, absenceEvidenceEnough } from './capture';
 export { createTurnLearning, type TurnLearningOptions } from './turn-learning';
 export type { LearningStore, LearningStoreOptions, MethodologyInput, PreferenceGraduationRule, PreferenceInput } from './types';
 export { methodologyLine, type MethodologySeedEntry, parseMethodologySeed, preferenceLine, renderLearningBlock } from './prompt';

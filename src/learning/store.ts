@@ -8,11 +8,11 @@ import { MinaraError } from '../errors/minara-error';
 import type { MinaraBusEvents } from '../events/bus';
 import type { PostTurnRecord } from '../runtime/types';
 import { checkLearningScope, DEFAULT_METHODOLOGY_POLICY, normalizeLearningText } from '../storage/learning-logic';
-import type { CaptureResult, MethodologyPolicy, MethodologyRecord, PreferenceRecord } from '../storage/learning-types';
+import type { CaptureResult, LearningScope, LearningStorage, MethodologyPolicy, MethodologyRecord, PreferenceObservation, PreferenceRecord } from '../storage/learning-types';
 import { createConsoleLogger } from '../util/logger';
 import { assetClassOf, assetsOfMessage, normalizeAsset } from './assets';
 import { compilePage, createPageCache } from './compiled-pages';
-import { observationsOf, tradeRowsOf } from './capture';
+import { absenceEvidenceEnough, observationsOf, tradeRowsOf } from './capture';
 import { parseMethodologySeed, renderLearningBlock } from './prompt';
 import { reflectCases } from './reflection';
 import { synthesisKeyOf, synthesizeMethodologies } from './synthesis';
@@ -20,6 +20,25 @@ import { indexCase, indexCases } from './case-memories';
 import type { LearningStore, LearningStoreOptions, PreferenceGraduationRule } from './types';
 
 const EMPTY: CaptureResult = Object.freeze({ recorded: [], duplicates: [], closed: [], updated: [], methodologyChanges: [], cases: [], preferences: [] });
+
+/** Drop "avoids <class>" support while the history is too short to say so (ABSENCE_PREFERENCE_EVIDENCE). */
+async function withEnoughAbsenceEvidence(
+  db: Pick<LearningStorage, 'listTrades'>, scope: LearningScope, observations: PreferenceObservation[],
+  rows: ReadonlyArray<{ readonly action: string; readonly asset: string; readonly assetClass?: string | undefined; readonly orderId: string }>,
+): Promise<PreferenceObservation[]> {
+  const absence = observations.filter((o) => o.effect === 'support' && o.value?.startsWith('avoid:'));
+  if (absence.length === 0) return observations;
+  const prior = await db.listTrades(scope, { action: 'open', limit: 500 });
+  const seen = new Set(prior.map((t) => t.orderId));
+  const opens = [...prior, ...rows.filter((r) => r.action === 'open' && !seen.has(r.orderId))].map((t) => ({ asset: t.asset, assetClass: t.assetClass }));
+  const enough = new Map<string, boolean>();
+  return observations.filter((o) => {
+    if (!absence.includes(o)) return true;
+    const cls = o.value!.slice('avoid:'.length);
+    if (!enough.has(cls)) enough.set(cls, absenceEvidenceEnough(opens, cls));
+    return enough.get(cls)!;
+  });
+}
 
 /**
  * Create the learning store of one tenant.
@@ -136,7 +155,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
       if (typeof record !== 'object' || record === null || !Array.isArray(record.executions)) throw new MinaraError('LEARNING_INVALID', 'captureTurn: record must be a post-turn record with executions');
       if (record.executions.length === 0) return EMPTY;
       const rows = tradeRowsOf(record);
-      const observations = minePreferences ? observationsOf(record) : [];
+      const observations = minePreferences ? await withEnoughAbsenceEvidence(db, scope, observationsOf(record), rows) : [];
       // One transaction: trades, closes, attribution, cases and preference evidence.
       const result = rows.length > 0 || observations.length > 0 ? await db.recordExecutions(scope, { executions: rows, policy, now: now(), observations }) : EMPTY;
       if (result.recorded.length > 0 || result.updated.length > 0) pages.clear();

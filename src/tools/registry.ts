@@ -125,7 +125,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
       if (t.isFundMoving && typeof t.orderFacts !== 'function') {
         throw new MinaraError('TOOL_DEFINITION_INVALID', `register: tool "${t.name}" moves funds but has no "orderFacts" (notional USD, asset, side, destination); it cannot be checked, so it is refused.`);
       }
-      if (!sets.has(t.toolSet)) sets.set(t.toolSet, { name: t.toolSet, description: `Tools of set "${t.toolSet}"` });
+      if (!sets.has(t.toolSet)) sets.set(t.toolSet, { name: t.toolSet, description: describeUnknownSet(t.toolSet, t.name) });
       tools.set(t.name, t);
     }
   }
@@ -183,4 +183,11 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     storage,
     queryAudit: (filter) => storage.audit.query(filter),
   };
+}
+
+/** The description of a tool set nobody defined: where its tools come from, in words, not the set's own name again. */
+function describeUnknownSet(toolSet: string, firstTool: string): string {
+  const mcp = /^mcp[:_](.+)$/u.exec(toolSet);
+  if (mcp) return `Tools of the MCP server "${mcp[1]}" (connected from the MCP config)`;
+  return `Tools this app added, such as ${firstTool.replace(/_/g, ' ')}`;
 }

@@ -148,7 +148,7 @@ describe('operator controls in the app', () => {
     out = '';
     expect(await run('tools', 'disable', 'trade', '--user', 'alice', '--reason', 'review')).toBe(0);
     expect(await run('tools', 'list', '--user', 'alice')).toBe(0);
-    expect(out).toMatch(/off {2}trade {6}Spot swaps, buys and sells {2}\(off since \S+: review, by cli\)/);
+    expect(out).toMatch(/off {2}trade {6}Buy, sell and swap tokens \(each order waits for your approval unless a grant covers it\) {2}\(off since \S+: review, by cli\)/);
     out = '';
     expect(await run('usage', 'set', 'alice', '--rpm', '10', '--usd-per-day', '2.5')).toBe(0);
     expect(await run('usage', '--all')).toBe(0);

@@ -53,7 +53,7 @@ export interface TestRepl {
   close(): Promise<void>;
 }
 
-export async function startTestRepl(options: { model?: ScriptedModel; env?: Record<string, string>; handleProcessSignals?: boolean; now?: () => Date; realFinance?: boolean } = {}): Promise<TestRepl> {
+export async function startTestRepl(options: { model?: ScriptedModel; env?: Record<string, string>; handleProcessSignals?: boolean; now?: () => Date; realFinance?: boolean; columns?: number; verbose?: boolean; backgroundInfo?: string } = {}): Promise<TestRepl> {
   const dir = mkdtempSync(path.join(tmpdir(), 'minara-cli-test-'));
   const fills: string[] = [];
   const app = await buildApp(
@@ -66,7 +66,7 @@ export async function startTestRepl(options: { model?: ScriptedModel; env?: Reco
   output.on('data', (chunk: Buffer) => {
     text += chunk.toString();
   });
-  const finished = runRepl({ app, input, output, isTTY: false, historyFile: false, handleProcessSignals: options.handleProcessSignals === true, newSessionId: (() => {
+  const finished = runRepl({ app, input, output, isTTY: false, historyFile: false, columns: () => options.columns, verbose: options.verbose, backgroundInfo: options.backgroundInfo, handleProcessSignals: options.handleProcessSignals === true, newSessionId: (() => {
     let n = 0;
     return () => `repl-test-${++n}`;
   })() });

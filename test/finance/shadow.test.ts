@@ -129,11 +129,20 @@ describe('shadow mode on the simulated market with a fake clock', () => {
     expect(report.totals).toMatchObject({ fills: 1, holdValueUsd: 500, contributionsUsd: 500 });
   });
 
-  it('refuses a shadow pack without the live adapter or its market, naming the field', () => {
+  it('refuses a shadow pack with a live provider but not its market, naming the field; without a provider it shadows the simulated market', async () => {
     const storage = createInMemoryStorage();
-    expect(() => createFinancePack({ storage, tradingMode: 'shadow' })).toThrow(/tradingMode 'shadow' needs the live adapter/);
+    const offline = createFinancePack({ storage, tradingMode: 'shadow' });
+    expect(offline.tradingMode).toBe('shadow');
+    expect(offline.shadowMarket).toBe('simulated');
+    expect(offline.trading.name).toBe('shadow');
+    const filled = await offline.trading.executeSpot({ from: 'USDC', to: 'ETH', amountUsd: 50, clientOrderId: 'sim_1' });
+    expect(filled).toMatchObject({ status: 'filled', source: 'shadow', shadow: true, simulated: true });
+    const report = await offline.shadowReport!();
+    expect(report.market).toBe('simulated');
+    expect(report.totals.fills).toBe(1);
+    expect(() => createFinancePack({ storage, tradingMode: 'live' })).toThrow(/tradingMode 'live' needs the live adapter/);
     const live = createPaperTradingProvider({ trading: storage.trading, market: createSimulatedMarket({ seed: 1 }) });
-    expect(() => createFinancePack({ storage, provider: live, tradingMode: 'shadow' })).toThrow(/needs the live market/);
+    expect(() => createFinancePack({ storage, provider: live, tradingMode: 'shadow' })).toThrow(/needs its market/);
     expect(() => createFinancePack({ storage, tradingMode: 'sideways' as never })).toThrow(/tradingMode must be 'paper', 'live' or 'shadow'/);
     expect(createFinancePack({ storage }).shadowReport).toBeUndefined();
   });
@@ -197,7 +206,7 @@ describe('shadow mode with the Minara adapter (recorded fixtures on 127.0.0.1)',
     expect(report.totals.holdValueUsd).toBe(10_000);
   });
 
-  it('createApp: MINARA_TRADING_MODE=shadow with MINARA_API_KEY gives a shadow agent; without the key it starts on paper with one warning; a bad mode is refused naming the variable', async () => {
+  it('createApp: MINARA_TRADING_MODE=shadow with MINARA_API_KEY gives a shadow agent; without the key it shadows the simulated market, labelled; a bad mode is refused naming the variable', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'minara-shadow-app-'));
     dirs.push(dir);
     const base2 = { envFileDir: false as const, logger: silentLogger, config: { dataDir: dir } };
@@ -209,15 +218,22 @@ describe('shadow mode with the Minara adapter (recorded fixtures on 127.0.0.1)',
     } finally {
       await app.close();
     }
-    // Without the key: paper, one warning, listed as a disabled feature (a missing dependency, not a typo).
+    // Without the key: shadow mode against the simulated market, offline, said in the one warning and in every report.
     const nokey = await createApp({ ...base2, env: { MINARA_TRADING_MODE: 'shadow' } });
     try {
-      expect(nokey.finance?.tradingMode).toBe('paper');
-      expect(nokey.disabledFeatures).toEqual([expect.objectContaining({ feature: 'shadow-trading', setting: 'MINARA_TRADING_MODE=shadow' })]);
+      expect(nokey.finance?.tradingMode).toBe('shadow');
+      expect(nokey.finance?.shadowMarket).toBe('simulated');
+      expect(nokey.disabledFeatures).toEqual([expect.objectContaining({ feature: 'shadow-trading', setting: 'MINARA_TRADING_MODE=shadow', message: expect.stringContaining('SIMULATED market') })]);
+      let out = '';
+      expect(await runShadowCommand({}, ['report'], { app: nokey, write: (x) => void (out += x) })).toBe(0);
+      expect(out).toContain('SIMULATED MARKET: offline, generated prices');
     } finally {
       await nokey.close();
     }
-    await expect(createApp({ ...base2, env: {}, finance: { tradingMode: 'shadow' } })).rejects.toMatchObject({ message: expect.stringContaining("tradingMode 'shadow' needs the live adapter") });
+    const offline = await createApp({ ...base2, env: {}, finance: { tradingMode: 'shadow' } });
+    expect(offline.finance?.shadowMarket).toBe('simulated');
+    await offline.close();
+    await expect(createApp({ ...base2, env: {}, finance: { tradingMode: 'live' } })).rejects.toMatchObject({ message: expect.stringContaining("tradingMode 'live' needs the live adapter") });
     await expect(createApp({ ...base2, env: { MINARA_TRADING_MODE: 'yolo' } })).rejects.toMatchObject({ message: expect.stringContaining('MINARA_TRADING_MODE: expected paper, live or shadow') });
     const paper = await createApp({ ...base2, env: {} });
     try {

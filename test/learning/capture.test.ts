@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
-  createLearningStore, createMemoryStore, createTurnLearning, type LearningStore, MinaraError, readHardConstraints, silentLogger, type PostTurnRecord, type TurnLearning,
+  ABSENCE_PREFERENCE_EVIDENCE, absenceEvidenceEnough, createLearningStore, createMemoryStore, createTurnLearning, type LearningStore, MinaraError, readHardConstraints, silentLogger, type PostTurnRecord, type TurnLearning,
 } from '@minara/agent';
 import { createInMemoryStorage, recordEvents } from '@minara/agent/testing';
 import { setup, systemTexts } from '../runtime/helpers';
@@ -90,9 +90,10 @@ describe('the learning store', () => {
 
   it('mines behavioural preferences and graduates them at turn start; the learned_preference memory is written once', async () => {
     const { store, memory } = make();
-    for (let i = 0; i < 5; i++) await store.captureTurn(record({ executions: [buy(i, 50)] }));
+    // "Avoids memecoins" is inferred from absence: counted from the 10th opened trade in 3+ assets (ABSENCE_PREFERENCE_EVIDENCE).
+    for (let i = 0; i < 14; i++) await store.captureTurn(record({ executions: [buy(i, 50, ['ETH', 'BTC', 'SOL'][i % 3])] }));
     const [slip] = await store.listPreferences({ dimension: 'slippage' });
-    expect(slip).toMatchObject({ state: 'proposed', evidence: 5, contradictions: 0, value: '50', text: 'Caps slippage at 0.5% (50 bps) on trades' });
+    expect(slip).toMatchObject({ state: 'proposed', evidence: 14, contradictions: 0, value: '50', text: 'Caps slippage at 0.5% (50 bps) on trades' });
     const memes = (await store.listPreferences({ dimension: 'asset_class' }))[0]!;
     expect(memes).toMatchObject({ text: 'Avoids memecoins', evidence: 5 });
     const activated = await store.graduatePreferences();
@@ -103,11 +104,31 @@ describe('the learning store', () => {
     const ctx = await store.promptContext('buy ETH');
     expect(ctx.block).toContain('### Preferences\n- [asset_class] Avoids memecoins\n- [slippage] Caps slippage at 0.5% (50 bps) on trades');
     // A memecoin trade contradicts it; a rejected preference's memory is soft-deleted, not lost.
-    await store.captureTurn(record({ executions: [buy(9, 50, 'PEPE')] }));
+    await store.captureTurn(record({ executions: [buy(99, 50, 'PEPE')] }));
     expect((await store.listPreferences({ dimension: 'asset_class' }))[0]!.contradictions).toBe(1);
     const rejected = await store.rejectPreference(memes.id);
     expect(rejected.state).toBe('rejected');
     expect(await memory.get(rejected.memoryId!, { includeDeleted: true })).toMatchObject({ deletedAt: expect.any(String) });
+  });
+
+  it('two ETH buys propose no "Avoids memecoins": absence needs 10 opened trades in 3 assets, none a memecoin', async () => {
+    expect(ABSENCE_PREFERENCE_EVIDENCE).toEqual({ minTrades: 10, minAssets: 3 });
+    const { store } = make();
+    await store.captureTurn(record({ executions: [buy(1, 50)] }));
+    await store.captureTurn(record({ executions: [buy(2, 50)] }));
+    expect(await store.listPreferences({ dimension: 'asset_class' })).toEqual([]);
+    // What they did do is evidence (a slippage cap they asked for twice), proposed for review.
+    expect((await store.listPreferences({ dimension: 'slippage' }))[0]).toMatchObject({ state: 'proposed', evidence: 2 });
+    // Nine trades in three assets: still not enough; the tenth is.
+    for (let i = 3; i <= 9; i++) await store.captureTurn(record({ executions: [buy(i, 50, ['BTC', 'SOL', 'ETH'][i % 3])] }));
+    expect(await store.listPreferences({ dimension: 'asset_class' })).toEqual([]);
+    await store.captureTurn(record({ executions: [buy(10, 50, 'BTC')] }));
+    expect((await store.listPreferences({ dimension: 'asset_class' }))[0]).toMatchObject({ text: 'Avoids memecoins', state: 'proposed', evidence: 1 });
+    // Ten trades in one asset, or any memecoin among them, is not enough either.
+    expect(absenceEvidenceEnough(Array.from({ length: 12 }, () => ({ asset: 'ETH', assetClass: 'crypto_major' })), 'crypto_meme')).toBe(false);
+    const mixed = [...Array.from({ length: 11 }, (_, i) => ({ asset: ['ETH', 'BTC', 'SOL'][i % 3]!, assetClass: 'crypto_major' })), { asset: 'PEPE', assetClass: 'crypto_meme' }];
+    expect(absenceEvidenceEnough(mixed, 'crypto_meme')).toBe(false);
+    expect(absenceEvidenceEnough(mixed.slice(0, 11), 'crypto_meme')).toBe(true);
   });
 
   it('a hard constraint never activates without the explicit call; approval writes its limits to the profile', async () => {

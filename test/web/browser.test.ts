@@ -506,6 +506,10 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await page.getByText('BTC is up.').waitFor();
     await page.goto(`${url}#/audit`);
     const rows = page.getByTestId('audit-rows');
+    await rows.getByText('get price: BTC').first().waitFor();
+    // The default view is what the agent did for the person; every row (engine's included) behind the checkbox.
+    expect(await rows.textContent()).toMatch(/get price: BTC\s*Done/);
+    await page.getByTestId('audit-everything').check();
     await rows.getByText('get_price').first().waitFor();
     expect(await rows.textContent()).toMatch(/get_price\s*user\s*allowed\s*ok/);
     await shot(page, 'audit');

@@ -1,6 +1,6 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError, apiUrl, authHeaders } from './api';
-import { asNum, asObj, asStr, formatUsd, type Json } from './format';
+import { asNum, asObj, asStr, describeOrder, formatSignedUsd, formatUnits, formatUsd, type Json } from './format';
 import { TableScroll } from './ToolCards';
 
 /** One audit row as `GET /v1/audit` answers (the fields this page shows). */
@@ -16,6 +16,116 @@ interface AuditRow {
   readonly code?: string;
   readonly reason?: string;
   readonly outcome?: Json;
+  readonly argsJson?: string;
+}
+
+/** Rows of the engine's own bookkeeping: the safety stage's checks, skill routing, the row written before a call runs. */
+const ENGINE_TOOLS = new Set(['finance_safety', 'tool_invoke', 'tool_search']);
+function isEngineRow(r: AuditRow): boolean {
+  if (r.kind && r.kind !== 'tool_call' && r.kind !== 'grant' && r.kind !== 'stop' && r.kind !== 'breaker') return true;
+  // The preview a fund-moving call runs for its approval card is part of asking, not an action of its own.
+  return r.decision === 'executing' || asStr(r.outcome?.['status']) === 'preview' || ENGINE_TOOLS.has(r.toolName) || r.toolName.startsWith('skill');
+}
+
+const args = (r: AuditRow): unknown => {
+  try {
+    return r.argsJson ? (JSON.parse(r.argsJson) as unknown) : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** The action in a person's words: the order ("Buy $50.00 of ETH"), else the tool and what it was about. */
+function actionText(r: AuditRow): string {
+  const input = args(r);
+  const order = describeOrder({ toolName: r.toolName, input });
+  if (order) return order;
+  const a = asObj(input);
+  const about = a ? asStr(a['symbol']) ?? asStr(a['query']) ?? asStr(a['asset']) : undefined;
+  const name = r.toolName.replace(/[_.]/g, ' ');
+  return about ? `${name}: ${about}` : name;
+}
+
+/** What came of it: asked, approved, filled, refused, failed. */
+/** A fill in a person's words ("Filled: 0.01376894 ETH at $3,631.36 for $50.00, paper"); undefined when nothing filled. */
+function fillText(r: AuditRow): string | undefined {
+  const o = r.outcome;
+  const fill = o ? asObj(o['fill']) : undefined;
+  if (!o || !fill) return undefined;
+  const qty = asNum(fill['quantity']);
+  const price = asNum(fill['priceUsd']);
+  const notional = asNum(fill['notionalUsd']);
+  const pnl = asNum(fill['realizedPnlUsd']);
+  const words = [
+    `${asStr(o['status']) === 'duplicate' ? 'Already filled' : 'Filled'}:`,
+    qty !== undefined ? `${formatUnits(qty)} ${asStr(fill['symbol']) ?? ''}`.trim() : undefined,
+    price !== undefined ? `at ${formatUsd(price)}` : undefined,
+    notional !== undefined ? `for ${formatUsd(notional)}` : undefined,
+  ].filter(Boolean);
+  const tail = [pnl !== undefined && Math.abs(pnl) >= 0.005 ? `realised ${formatSignedUsd(pnl)}` : undefined, o['shadow'] === true ? 'shadow' : o['simulated'] === true ? 'paper' : undefined].filter(Boolean);
+  return `${words.join(' ')}${tail.length ? `, ${tail.join(', ')}` : ''}`;
+}
+
+function resultText(r: AuditRow): string {
+  const o = r.outcome ? outcomeText(r) : undefined;
+  const status = asStr(r.outcome?.['status']);
+  // A call that simply worked (a price, a memory) is "Done"; a fill says what filled; anything else its outcome.
+  const done = fillText(r) ?? (status === 'ok' || o === undefined || o === 'allowed' || o === 'approved' ? undefined : o);
+  switch (r.decision) {
+    case 'approval_required':
+      return 'Asked for your approval';
+    case 'approved':
+      return done ? `You approved it. ${done}` : 'You approved it';
+    case 'denied':
+      return `Refused: you denied it${r.reason ? ` (${r.reason})` : ''}`;
+    case 'blocked':
+      return `Refused${r.code ? ` (${r.code})` : ''}${r.reason ? `: ${r.reason}` : ''}`;
+    case 'error':
+      return `Failed${r.code ? ` (${r.code})` : ''}`;
+    default:
+      return done ?? 'Done';
+  }
+}
+
+const shortTime = (iso: string) => new Date(iso).toLocaleString(undefined, { month: 'short', day: 'numeric', hour: '2-digit', minute: '2-digit' });
+
+/** The default view: what the agent did for you, one line each, newest first. */
+function PersonRows({ rows, onTrace }: { rows: readonly AuditRow[]; onTrace: (id: string) => void }) {
+  return (
+    <TableScroll label="What the agent did for you">
+      <table className="grid audit-person" data-testid="audit-rows">
+        <caption>What the agent did for you, newest first</caption>
+        <thead>
+          <tr>
+            <th scope="col">When</th>
+            <th scope="col">What</th>
+            <th scope="col">Result</th>
+          </tr>
+        </thead>
+        <tbody>
+          {rows.map((r) => (
+            <tr key={r.id}>
+              <th scope="row" className="when" title={r.at}>
+                {shortTime(r.at)}
+              </th>
+              <td>
+                {actionText(r)}
+                {r.source !== 'user' ? <span className="muted"> ({r.source})</span> : null}
+              </td>
+              <td className="outcome">
+                {resultText(r)}
+                {r.traceId ? (
+                  <button type="button" className="link" onClick={() => onTrace(r.traceId!)} title={r.traceId}>
+                    details<span className="visually-hidden"> (show this trace)</span>
+                  </button>
+                ) : null}
+              </td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+    </TableScroll>
+  );
 }
 
 interface VerifyReport {
@@ -58,7 +168,7 @@ function outcomeText(row: AuditRow): string {
 function Rows({ rows, onTrace, caption }: { rows: readonly AuditRow[]; onTrace: (id: string) => void; caption: string }) {
   return (
     <TableScroll label={caption}>
-      <table className="grid" data-testid="audit-rows">
+      <table className="grid audit-all" data-testid="audit-rows">
         <caption>{caption}</caption>
         <thead>
           <tr>
@@ -73,11 +183,11 @@ function Rows({ rows, onTrace, caption }: { rows: readonly AuditRow[]; onTrace: 
         <tbody>
           {rows.map((r) => (
             <tr key={r.id}>
-              <th scope="row">{r.at.replace('T', ' ').slice(0, 19)}</th>
+              <th scope="row" className="when">{r.at.replace('T', ' ').slice(0, 19)}</th>
               <td>{r.kind && r.kind !== 'tool_call' ? `${r.kind}: ${r.toolName}` : r.toolName}</td>
               <td>{r.source}</td>
               <td>{r.decision}</td>
-              <td>{outcomeText(r)}</td>
+              <td className="outcome">{outcomeText(r)}</td>
               <td>
                 {r.traceId ? (
                   <button type="button" className="link" onClick={() => onTrace(r.traceId!)} title={r.traceId}>
@@ -115,6 +225,7 @@ async function download(format: 'jsonl' | 'csv'): Promise<void> {
 export function AuditPage() {
   const [rows, setRows] = useState<readonly AuditRow[] | undefined>();
   const [tool, setTool] = useState('');
+  const [everything, setEverything] = useState(false);
   const [trace, setTrace] = useState<{ id: string; rows: readonly AuditRow[] } | undefined>();
   const [verify, setVerify] = useState<VerifyReport | string | undefined>();
   const [problem, setProblem] = useState<string | undefined>();
@@ -156,7 +267,7 @@ export function AuditPage() {
           Verify chain
         </button>
       </div>
-      <p className="muted">Every tool call the agent made for you, what was decided and what happened. Rows are hash-chained: an edited or deleted row shows when the chain is verified.</p>
+      <p className="muted">What the agent did for you: what it asked, what you approved, what filled and what was refused. Rows are hash-chained: an edited or deleted row shows when the chain is verified.</p>
       {verify !== undefined ? (
         <p className={typeof verify === 'string' || !verify.ok ? 'error' : 'ok'} data-testid="audit-verify-result" role="status">
           {typeof verify === 'string'
@@ -179,6 +290,10 @@ export function AuditPage() {
         <button type="submit" className="secondary">
           Filter
         </button>
+        <label className="inline">
+          <input type="checkbox" checked={everything} onChange={(e) => setEverything(e.target.checked)} data-testid="audit-everything" /> Show the engine's rows too
+          (safety checks, skills, signals)
+        </label>
       </form>
       {problem ? <div className="error">{problem}</div> : null}
       {trace ? (
@@ -198,8 +313,10 @@ export function AuditPage() {
         <p className="empty" data-testid="audit-empty">
           Nothing yet: every tool call the agent makes (a price, a trade, a memory) is recorded here with what happened.
         </p>
+      ) : everything ? (
+        <Rows rows={rows} onTrace={(id) => void showTrace(id)} caption="Every audit row, newest first" />
       ) : (
-        <Rows rows={rows} onTrace={(id) => void showTrace(id)} caption="Audit rows, newest first" />
+        <PersonRows rows={rows.filter((r) => !isEngineRow(r))} onTrace={(id) => void showTrace(id)} />
       )}
     </section>
   );

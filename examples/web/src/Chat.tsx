@@ -118,9 +118,63 @@ function ArtifactFrame({ id }: { id: string }) {
   return <iframe className="artifact" data-testid="artifact-frame" data-artifact={id} title={`artifact ${id}`} sandbox="allow-scripts" src={src} />;
 }
 
+/** What a failed answer means for a person, and what to check, from the error's code and message. */
+export function explainModelError(message: string): { title: string; checks: string[] } {
+  const text = message.toLowerCase();
+  if (/econnrefused|cannot connect|fetch failed|enotfound|eai_again|socket hang up|network/.test(text)) {
+    const at = /(\d{1,3}(?:\.\d{1,3}){3}:\d+|localhost:\d+|[a-z0-9.-]+\.[a-z]{2,}(?::\d+)?)/i.exec(message)?.[1];
+    return {
+      title: 'The model could not be reached',
+      checks: [
+        `Is the model server running${at ? ` at ${at}` : ''}? (Ollama, LM Studio or vLLM must be started before you chat.)`,
+        'Is MINARA_MODEL_BASE_URL (or the provider) the address you meant?',
+        'Is this machine online, and not blocked by a proxy or firewall?',
+      ],
+    };
+  }
+  if (/\b(401|403)\b|api key|unauthori[sz]ed|forbidden|invalid.*key/.test(text)) {
+    return { title: 'The model provider refused the key', checks: ['Is the provider key (e.g. ANTHROPIC_API_KEY, OPENAI_API_KEY) set and current?', 'Does the key have access to this model?'] };
+  }
+  if (/\b429\b|rate limit|quota|overloaded|\b529\b/.test(text)) {
+    return { title: 'The model provider is busy or the quota is used up', checks: ['Wait a moment and retry.', "Check the plan and the usage limits on the provider's side."] };
+  }
+  if (/model.*not found|\b404\b|unknown model|does not exist/.test(text)) {
+    return { title: 'The model was not found', checks: ['Is the model name in MINARA_MODEL spelled as the provider names it?', 'For a local server: is the model pulled/loaded?'] };
+  }
+  return { title: 'The model failed to answer', checks: ['Retry; if it fails again, the details below say what the provider answered.'] };
+}
+
+/** A failed answer: what failed, what to check, Retry; the raw error only behind "Details". */
+function ModelErrorPanel({ message, onRetry, busy }: { message: string; onRetry: () => void; busy: boolean }) {
+  const { title, checks } = explainModelError(message);
+  return (
+    <div className="panel warn model-error" role="alert" data-testid="model-error">
+      <h2>{title}</h2>
+      <p>Nothing was done for this message. Check:</p>
+      <ul>
+        {checks.map((c) => (
+          <li key={c}>{c}</li>
+        ))}
+      </ul>
+      <div className="actions">
+        <button type="button" onClick={onRetry} disabled={busy} data-testid="model-retry">
+          Retry
+        </button>
+      </div>
+      <details className="raw">
+        <summary>Details</summary>
+        <pre>{message}</pre>
+      </details>
+    </div>
+  );
+}
+
+/** A message with nothing to show (an answer that failed before its first word): no empty bubble. */
+const hasVisiblePart = (m: MinaraUIMessage) => m.parts.some((p) => (p.type === 'text' ? p.text.trim() !== '' : isToolPart(p)));
+
 function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMessage[] }) {
   const [input, setInput] = useState('');
-  const { messages, sendMessage, status, error, addToolApprovalResponse } = useChat<MinaraUIMessage>({
+  const { messages, sendMessage, status, error, addToolApprovalResponse, regenerate, clearError } = useChat<MinaraUIMessage>({
     id: chatId,
     messages: initial,
     // A reload mid-answer picks the running turn up again (GET /v1/chat/:id/stream).
@@ -143,7 +197,7 @@ function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMe
             <p className="muted">Trades always show what will happen and wait for your approval.</p>
           </div>
         ) : null}
-        {messages.map((m) => (
+        {messages.filter((m) => m.role !== 'assistant' || hasVisiblePart(m)).map((m) => (
           <div key={m.id} className={`message ${m.role}`} data-role={m.role}>
             {m.parts.map((p, i) =>
               p.type === 'text' ? (
@@ -159,7 +213,16 @@ function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMe
             )}
           </div>
         ))}
-        {error ? <div className="error">{error.message}</div> : null}
+        {error ? (
+          <ModelErrorPanel
+            message={error.message}
+            busy={busy}
+            onRetry={() => {
+              clearError();
+              void regenerate();
+            }}
+          />
+        ) : null}
         <div ref={end} />
       </div>
       <form

@@ -24,6 +24,8 @@ const signed = (v: unknown) => (asNum(v) !== undefined ? formatSignedUsd(asNum(v
 
 interface ShadowReportAnswer {
   readonly report: {
+    /** `simulated`: shadow mode without a live adapter (offline, generated prices). */
+    readonly market?: 'live' | 'simulated';
     readonly totals: { readonly fills: number; readonly notionalUsd: number; readonly markedPnlUsd: number; readonly agentValueUsd: number; readonly holdValueUsd: number; readonly edgeUsd: number };
     readonly byAsset: ReadonlyArray<{ readonly symbol: string; readonly fills: number; readonly firstPriceUsd: number; readonly currentPriceUsd?: number; readonly movePct?: number; readonly markedPnlUsd: number }>;
   };
@@ -45,8 +47,15 @@ function ShadowSection() {
   const t = report.totals;
   return (
     <section className="panel" aria-labelledby="shadow-title" data-testid="shadow-report">
-      <h2 id="shadow-title">Shadow mode</h2>
-      <p className="muted">Orders went to a shadow book at live prices; nothing was traded for real.</p>
+      <h2 id="shadow-title">Shadow mode{report.market === 'simulated' ? ' · simulated market' : ''}</h2>
+      {report.market === 'simulated' ? (
+        <p className="notice sim-label" data-testid="shadow-simulated">
+          <strong>Simulated market, offline.</strong> These prices are generated, not real: a try-out of shadow mode that says nothing about how the agent
+          would do on the real market. Set <code>MINARA_API_KEY</code> to shadow the live market.
+        </p>
+      ) : (
+        <p className="muted">Orders went to a shadow book at live prices; nothing was traded for real.</p>
+      )}
       <div className="stats">
         <Stat label="Shadow fills" value={String(t.fills)} />
         <Stat label="Marked P&L" value={formatSignedUsd(t.markedPnlUsd)} tone={t.markedPnlUsd} />

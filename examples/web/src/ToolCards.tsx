@@ -12,14 +12,15 @@ export function TableScroll({ label, children }: { label: string; children: Reac
 }
 
 /** A row of label → value in a card. */
-function Facts({ rows }: { rows: ReadonlyArray<readonly [string, string | undefined]> }) {
+/** Label/value pairs in a grid; `wide` labels (an order id) take a whole row, and no value is wider than its cell. */
+function Facts({ rows, wide = [] }: { rows: ReadonlyArray<readonly [string, string | undefined]>; wide?: readonly string[] }) {
   const shown = rows.filter((r): r is readonly [string, string] => r[1] !== undefined && r[1] !== '');
   return (
     <dl className="facts">
       {shown.map(([k, v]) => (
-        <div key={k}>
+        <div key={k} className={wide.includes(k) ? 'wide' : undefined}>
           <dt>{k}</dt>
-          <dd>{v}</dd>
+          <dd className={k === 'Order' ? 'id' : undefined}>{v}</dd>
         </div>
       ))}
     </dl>
@@ -91,9 +92,10 @@ export function FillReceipt({ data }: { data: Json }) {
           ['Price', price(fill['price'])],
           ['Notional', usd(fill['notionalUsd'])],
           ['Fee', usd(fill['feeUsd'])],
+          ['Time', asStr(data['at']) ? new Date(asStr(data['at'])!).toLocaleString(undefined, { dateStyle: 'medium', timeStyle: 'short' }) : undefined],
           ['Order', asStr(data['orderId'])],
-          ['Time', asStr(data['at']) ? new Date(asStr(data['at'])!).toLocaleString() : undefined],
         ]}
+        wide={['Time', 'Order']}
       />
       {data['simulated'] === true ? <p className="muted">Paper trade: simulated fill.</p> : null}
     </div>

@@ -26,6 +26,8 @@ export function failTurn(deps: TurnDeps, turn: TurnState, error: unknown, emit: 
     turn.stopReason = 'error';
     const e = MinaraError.isInstance(error) ? error : undefined;
     emit({ type: 'error', code: e?.code ?? 'MODEL_ERROR', message: errorText(error), retryable: e?.retryable ?? false });
-    deps.logger.error('turn failed', { sessionId: turn.ctx.sessionId, turnId: turn.turnId, error: errorText(error) });
+    // No model configured is the caller's to show (the error event carries how to set one): logging it as an
+    // error too printed the same failure twice, once as a JSON line on stderr.
+    if (e?.code !== 'MODEL_NOT_CONFIGURED') deps.logger.error('turn failed', { sessionId: turn.ctx.sessionId, turnId: turn.turnId, error: errorText(error) });
   }
 }
