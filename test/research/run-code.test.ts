@@ -118,7 +118,7 @@ describe('run_code tool', () => {
       storage,
       tools: [
         ...createRunCodeTools({ sandbox, artifacts, registry: () => registry }),
-        defineTool({ name: 'get_ohlcv', toolSet: 'read', description: 'candles', inputSchema: z.object({ symbol: z.string() }), permissionTier: PermissionTier.READ_ONLY, execute: ({ symbol }) => ({ symbol, candles }) }),
+        defineTool({ name: 'get_ohlcv', toolSet: 'read', description: 'candles', inputSchema: z.object({ symbol: z.string() }), permissionTier: PermissionTier.READ_ONLY, sideEffects: false, execute: ({ symbol }) => ({ symbol, candles }) }),
         defineTool({ name: 'send_money', toolSet: 'transfer', description: 'x', inputSchema: z.object({}), permissionTier: PermissionTier.CONFIRM_ONCE, execute: () => 'sent' }),
       ],
     });
