@@ -621,6 +621,12 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
         expect(await storage.usage.renewReservation('r4', '2026-03-02T10:05:00.000Z')).toBe(true);
         expect(await storage.usage.renewReservation('nope', '2026-03-02T10:05:00.000Z')).toBe(false);
         expect(await ask('r8', { now: '2026-03-02T10:02:00.000Z', expiresAt: '2026-03-02T10:03:00.000Z' })).toMatchObject({ admitted: true, reservedUsd: 0.25 });
+        // A scope over every user's rows of some sources (the autonomous budget): u2's heartbeat turn counts.
+        await storage.usage.record(entry('t2', { userId: 'u2', source: 'heartbeat', costUsd: 0.4 }));
+        const budget = (id: string) => storage.usage.reserve({ id, scope: 'autonomous', day: '2026-03-02', sources: ['heartbeat', 'cron'], limitUsd: 1, now: '2026-03-02T10:00:00.000Z', expiresAt: '2026-03-02T10:01:00.000Z' });
+        expect(await budget('b1')).toEqual({ admitted: true, spentUsd: 0.4, reservedUsd: 0, amountUsd: 0.4 });
+        expect(await budget('b2')).toMatchObject({ admitted: true, reservedUsd: 0.4 });
+        expect(await budget('b3')).toMatchObject({ admitted: false, spentUsd: 0.4, reservedUsd: 0.8 });
         await expect(ask('r9', { limitUsd: -1 })).rejects.toThrow(/limitUsd must be a number of USD ≥ 0/);
         await expect(ask('r9', { day: 'today' })).rejects.toThrow(/day must be YYYY-MM-DD/);
         await expect(ask('r9', { sources: [] })).rejects.toThrow(/sources must be a non-empty list/);
