@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { MinaraError } from '../errors/minara-error';
@@ -74,6 +75,15 @@ const positive = (name: string, v: number | undefined, fallback: number): number
   return n;
 };
 
+/** The global `WebAssembly.Module` constructor (this package's TypeScript lib has only the namespace's types). */
+const WasmModule = (globalThis as unknown as { readonly WebAssembly: { readonly Module: new (bytes: Uint8Array) => object } }).WebAssembly.Module;
+let compiledWasm: object | undefined;
+/** The QuickJS WebAssembly module, compiled once per process. */
+function quickJsWasmModule(require: NodeJS.Require): object {
+  compiledWasm ??= new WasmModule(readFileSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')));
+  return compiledWasm;
+}
+
 /**
  * A JavaScript sandbox on QuickJS compiled to WebAssembly (`quickjs-emscripten-core` with the
  * `@jitl/quickjs-wasmfile-release-sync` build), run in a worker thread. Each run gets a fresh QuickJS runtime with
@@ -112,7 +122,9 @@ export function createQuickJsSandbox(options: QuickJsSandboxOptions = {}): CodeS
       workerData: {
         corePath: require.resolve('quickjs-emscripten-core'),
         variantPath: require.resolve('@jitl/quickjs-wasmfile-release-sync'),
-        wasmPath: require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm'),
+        // Compiled once per process and shared with every worker (a new one after a run that grew its memory), so a
+        // fresh worker neither compiles the engine again nor starts from unoptimised code.
+        wasmModule: quickJsWasmModule(require),
       },
       // The host side of the worker stays small; the sandbox heap is the WebAssembly memory, outside V8's heap, and
       // is bounded by that memory's maximum (set per run in the worker), which resourceLimits cannot bound.

@@ -1,6 +1,6 @@
 /**
  * The code of the sandbox worker thread, as plain CommonJS (it runs as `new Worker(source, { eval: true })`, so no
- * bundler or test transform ever rewrites it). It compiles the QuickJS WebAssembly module once, then runs one job per
+ * bundler or test transform ever rewrites it). It gets the QuickJS WebAssembly module compiled by the host, then runs one job per
  * message in a fresh WebAssembly instance with a memory of its own: `initial` 16 MiB (the build's initial memory,
  * which the engine itself uses about 1 MiB of) and `maximum` 16 MiB + the job's `memoryBytes`, rounded up to a 64 KiB
  * page. The WebAssembly memory's maximum is the bound that holds: QuickJS's own `setMemoryLimit` is also set, but in
@@ -22,13 +22,12 @@
 export const QUICKJS_WORKER_SOURCE = String.raw`
 'use strict';
 const { parentPort, workerData } = require('node:worker_threads');
-const fs = require('node:fs');
 const core = require(workerData.corePath);
 const variantModule = require(workerData.variantPath);
 const variant = variantModule.default || variantModule;
 const PAGE = 65536;
 const INITIAL_PAGES = 256; // the build's INITIAL_MEMORY (16 MiB)
-const wasmModulePromise = WebAssembly.compile(fs.readFileSync(workerData.wasmPath));
+const wasmModulePromise = Promise.resolve(workerData.wasmModule); // compiled once by the host, shared by every worker
 
 /** A QuickJS module in a fresh WebAssembly memory that cannot grow past 16 MiB + memoryBytes. */
 async function newModule(memoryBytes) {
@@ -36,8 +35,14 @@ async function newModule(memoryBytes) {
   const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: INITIAL_PAGES + Math.ceil(memoryBytes / PAGE) });
   const state = { growFailed: false, memory };
   const grow = memory.grow.bind(memory);
+  // Emscripten tries a generous size first and smaller ones after: only a failure of the last attempt (none after
+  // it succeeded) means the allocation could not be made.
   memory.grow = (pages) => {
-    try { return grow(pages); } catch (error) { state.growFailed = true; throw error; }
+    try {
+      const before = grow(pages);
+      state.growFailed = false;
+      return before;
+    } catch (error) { state.growFailed = true; throw error; }
   };
   const mod = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant, { wasmModule, wasmMemory: memory }));
   return { mod, state };
@@ -92,7 +97,7 @@ function runJob(mod, job, memoryState) {
       const message = error && error.message !== undefined ? String(error.message) : String(error);
       let kind = 'error';
       if (interrupted || message === 'interrupted') kind = 'timeout';
-      else if (memoryState.growFailed || /out of memory|string too long|invalid array length/i.test(message)) kind = 'memory';
+      else if (memoryState.growFailed || /out of memory|string too long/i.test(message)) kind = 'memory';
       else if (/stack overflow/i.test(message)) kind = 'stack';
       out.logsCut = logsCut;
       return Object.assign(out, { ok: false, kind, message: name + ': ' + message });
