@@ -1,7 +1,8 @@
 /**
  * The code of the sandbox worker thread, as plain CommonJS (it runs as `new Worker(source, { eval: true })`, so no
  * bundler or test transform ever rewrites it). It gets the QuickJS WebAssembly module compiled by the host, then runs one job per
- * message in a fresh WebAssembly instance with a memory of its own: `initial` 16 MiB (the build's initial memory,
+ * message in a WebAssembly instance with a memory of its own (kept for the next job of the same limit until a job grows
+ * that memory, which ends the worker): `initial` 16 MiB (the build's initial memory,
  * which the engine itself uses about 1 MiB of) and `maximum` 16 MiB + the job's `memoryBytes`, rounded up to a 64 KiB
  * page. The WebAssembly memory's maximum is the bound that holds: QuickJS's own `setMemoryLimit` is also set, but in
  * this build (no `malloc_usable_size`) it counts 8 bytes per allocation whatever its size, so large arrays,
@@ -165,13 +166,17 @@ function runJob(mod, job, memoryState) {
   }
 }
 
+// The instance of the last run, kept for the next run of the same limit while its memory has not grown (each run
+// still gets a fresh QuickJS runtime; a run that grew the memory ends this worker).
+let cached;
 parentPort.on('message', async (job) => {
   let reply;
   let state;
   try {
-    const fresh = await newModule(job.memoryBytes);
-    state = fresh.state;
-    reply = runJob(fresh.mod, job, state);
+    if (!cached || cached.memoryBytes !== job.memoryBytes) cached = Object.assign(await newModule(job.memoryBytes), { memoryBytes: job.memoryBytes });
+    state = cached.state;
+    state.growFailed = false;
+    reply = runJob(cached.mod, job, state);
   } catch (error) {
     // A trap inside the WebAssembly module (a host stack overflow, a corrupted heap): report it and exit, so the
     // next run starts from a fresh worker.
