@@ -69,6 +69,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     workflows: app.workflows,
     webhooks: webhooksFromEnv(),
     admitAutonomousTurn: (context) => app.admitAutonomousTurn(context),
+    reserveAutonomousTurn: (context) => app.reserveAutonomousTurn(context),
     quotas: env.quotas,
     ...extra,
   });

@@ -165,7 +165,8 @@ export {
   AUDIT_CSV_COLUMNS, auditCsvRecord, type AuditFilter, exportAudit, type ExportAuditOptions, readAuditTrace, type ReadAuditTraceOptions,
 } from './safety/audit-trail';
 export type { JobRunOutcome, JobRunRecord, JobStorage } from './storage/job-types';
-export type { UsageEntry, UsageStorage, UsageTotals, UserUsageTotals } from './storage/usage-types';
+export type { SpendReservation, SpendReservationRequest, UsageEntry, UsageStorage, UsageTotals, UserUsageTotals } from './storage/usage-types';
+export { type AutonomousAdmission, createAutonomousBudget } from './safety/autonomy-admission';
 export type { CapabilitySwitchRecord, ControlStorage, GrantSpendReservation, QuotaSettingsRecord, RequestCount } from './storage/control-types';
 export { isDiscoverOnly } from './safety/operator-controls';
 export type {

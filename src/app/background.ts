@@ -6,7 +6,7 @@ import path from 'node:path';
 import { ConfigError } from '../errors/subclasses';
 import type { FinancePack } from '../finance/create-finance-pack';
 import type { AgentRuntime } from '../runtime/runtime';
-import { autonomousStopReason } from '../safety/autonomy-admission';
+import { type AutonomousAdmission, autonomousStopReason, createAutonomousBudget, unreservedAdmission } from '../safety/autonomy-admission';
 import type { Storage } from '../storage/types';
 import type { ToolRegistry } from '../tools/types';
 import type { Workspace } from '../workspace/workspace';
@@ -35,6 +35,12 @@ export interface AppBackground {
    * stop is engaged, or the daily budget is spent; undefined when it may.
    */
   readonly admit: (userId?: string) => Promise<string | undefined>;
+  /**
+   * Admit one autonomous turn for `userId` (default: the app's user) and reserve its estimated cost against the
+   * daily budget until `release()` (call it when the turn ends), so turns started in parallel all count; the
+   * admission's `refusal` says why not (a stop, the spent budget).
+   */
+  readonly reserve: (userId?: string) => Promise<AutonomousAdmission>;
   /** The code and workspace workflows and their stored runs. */
   readonly workflows: WorkflowAutomation;
 }
@@ -76,6 +82,16 @@ export function assembleBackground(
         const spent = (await storage.usage.totals({ day: now().toISOString().slice(0, 10), sources: AUTONOMOUS_SPEND_SOURCES })).costUsd;
         return spent >= dailyBudgetUsd ? `daily budget spent: $${spent.toFixed(4)} of $${dailyBudgetUsd.toFixed(2)} on autonomous turns today (UTC)` : undefined;
       };
+  // Autonomous turns reserve their estimated cost, so turns in parallel (webhooks, instances) all count.
+  const turnBudget = dailyBudgetUsd === undefined ? undefined : createAutonomousBudget({ storage, dailyBudgetUsd, sources: AUTONOMOUS_SPEND_SOURCES, now });
+  const reserve = async (forUser: string = userId): Promise<AutonomousAdmission> => {
+    const stopped = await autonomousStopReason(parts.tools.emergencyStop, forUser);
+    if (stopped !== undefined) {
+      logger.warn(`autonomous run skipped: ${stopped}`, { userId: forUser });
+      return unreservedAdmission(stopped);
+    }
+    return turnBudget ? turnBudget.reserve() : unreservedAdmission();
+  };
   // A stopped user's autonomous runs are skipped with the reason (stored on the job run and logged), like a spent budget.
   const admit = async (forUser: string = userId): Promise<string | undefined> => {
     const stopped = await autonomousStopReason(parts.tools.emergencyStop, forUser);
@@ -115,6 +131,7 @@ export function assembleBackground(
     jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger, admit: () => admit(), prices: options.prices, onDispose: (off) => disposers.push(off) })],
     ...(deliver ? { deliver } : {}),
     admit: () => admit(),
+    reserve: () => reserve(),
     workflows,
   });
   // Price alerts: checked against the finance pack's market, each fired once through the same delivery as the turns.
@@ -122,5 +139,5 @@ export function assembleBackground(
     background.add(createAlertCheckJob({ storage, market: finance.market, deliver: (d) => background.deliver(d), now, logger, every: finance.alerts.checkEveryMs }));
   }
   disposers.push(() => background.stop());
-  return { background, admit, workflows };
+  return { background, admit, reserve, workflows };
 }

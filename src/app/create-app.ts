@@ -82,6 +82,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       materializer: artifacts.materializer,
       files: artifacts.files,
       admitAutonomousTurn: (context) => jobs.admit(context?.userId),
+      reserveAutonomousTurn: (context) => jobs.reserve(context?.userId),
       bus,
       logger,
       close: () => disposers.releaseAll(),

@@ -1,3 +1,4 @@
+import type { AutonomousAdmission } from '../safety/autonomy-admission';
 import type { BreakerLimits } from '../safety/breaker-rules';
 import type { DisabledFeature } from './feature-gates';
 import type { ResearchPackOptions } from './research-pack';
@@ -244,6 +245,12 @@ export interface MinaraApp {
    * stop is engaged, or the daily budget is spent; undefined when it may.
    */
   admitAutonomousTurn(context?: { readonly userId?: string | undefined }): Promise<string | undefined>;
+  /**
+   * Admit one autonomous turn for the user (default: the app's user) and reserve its estimated cost against the
+   * daily budget (`MINARA_DAILY_BUDGET_USD`) until `release()`, so turns started in parallel (webhooks, instances)
+   * all count; `refusal` says why not. Call `release()` when the turn ends, ok or not.
+   */
+  reserveAutonomousTurn(context?: { readonly userId?: string | undefined }): Promise<AutonomousAdmission>;
   readonly bus: MinaraBus;
   readonly logger: Logger;
   /** Close memory stores, the workspace and storage (if the app opened it). */

@@ -84,6 +84,7 @@ export function createArtifactTools(options: ArtifactToolsOptions): ToolEntry[] 
       description: 'Read an artifact by its URI (chart://x-…, report://r-…, spreadsheet://x-…), e.g. one made in an earlier session.',
       inputSchema: z.object({ uri: z.string().min(1).max(200) }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       execute: async ({ uri }, ctx) => {
         const a = await store.get(scopeOf(ctx), uri);
         // The Vega spec is derived; the model gets the Vega-Lite spec it can edit.

@@ -69,6 +69,12 @@ export interface AgentBackgroundOptions {
    * a spent daily budget. @default always admitted
    */
   readonly admit?: (() => Promise<string | undefined> | string | undefined) | undefined;
+  /**
+   * Admit each autonomous turn (heartbeat, schedule, a workflow with model steps) and reserve its estimated cost
+   * until the turn ends (`createAutonomousBudget`); used instead of `admit` for those turns when given.
+   * @default `admit`
+   */
+  readonly reserve?: (() => Promise<{ readonly refusal?: string | undefined; release(): Promise<void> }>) | undefined;
   readonly owner?: string | undefined;
   readonly now?: (() => Date) | undefined;
   readonly logger?: Logger | undefined;
@@ -202,6 +208,17 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
 
   const day = (slot: Date) => slot.toISOString().slice(0, 10);
 
+  /** Run an autonomous turn under its admission: skipped with the refusal, its reservation released when it ends. */
+  async function admitted<T>(fn: () => Promise<T>): Promise<T | { skipped: string }> {
+    const admission = options.reserve ? await options.reserve() : { refusal: await options.admit?.(), release: async () => {} };
+    if (admission.refusal !== undefined) return { skipped: admission.refusal };
+    try {
+      return await fn();
+    } finally {
+      await admission.release();
+    }
+  }
+
   function scheduleJob(entry: ParsedSchedule['entries'][number]): BackgroundJob {
     const timing = entry.every !== undefined ? { every: entry.every } : { cron: entry.cron! };
     const name = entry.workflow;
@@ -211,16 +228,15 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
         description: `HEARTBEAT.md: ${entry.line}`.slice(0, 200),
         ...timing,
         run: async ({ slot, signal }) => {
+          const go = async () => {
+            // The slot is claimed by the runner; the run is claimed again by its key, so a trigger runs once in the fleet.
+            const run = await workflows.trigger(name, { trigger: 'schedule', key: `${entry.id}@${slot.toISOString()}`, userId, signal });
+            if (!run) return { skipped: `workflow ${name}: this slot already has a run` };
+            if (run.status !== 'ok') throw new Error(`workflow ${name} run ${run.id} ${run.status}: ${run.error ?? 'no error recorded'}`);
+            return `workflow ${name} run ${run.id} ok (${run.steps.length} steps)`;
+          };
           // A workflow with model turns spends the autonomous budget; one of tool steps only does not.
-          if (((await workflows.get(name))?.modelSteps ?? 0) > 0) {
-            const refused = await options.admit?.();
-            if (refused !== undefined) return { skipped: refused };
-          }
-          // The slot is claimed by the runner; the run is claimed again by its key, so a trigger runs once in the fleet.
-          const run = await workflows.trigger(name, { trigger: 'schedule', key: `${entry.id}@${slot.toISOString()}`, userId, signal });
-          if (!run) return { skipped: `workflow ${name}: this slot already has a run` };
-          if (run.status !== 'ok') throw new Error(`workflow ${name} run ${run.id} ${run.status}: ${run.error ?? 'no error recorded'}`);
-          return `workflow ${name} run ${run.id} ok (${run.steps.length} steps)`;
+          return ((await workflows.get(name))?.modelSteps ?? 0) > 0 ? admitted(go) : go();
         },
       };
     }
@@ -228,9 +244,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
       id: entry.id,
       description: `HEARTBEAT.md: ${entry.line}`.slice(0, 200),
       ...timing,
-      run: async ({ slot, signal }) => {
-        const refused = await options.admit?.();
-        if (refused !== undefined) return { skipped: refused };
+      run: ({ slot, signal }) => admitted(async () => {
         const sessionId = `${entry.id.replace(':', '-')}-${day(slot)}`;
         const result = await runtime.generate({
           sessionId,
@@ -243,7 +257,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
         });
         traceOf(entry.id, slot, result, sessionId);
         return deliverTurn(entry.id, 'cron', sessionId, result);
-      },
+      }),
     };
   }
 
@@ -292,18 +306,18 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
         if (options.activeHours && !withinHours(slot, options.activeHours)) return { skipped: `outside active hours ${options.activeHours.start}–${options.activeHours.end} UTC` };
         const { tasks } = await syncSchedule();
         if (tasks.length === 0) return { skipped: 'no tasks in HEARTBEAT.md ## Schedule' };
-        const refused = await options.admit?.();
-        if (refused !== undefined) return { skipped: refused };
-        const sessionId = `heartbeat-${day(slot)}`;
-        const message = [
-          'Heartbeat: work through these standing tasks now.',
-          ...tasks.map((t) => `- ${t}`),
-          `If nothing needs the user's attention, answer exactly ${HEARTBEAT_OK} and nothing else.`,
-        ].join('\n');
-        const result = await runtime.generate({ sessionId, userId, source: 'heartbeat', message, abortSignal: signal, surface: 'background' });
-        traceOf('heartbeat', slot, result, sessionId);
-        if (result.text.trim() === HEARTBEAT_OK) return { skipped: `${HEARTBEAT_OK}: nothing to report` };
-        return deliverTurn('heartbeat', 'heartbeat', sessionId, result);
+        return admitted(async () => {
+          const sessionId = `heartbeat-${day(slot)}`;
+          const message = [
+            'Heartbeat: work through these standing tasks now.',
+            ...tasks.map((t) => `- ${t}`),
+            `If nothing needs the user's attention, answer exactly ${HEARTBEAT_OK} and nothing else.`,
+          ].join('\n');
+          const result = await runtime.generate({ sessionId, userId, source: 'heartbeat', message, abortSignal: signal, surface: 'background' });
+          traceOf('heartbeat', slot, result, sessionId);
+          if (result.text.trim() === HEARTBEAT_OK) return { skipped: `${HEARTBEAT_OK}: nothing to report` };
+          return deliverTurn('heartbeat', 'heartbeat', sessionId, result);
+        });
       },
     });
   }

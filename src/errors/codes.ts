@@ -20,6 +20,7 @@ export const ERROR_CODES = {
   TOOL_BLOCKED: 'A before-hook or policy blocked the call.',
   TOOL_SET_NOT_ALLOWED: "The tool's tool set is outside the turn's allowed tool sets.",
   RISK_CEILING_EXCEEDED: "The tool's effective tier is above the turn's risk ceiling.",
+  SIDE_EFFECTS_REFUSED: 'The call runs where only side-effect-free tools may (run_code inputs), and the tool is not declared `sideEffects: false`.',
   APPROVAL_REQUIRED: 'The call needs a human approval; an approval request was persisted.',
   MANUAL_ONLY_AUTONOMOUS: 'A MANUAL_ONLY tool was called from an autonomous source (cron, webhook, workflow).',
   GRANT_REQUIRED: 'An autonomous call needs a stored grant that covers it, and none does.',

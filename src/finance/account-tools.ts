@@ -35,6 +35,7 @@ export function createAccountTools(deps: FinanceDeps): ToolEntry[] {
       description: 'The trading account: id, provider, live or simulated, value, exposure, the risk limits in force, the emergency stop, perps sub-accounts',
       inputSchema: z.object({}),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 20_000,
       execute: async (_i, ctx) => {
         const signal = { signal: ctx.signal };
@@ -65,6 +66,7 @@ export function createAccountTools(deps: FinanceDeps): ToolEntry[] {
         description: 'Perps sub-accounts (sub-wallets) with their balances and USD value; the main account is marked',
         inputSchema: z.object({}),
         permissionTier: PermissionTier.READ_ONLY,
+        sideEffects: false,
         timeoutMs: 20_000,
         execute: async (_i, ctx) => ({
           subAccounts: (await list({ signal: ctx.signal })).map((s) => ({ ...s, ...(s.valueUsd !== undefined ? { valueUsd: usd(s.valueUsd) } : {}) })),

@@ -262,6 +262,7 @@ export function createAutopilot(options: AutopilotOptions): Autopilot {
       description: 'The user\'s automated strategies: status, spent, orders, next run, last error.',
       inputSchema: z.object({ includeStopped: z.boolean().nullish() }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       execute: async ({ includeStopped }, ctx) => ({
         strategies: (await list()).filter((s) => s.userId === userOf(ctx) && (includeStopped === true || s.status === 'active' || s.status === 'paused')).map(describe),
       }),

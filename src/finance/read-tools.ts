@@ -21,6 +21,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Current spot price of a token in USD (with 24h change)',
       inputSchema: z.object({ symbol }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 15_000,
       execute: ({ symbol: s }, ctx) => market.getPrice(s.toUpperCase(), sig(ctx.signal)),
     }),
@@ -33,6 +34,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Search tokens by symbol, name or contract address',
       inputSchema: z.object({ query: z.string().trim().min(1).max(100), limit: limit(25) }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 15_000,
       execute: async ({ query, limit: n }, ctx) => ({ results: await search(query, { ...sig(ctx.signal), limit: n ?? 10 }) }),
     }));
@@ -45,6 +47,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Token details (chain, contract, verified) by symbol or address',
       inputSchema: z.object({ symbol: symbol.nullish(), address: z.string().trim().min(1).max(100).nullish(), chain: z.string().trim().min(1).max(40).nullish() }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 15_000,
       execute: async (i, ctx) => {
         if (!i.symbol && !i.address) return { found: false, error: 'Give a symbol or an address.' };
@@ -61,6 +64,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Trending tokens by 24h move',
       inputSchema: z.object({ limit: limit(25) }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 15_000,
       execute: async ({ limit: n }, ctx) => ({ tokens: await trending({ ...sig(ctx.signal), limit: n ?? 5 }) }),
     }));
@@ -73,6 +77,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Crypto fear & greed index (0 extreme fear – 100 extreme greed)',
       inputSchema: z.object({}),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 15_000,
       execute: (_i, ctx) => fg(sig(ctx.signal)),
     }));
@@ -85,6 +90,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'OHLCV candles of a token',
       inputSchema: z.object({ symbol, interval: z.enum(['1m', '5m', '15m', '1h', '4h', '1d']).nullish(), limit: limit(500) }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 20_000,
       execute: (i, ctx) => ohlcv(i.symbol.toUpperCase(), { ...sig(ctx.signal), interval: i.interval ?? '1h', limit: i.limit ?? 48 }),
     }));
@@ -94,6 +100,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Technical read of a token: trend, volatility, RSI from recent candles',
       inputSchema: z.object({ symbol, interval: z.enum(['15m', '1h', '4h', '1d']).nullish() }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       isAnalysis: true,
       timeoutMs: 20_000,
       execute: async (i, ctx) => {
@@ -109,6 +116,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Holdings, perp positions, total value and exposure',
       inputSchema: z.object({}),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 20_000,
       execute: (_i, ctx) => trading.getPortfolio(sig(ctx.signal)),
     }),
@@ -118,6 +126,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Total account value in USD with the stablecoin share',
       inputSchema: z.object({}),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 20_000,
       execute: async (_i, ctx) => {
         const p = await trading.getPortfolio(sig(ctx.signal));
@@ -131,6 +140,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Open perpetual positions with mark, P&L and liquidation price',
       inputSchema: z.object({}),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 20_000,
       execute: async (_i, ctx) => ({ positions: await trading.getPerpPositions(sig(ctx.signal)), source: trading.name, simulated: trading.simulated }),
     }),
@@ -140,6 +150,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       description: 'Realised (total and today) and unrealised P&L',
       inputSchema: z.object({}),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 20_000,
       execute: (_i, ctx) => trading.getPnl(sig(ctx.signal)),
     }),

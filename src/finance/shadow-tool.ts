@@ -16,6 +16,7 @@ export function createShadowReportTool(report: (o: { readonly since?: string | u
     description: 'Shadow mode: what the agent would have done (its shadow fills) against what the market did since, and against holding',
     inputSchema: z.object({ since: z.string().trim().min(1).max(40).nullish().describe('ISO time; only fills since then are listed') }),
     permissionTier: PermissionTier.READ_ONLY,
+    sideEffects: false,
     timeoutMs: 30_000,
     execute: ({ since }) => report(since ? { since } : {}),
   });

@@ -3,7 +3,7 @@ import { field, readJsonObject } from './body';
 import { assertSessionVisible } from './chat-routes';
 import { assertCanDecide } from './decide';
 import { badRequest, HttpError, json, notFound } from './http-error';
-import { quotaResponse } from './quotas';
+import { type QuotaAdmission, quotaResponse } from './quotas';
 import { decodeParam, type RouteContext, type RouteHandler } from './router';
 import type { SessionLease } from './session-lock';
 import type { GatewayDeps } from './types';
@@ -81,16 +81,18 @@ export function decideApproval(deps: GatewayDeps): RouteHandler {
     const sessionId = record.sessionId;
     const resumes = sessionId !== undefined && record.source !== 'mcp';
     let lease: SessionLease | undefined;
+    let admission: QuotaAdmission | undefined;
     if (resumes) {
       await assertSessionVisible(deps, sessionId, userId);
       if (deps.isClosing()) throw new HttpError(503, 'HTTP_UNAVAILABLE', 'The gateway is shutting down; no new turns.');
       // The resumed turn is a user turn: it counts against the user's quota, before anything is decided.
-      const refused = await deps.quotas.admit(userId, quota);
-      if (refused) return quotaResponse(refused);
+      admission = await deps.quotas.admit(userId, quota);
+      if (admission.refusal) return quotaResponse(admission.refusal);
       // A turn of this chat running in this process: the runtime queues the resumed one after it. Otherwise the
       // session's lock in storage, taken before deciding, so a turn running on another instance is never interleaved.
       if (!deps.streams.get(sessionId)) {
         lease = await deps.sessionLocks.acquire(sessionId);
+        if (!lease) await admission.release();
         if (!lease) throw new HttpError(409, 'HTTP_CONFLICT', `A turn is running in chat "${sessionId}" on another gateway instance; decide this approval when it has ended.`);
       }
     }
@@ -100,18 +102,20 @@ export function decideApproval(deps: GatewayDeps): RouteHandler {
     try {
       decided = await tools.approvals.decide(id, decision);
     } catch (error) {
-      await lease?.release();
+      await Promise.all([lease?.release(), admission?.release()]);
       const now = (await tools.approvals.get(id)) ?? record;
       if (now.status !== 'pending') throw new HttpError(409, 'HTTP_CONFLICT', `Approval "${id}" is already ${now.status}.`, { approval: publicApproval(now) });
       throw error;
     }
     if (!resumes) {
       // No conversation to resume (an MCP host calls again once approved): the decision is all.
+      await admission?.release();
       return json(200, { approval: publicApproval(decided), turn: null });
     }
     // The runtime sees the decision already recorded and runs (or refuses) the call.
     const run = runtime.run({ sessionId: sessionId!, userId, surface: 'gateway', approvals: [decision] });
-    const events = lease ? lease.guard(run) : run;
+    const leased = lease ? lease.guard(run) : run;
+    const events = admission ? admission.guard(leased) : leased;
     let end;
     if (!lease && deps.streams.get(sessionId!)) {
       // A chat turn is streaming in that session; the runtime queues this one after it.

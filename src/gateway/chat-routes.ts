@@ -57,14 +57,18 @@ export function postChat(deps: GatewayDeps): RouteHandler {
     const running = () => new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}"; resume it with GET /v1/chat/${chatId}/stream.`);
     if (deps.streams.get(chatId)) throw running();
     // The user's quota (requests per minute, USD per day): 429 with the reason and Retry-After.
-    const refused = await deps.quotas.admit(userId, quota);
-    if (refused) return quotaResponse(refused);
+    // Admission reserves the turn's estimated cost until the turn ends, so turns running in parallel all count.
+    const admission = await deps.quotas.admit(userId, quota);
+    if (admission.refusal) return quotaResponse(admission.refusal);
     // One turn per chat across the fleet: the session's lock in storage, held for the whole turn.
     const lease = await deps.sessionLocks.acquire(chatId);
-    if (!lease) throw new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}" (on this or another gateway instance); wait for it to end, or resume it with GET /v1/chat/${chatId}/stream on the instance running it.`);
+    if (!lease) {
+      await admission.release();
+      throw new HttpError(409, 'HTTP_CONFLICT', `A turn is already running in chat "${chatId}" (on this or another gateway instance); wait for it to end, or resume it with GET /v1/chat/${chatId}/stream on the instance running it.`);
+    }
     // No await between this check and `start`: one turn per chat at a time in this process.
     if (deps.streams.get(chatId)) {
-      await lease.release();
+      await Promise.all([lease.release(), admission.release()]);
       throw running();
     }
     let events;
@@ -78,12 +82,12 @@ export function postChat(deps: GatewayDeps): RouteHandler {
         ...(approvals.length > 0 ? { approvals } : {}),
       });
     } catch (error) {
-      await lease.release();
+      await Promise.all([lease.release(), admission.release()]);
       if (MinaraError.isInstance(error) && error.code === 'INVALID_ARGUMENT') throw new HttpError(400, 'HTTP_BAD_REQUEST', error.message);
       throw error;
     }
     const messageId = parsed.continueMessageId || deps.generateId('msg');
-    const turn = deps.streams.start({ chatId, userId, messageId, events: lease.guard(events) });
+    const turn = deps.streams.start({ chatId, userId, messageId, events: admission.guard(lease.guard(events)) });
     return streamResponse(turn.subscribe());
   };
 }

@@ -115,7 +115,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   let closing = false;
   const streams = createActiveStreams({ generateId, logger });
   const viewLinks = options.artifacts ? createViewLinks(now) : undefined;
-  const quotas = createQuotaGate({ storage: options.storage, defaults: checkQuotaDefaults(options.quotas, 'createGateway: "quotas"'), now });
+  const quotas = createQuotaGate({ storage: options.storage, defaults: checkQuotaDefaults(options.quotas, 'createGateway: "quotas"'), now, logger });
   const leaseMs = options.sessionLockLeaseMs;
   if (leaseMs !== undefined && !(Number.isSafeInteger(leaseMs) && leaseMs >= 3000)) throw new MinaraError('CONFIG_INVALID', 'createGateway: "sessionLockLeaseMs" must be an integer of at least 3000 (ms).');
   const sessionLocks = createSessionLocks({ storage: options.storage, now, logger, ...(leaseMs !== undefined ? { leaseMs } : {}) });

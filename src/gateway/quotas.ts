@@ -1,6 +1,8 @@
+import { randomBytes } from 'node:crypto';
 import { MinaraError } from '../errors/minara-error';
 import type { Storage } from '../storage/types';
 import type { GatewayQuota } from './auth';
+import type { Logger } from '../util/logger';
 import { jsonError } from './http-error';
 
 /** The sources of a user's own turns (what user quotas count); autonomous turns have their own daily budget. */
@@ -23,10 +25,27 @@ export interface QuotaRefusal {
   readonly standing: QuotaStanding;
 }
 
+/**
+ * An admitted (or refused) turn. When admitted under a USD limit, the turn's estimated cost is reserved in storage
+ * until `guard`'s events end or `release` is called (the ledger then holds its real cost); a reservation whose
+ * process died lapses after its lease.
+ */
+export interface QuotaAdmission {
+  /** Why the turn may not run; undefined when it may. */
+  readonly refusal?: QuotaRefusal | undefined;
+  /** The turn's events, passed through; the reservation is renewed while they run and released when they end or fail. */
+  guard<T>(events: AsyncIterable<T>): AsyncIterable<T>;
+  /** Release the reservation now (a turn that did not start, or ended). */
+  release(): Promise<void>;
+}
+
 /** The gateway's quota checks (one per gateway; state in storage, so a fleet shares the counts). */
 export interface QuotaGate {
-  /** Count one user turn, or say why not (USD per day spent, or the minute's requests used). */
-  admit(userId: string, token?: GatewayQuota): Promise<QuotaRefusal | undefined>;
+  /**
+   * Admit one user turn and reserve its estimated cost, or say why not (USD per day spent or reserved by turns still
+   * running, or the minute's requests used).
+   */
+  admit(userId: string, token?: GatewayQuota): Promise<QuotaAdmission>;
   /** Where the user stands now. */
   standing(userId: string, token?: GatewayQuota): Promise<QuotaStanding>;
   /** The gateway defaults (a stored setting or a token claim overrides them per user). */
@@ -53,8 +72,10 @@ export function checkQuotaDefaults(quota: GatewayQuota | undefined, where: strin
  * (`storage.controls.setQuota`; `null` there means unlimited), else the token's `minara_quota` claim, else the
  * gateway's default; none of the three means no limit.
  */
-export function createQuotaGate(options: { readonly storage: Storage; readonly defaults: GatewayQuota; readonly now: () => Date }): QuotaGate {
-  const { storage, defaults, now } = options;
+export function createQuotaGate(options: { readonly storage: Storage; readonly defaults: GatewayQuota; readonly now: () => Date; readonly leaseMs?: number | undefined; readonly logger?: Logger | undefined }): QuotaGate {
+  const { storage, defaults, now, leaseMs = 60_000, logger } = options;
+  const instance = `quota:${process.pid}:${randomBytes(4).toString('hex')}`;
+  let seq = 0;
 
   async function limits(userId: string, token: GatewayQuota | undefined) {
     const stored = await storage.controls.getQuota(userId);
@@ -71,6 +92,43 @@ export function createQuotaGate(options: { readonly storage: Storage; readonly d
   const nextMinute = (at: Date) => new Date(Math.floor(at.getTime() / 60_000) * 60_000 + 60_000);
   const nextDay = (at: Date) => new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth(), at.getUTCDate() + 1));
   const seconds = (from: Date, to: Date) => Math.max(1, Math.ceil((to.getTime() - from.getTime()) / 1000));
+
+  const refused = (refusal: QuotaRefusal): QuotaAdmission => ({ refusal, guard: (events) => events, release: async () => {} });
+
+  /** An admitted turn holding reservation `id` (none without a USD limit). */
+  function admitted(id: string | undefined): QuotaAdmission {
+    if (id === undefined) return { guard: (events) => events, release: async () => {} };
+    let released = false;
+    let timer: NodeJS.Timeout | undefined;
+    const release = async () => {
+      if (released) return;
+      released = true;
+      if (timer) clearInterval(timer);
+      try {
+        await storage.usage.releaseReservation(id);
+      } catch (error) {
+        logger?.warn('gateway: could not release a quota reservation (it lapses with its lease)', { error: error instanceof Error ? error.message : String(error) });
+      }
+    };
+    return {
+      release,
+      guard<T>(events: AsyncIterable<T>): AsyncIterable<T> {
+        timer = setInterval(() => {
+          storage.usage.renewReservation(id, new Date(now().getTime() + leaseMs).toISOString()).catch((error: unknown) =>
+            logger?.warn('gateway: could not renew a quota reservation', { error: error instanceof Error ? error.message : String(error) }),
+          );
+        }, Math.max(1000, Math.floor(leaseMs / 3)));
+        timer.unref?.();
+        return (async function* () {
+          try {
+            yield* events;
+          } finally {
+            await release();
+          }
+        })();
+      },
+    };
+  }
 
   async function standingAt(userId: string, token: GatewayQuota | undefined, at: Date): Promise<QuotaStanding> {
     const l = await limits(userId, token);
@@ -94,28 +152,37 @@ export function createQuotaGate(options: { readonly storage: Storage; readonly d
     async admit(userId, token) {
       const at = now();
       const l = await limits(userId, token);
-      if (l.rpm.limit === null && l.usd.limit === null) return undefined;
+      if (l.rpm.limit === null && l.usd.limit === null) return admitted(undefined);
+      let reservation: string | undefined;
       if (l.usd.limit !== null) {
-        const spent = (await storage.usage.totals({ day: at.toISOString().slice(0, 10), userId, sources: USER_TURN_SOURCES })).costUsd;
-        if (spent >= l.usd.limit) {
-          return {
-            reason: `${userId} has spent $${spent.toFixed(4)} of the $${l.usd.limit.toFixed(2)} per day allowed for chat turns (UTC ${at.toISOString().slice(0, 10)}); it resets at midnight UTC`,
-            retryAfterSeconds: seconds(at, nextDay(at)),
+        const day = at.toISOString().slice(0, 10);
+        const id = `${instance}:${++seq}`;
+        const r = await storage.usage.reserve({
+          id, scope: `user:${userId}`, day, userId, sources: USER_TURN_SOURCES, limitUsd: l.usd.limit,
+          now: at.toISOString(), expiresAt: new Date(at.getTime() + leaseMs).toISOString(),
+        });
+        if (!r.admitted) {
+          const running = r.reservedUsd > 0 ? ` and turns still running hold $${r.reservedUsd.toFixed(4)}` : '';
+          return refused({
+            reason: `${userId} has spent $${r.spentUsd.toFixed(4)}${running} of the $${l.usd.limit.toFixed(2)} per day allowed for chat turns (UTC ${day}); it resets at midnight UTC`,
+            retryAfterSeconds: r.reservedUsd > 0 && r.spentUsd < l.usd.limit ? 1 : seconds(at, nextDay(at)),
             standing: await standingAt(userId, token, at),
-          };
+          });
         }
+        reservation = id;
       }
       if (l.rpm.limit !== null) {
         const counted = await storage.controls.countRequest({ key: `rpm:${userId}`, window: windowOf(at), limit: l.rpm.limit });
         if (!counted.allowed) {
-          return {
+          if (reservation !== undefined) await storage.usage.releaseReservation(reservation);
+          return refused({
             reason: `${userId} has used ${counted.count} of ${l.rpm.limit} chat turns allowed per minute`,
             retryAfterSeconds: seconds(at, nextMinute(at)),
             standing: await standingAt(userId, token, at),
-          };
+          });
         }
       }
-      return undefined;
+      return admitted(reservation);
     },
   };
 }

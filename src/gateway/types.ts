@@ -1,4 +1,5 @@
 import type { MinaraBus } from '../events/bus';
+import type { AutonomousAdmission } from '../safety/autonomy-admission';
 import type { GatewayAuthenticate, GatewayQuota } from './auth';
 import type { QuotaGate } from './quotas';
 import type { SessionLocks } from './session-lock';
@@ -133,6 +134,11 @@ export interface GatewayOptions {
   /** How long a turn's session lock lasts without renewal (a dead process's lock lapses after it). @default 30000 */
   readonly sessionLockLeaseMs?: number | undefined;
   readonly admitAutonomousTurn?: ((context: { readonly userId: string }) => Promise<string | undefined>) | undefined;
+  /**
+   * Admit a webhook's model turn and reserve its estimated cost against the daily budget until the turn ends
+   * (`app.reserveAutonomousTurn`); used instead of `admitAutonomousTurn` for those turns when given.
+   */
+  readonly reserveAutonomousTurn?: ((context: { readonly userId: string }) => Promise<AutonomousAdmission>) | undefined;
   /** The background runner (`app.background`), for `GET /v1/jobs` (operators only). @default no `/v1/jobs` route */
   readonly background?: GatewayJobsSource | undefined;
   /**

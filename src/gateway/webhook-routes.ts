@@ -3,7 +3,7 @@ import { MinaraError } from '../errors/minara-error';
 import { parseSignalContext } from '../skills/signals';
 import { verifyWebhookSignature } from '../util/webhook-signature';
 import { readRawText } from './body';
-import { autonomousStopReason } from '../safety/autonomy-admission';
+import { type AutonomousAdmission, autonomousStopReason, unreservedAdmission } from '../safety/autonomy-admission';
 import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteHandler } from './router';
 import type { GatewayDeps, GatewayWebhook } from './types';
@@ -81,55 +81,81 @@ export function webhookSignal(deps: GatewayDeps, webhooks: Readonly<Record<strin
 
     const userId = hook.userId ?? deps.defaultUserId;
     // A stopped user (or a global stop) gets no autonomous turn and no workflow run; then the host's own admission
-    // for a model turn (the daily budget; a workflow's was asked above).
-    const refused = (await autonomousStopReason(deps.options.tools.emergencyStop, userId)) ?? (workflowInput === undefined ? await deps.options.admitAutonomousTurn?.({ userId }) : undefined);
-    if (refused !== undefined) throw new HttpError(429, 'HTTP_TOO_MANY_REQUESTS', `Not now: ${refused}.`);
-    // The signed delivery itself is claimed first, by the hash of what the signature covers (timestamp and body):
-    // a captured request re-sent with another idempotency key (which nothing signs) is the same delivery.
-    const at = deps.now();
-    const storage = deps.options.storage;
-    const delivery = await storage.jobs.claimRun({
-      jobId: `webhook-delivery:${name}`,
-      slot: `sig:${createHash('sha256').update(`${tsHeader}.${raw}`).digest('hex')}`,
-      owner: `gateway:${process.pid}`,
-      now: at.toISOString(),
-      leaseUntil: new Date(at.getTime() + WEBHOOK_TURN_LEASE_MS).toISOString(),
-    });
-    if (!delivery) {
-      deps.logger.warn('gateway: a webhook delivery was replayed', { webhook: name });
-      return json(200, { accepted: false, duplicate: true });
+    // for a model turn (the daily budget; a workflow's was asked above), which reserves the turn's estimated cost
+    // until the turn ends, so parallel deliveries all count.
+    const stopped = await autonomousStopReason(deps.options.tools.emergencyStop, userId);
+    if (stopped !== undefined) throw new HttpError(429, 'HTTP_TOO_MANY_REQUESTS', `Not now: ${stopped}.`);
+    const admission = workflowInput !== undefined
+      ? unreservedAdmission()
+      : deps.options.reserveAutonomousTurn
+        ? await deps.options.reserveAutonomousTurn({ userId })
+        : unreservedAdmission(await deps.options.admitAutonomousTurn?.({ userId }));
+    if (admission.refusal !== undefined) throw new HttpError(429, 'HTTP_TOO_MANY_REQUESTS', `Not now: ${admission.refusal}.`);
+    try {
+      return await startWebhookTurn(deps, { name, hook, key, tsHeader, raw, userId, signal, message: message as string, workflowInput }, admission);
+    } catch (error) {
+      await admission.release();
+      throw error;
     }
-    // Ended at once: the delivery is taken for good (its timestamp leaves the replay window within minutes anyway).
-    await storage.jobs.finishRun(delivery.id, delivery.owner, { endedAt: at.toISOString(), outcome: 'ok', detail: `key ${key}` });
-    // A workflow webhook: the run itself is claimed by the sender's key in the workflows domain (once per fleet).
-    if (workflowInput !== undefined) return startWebhookWorkflow(deps, { workflow: hook.workflow!, userId: hook.userId }, name, key, workflowInput.input);
-    // Then the sender's key, atomically in storage (one run per key across gateway instances): a retry of the same
-    // event, signed again with a new timestamp, is a duplicate too.
-    const claimed = await storage.jobs.claimRun({
-      jobId: `webhook:${name}`,
-      slot: `key:${key}`,
-      owner: `gateway:${process.pid}`,
-      now: at.toISOString(),
-      leaseUntil: new Date(at.getTime() + WEBHOOK_TURN_LEASE_MS).toISOString(),
-    });
-    if (!claimed) return json(200, { accepted: false, duplicate: true });
-    const sessionId = `webhook-${name}-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
-    const events = deps.options.runtime.run({
-      sessionId,
-      userId,
-      source: 'webhook',
-      signal,
-      message: message as string,
-      surface: 'webhook',
-      ...(hook.allowedToolSets ? { allowedToolSets: hook.allowedToolSets } : {}),
-    });
-    const turn = deps.streams.start({ chatId: sessionId, userId, messageId: deps.generateId('msg'), events });
-    void turn.finished.then(
-      async ({ end }) => {
-        await storage.jobs.finishRun(claimed.id, claimed.owner, { endedAt: deps.now().toISOString(), outcome: end?.stopReason === 'error' ? 'failed' : 'ok', detail: `${sessionId}: ${end?.stopReason ?? 'no end'}` });
-      },
-      (error: unknown) => deps.logger.error('gateway: webhook turn failed', { webhook: name, error: error instanceof Error ? error.message : String(error) }),
-    );
-    return json(202, { accepted: true, sessionId });
   };
+}
+
+/** The admitted webhook delivery: claimed once, then its turn (released with the admission when it ends) or workflow run. */
+async function startWebhookTurn(
+  deps: GatewayDeps,
+  d: { name: string; hook: GatewayWebhook; key: string; tsHeader: string; raw: string; userId: string; signal: ReturnType<typeof parseSignalContext> | undefined; message: string; workflowInput: { input: unknown } | undefined },
+  admission: AutonomousAdmission,
+): Promise<Response> {
+  const { name, hook, key, tsHeader, raw, userId, signal, message, workflowInput } = d;
+  // The signed delivery itself is claimed first, by the hash of what the signature covers (timestamp and body):
+  // a captured request re-sent with another idempotency key (which nothing signs) is the same delivery.
+  const at = deps.now();
+  const storage = deps.options.storage;
+  const delivery = await storage.jobs.claimRun({
+    jobId: `webhook-delivery:${name}`,
+    slot: `sig:${createHash('sha256').update(`${tsHeader}.${raw}`).digest('hex')}`,
+    owner: `gateway:${process.pid}`,
+    now: at.toISOString(),
+    leaseUntil: new Date(at.getTime() + WEBHOOK_TURN_LEASE_MS).toISOString(),
+  });
+  if (!delivery) {
+    deps.logger.warn('gateway: a webhook delivery was replayed', { webhook: name });
+    await admission.release();
+    return json(200, { accepted: false, duplicate: true });
+  }
+  // Ended at once: the delivery is taken for good (its timestamp leaves the replay window within minutes anyway).
+  await storage.jobs.finishRun(delivery.id, delivery.owner, { endedAt: at.toISOString(), outcome: 'ok', detail: `key ${key}` });
+  // A workflow webhook: the run itself is claimed by the sender's key in the workflows domain (once per fleet).
+  if (workflowInput !== undefined) return startWebhookWorkflow(deps, { workflow: hook.workflow!, userId: hook.userId }, name, key, workflowInput.input);
+  // Then the sender's key, atomically in storage (one run per key across gateway instances): a retry of the same
+  // event, signed again with a new timestamp, is a duplicate too.
+  const claimed = await storage.jobs.claimRun({
+    jobId: `webhook:${name}`,
+    slot: `key:${key}`,
+    owner: `gateway:${process.pid}`,
+    now: at.toISOString(),
+    leaseUntil: new Date(at.getTime() + WEBHOOK_TURN_LEASE_MS).toISOString(),
+  });
+  if (!claimed) {
+    await admission.release();
+    return json(200, { accepted: false, duplicate: true });
+  }
+  const sessionId = `webhook-${name}-${createHash('sha256').update(key).digest('hex').slice(0, 12)}`;
+  const events = deps.options.runtime.run({
+    sessionId,
+    userId,
+    source: 'webhook',
+    signal,
+    message,
+    surface: 'webhook',
+    ...(hook.allowedToolSets ? { allowedToolSets: hook.allowedToolSets } : {}),
+  });
+  const turn = deps.streams.start({ chatId: sessionId, userId, messageId: deps.generateId('msg'), events });
+  void turn.finished.finally(() => admission.release()).then(
+    async ({ end }) => {
+      await storage.jobs.finishRun(claimed.id, claimed.owner, { endedAt: deps.now().toISOString(), outcome: end?.stopReason === 'error' ? 'failed' : 'ok', detail: `${sessionId}: ${end?.stopReason ?? 'no end'}` });
+    },
+    (error: unknown) => deps.logger.error('gateway: webhook turn failed', { webhook: name, error: error instanceof Error ? error.message : String(error) }),
+  );
+  return json(202, { accepted: true, sessionId });
 }

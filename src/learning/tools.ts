@@ -88,6 +88,7 @@ export function createLearningTools(options: LearningToolsOptions): ToolEntry[] 
         includeHardConstraints: z.boolean().nullish(),
       }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       execute: async (input, ctx) => ({
         entity: input.entity,
         page: await storeFor(ctx).compiledPage(input.entity, input.includeHardConstraints === false ? { includeHardConstraints: false } : {}),

@@ -89,6 +89,7 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
         'Search saved memories, best match first. Syntax: words (all must match), "exact phrase", a OR b, category:preference, prefix slip*. Malformed queries are handled.',
       inputSchema: z.object({ query: z.string().max(1000), limit: limit.nullish(), category: category.nullish() }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       execute: async (input, ctx) => {
         const store = await storeFor(ctx);
         const info = await store.searchWithInfo(input.query, { limit: input.limit ?? 5, ...(input.category == null ? {} : { category: input.category }) });
@@ -101,6 +102,7 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       description: 'List saved memories newest first, optionally of one category (for "everything about my preferences").',
       inputSchema: z.object({ category: category.nullish(), limit: limit.nullish() }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       execute: async (input, ctx) => {
         const store = await storeFor(ctx);
         const hits = await store.read({ limit: input.limit ?? 20, ...(input.category == null ? {} : { category: input.category }) });

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { Worker } from 'node:worker_threads';
 import { MinaraError } from '../errors/minara-error';
@@ -7,7 +8,7 @@ import { QUICKJS_WORKER_SOURCE } from './quickjs-worker-source';
 export interface CodeSandboxLimits {
   /** Wall time of the run; the interrupt handler stops the code, and the worker is killed one second later if it did not. @default 5000 */
   readonly timeoutMs?: number | undefined;
-  /** Memory the JavaScript heap may use. @default 64 MiB */
+  /** Memory a run may allocate: the run's WebAssembly memory cannot grow past 16 MiB (the engine's initial memory) plus this, rounded up to 64 KiB; past it the run ends with `memory`. @default 64 MiB */
   readonly memoryBytes?: number | undefined;
   /** Characters of the result's JSON. @default 262144 */
   readonly maxOutputBytes?: number | undefined;
@@ -64,6 +65,8 @@ interface WorkerReply {
   readonly message?: string;
   readonly logs?: string[];
   readonly logsCut?: boolean;
+  /** The run's WebAssembly memory grew past its initial 16 MiB: the worker is ended so the memory is freed now. */
+  readonly grew?: boolean;
 }
 
 const positive = (name: string, v: number | undefined, fallback: number): number => {
@@ -71,6 +74,15 @@ const positive = (name: string, v: number | undefined, fallback: number): number
   if (!(Number.isFinite(n) && n > 0)) throw new MinaraError('CONFIG_INVALID', `createQuickJsSandbox: "${name}" must be a positive number, got ${String(v)}.`);
   return n;
 };
+
+/** The global `WebAssembly.Module` constructor (this package's TypeScript lib has only the namespace's types). */
+const WasmModule = (globalThis as unknown as { readonly WebAssembly: { readonly Module: new (bytes: Uint8Array) => object } }).WebAssembly.Module;
+let compiledWasm: object | undefined;
+/** The QuickJS WebAssembly module, compiled once per process. */
+function quickJsWasmModule(require: NodeJS.Require): object {
+  compiledWasm ??= new WasmModule(readFileSync(require.resolve('@jitl/quickjs-wasmfile-release-sync/wasm')));
+  return compiledWasm;
+}
 
 /**
  * A JavaScript sandbox on QuickJS compiled to WebAssembly (`quickjs-emscripten-core` with the
@@ -107,8 +119,15 @@ export function createQuickJsSandbox(options: QuickJsSandboxOptions = {}): CodeS
     if (worker) return worker;
     const thread = new Worker(QUICKJS_WORKER_SOURCE, {
       eval: true,
-      workerData: { corePath: require.resolve('quickjs-emscripten-core'), variantPath: require.resolve('@jitl/quickjs-wasmfile-release-sync') },
-      // The host side of the worker (not the sandbox heap, which QuickJS's own limit bounds) stays small.
+      workerData: {
+        corePath: require.resolve('quickjs-emscripten-core'),
+        variantPath: require.resolve('@jitl/quickjs-wasmfile-release-sync'),
+        // Compiled once per process and shared with every worker (a new one after a run that grew its memory), so a
+        // fresh worker neither compiles the engine again nor starts from unoptimised code.
+        wasmModule: quickJsWasmModule(require),
+      },
+      // The host side of the worker stays small; the sandbox heap is the WebAssembly memory, outside V8's heap, and
+      // is bounded by that memory's maximum (set per run in the worker), which resourceLimits cannot bound.
       resourceLimits: { maxOldGenerationSizeMb: 128, maxYoungGenerationSizeMb: 32, stackSizeMb: 8 },
       stdout: true,
       stderr: true,
@@ -158,17 +177,20 @@ export function createQuickJsSandbox(options: QuickJsSandboxOptions = {}): CodeS
         if (m.id !== id) return;
         const logs = m.logs ?? [];
         const logsCut = m.logsCut === true;
+        // A run that grew its memory past the initial 16 MiB ends the worker: the next run starts a new one, and the
+        // memory is returned to the system now rather than whenever V8 collects the old WebAssembly memory.
+        const recycle = m.grew === true;
         if (m.ok) {
           let value: unknown = null;
           try {
             value = JSON.parse(m.json ?? 'null');
           } catch {
-            return finish({ ok: false, kind: 'error', message: 'the result is not valid JSON', logs, logsCut }, false);
+            return finish({ ok: false, kind: 'error', message: 'the result is not valid JSON', logs, logsCut }, recycle);
           }
-          return finish({ ok: true, value, logs, logsCut }, false);
+          return finish({ ok: true, value, logs, logsCut }, recycle);
         }
         const kind = (['timeout', 'memory', 'stack', 'output', 'error', 'crash'] as const).find((k) => k === m.kind) ?? 'error';
-        finish({ ok: false, kind, message: m.message ?? 'failed', logs, logsCut }, kind === 'crash');
+        finish({ ok: false, kind, message: m.message ?? 'failed', logs, logsCut }, kind === 'crash' || recycle);
       };
       const onExit = () => finish({ ok: false, kind: 'crash', message: 'the sandbox worker stopped; it is restarted for the next run', logs: [], logsCut: false }, false);
       const onAbort = () => finish({ ok: false, kind: 'timeout', message: 'cancelled', logs: [], logsCut: false }, true);

@@ -1,16 +1,24 @@
 /**
  * The code of the sandbox worker thread, as plain CommonJS (it runs as `new Worker(source, { eval: true })`, so no
- * bundler or test transform ever rewrites it). It loads the QuickJS WebAssembly module once, then runs one job per
- * message: a fresh QuickJS runtime and context per job (nothing survives between runs), with the memory limit, the
- * stack limit and an interrupt handler at the deadline set before any of the job's code runs. The context gets
- * nothing of the host: no `require`, `process`, `fetch`, timers or file system; only `console.log` (captured, capped)
- * and the input as a JSON string it parses itself. The result is `JSON.stringify`-ed inside the sandbox and its size
- * checked before it is copied out.
+ * bundler or test transform ever rewrites it). It gets the QuickJS WebAssembly module compiled by the host, then runs one job per
+ * message in a WebAssembly instance with a memory of its own (kept for the next job of the same limit until a job grows
+ * that memory, which ends the worker): `initial` 16 MiB (the build's initial memory,
+ * which the engine itself uses about 1 MiB of) and `maximum` 16 MiB + the job's `memoryBytes`, rounded up to a 64 KiB
+ * page. The WebAssembly memory's maximum is the bound that holds: QuickJS's own `setMemoryLimit` is also set, but in
+ * this build (no `malloc_usable_size`) it counts 8 bytes per allocation whatever its size, so large arrays,
+ * typed arrays and strings pass it. When the memory cannot grow, the engine's allocator gets NULL and QuickJS
+ * throws `out of memory`; a failed `grow` is also recorded, so a run that ran out while throwing (the error itself
+ * could not be allocated) is still reported as `memory`. Within the instance: a fresh QuickJS runtime and context per
+ * job (nothing survives between runs), with the stack limit and an interrupt handler at the deadline set before any
+ * of the job's code runs. The context gets nothing of the host: no `require`, `process`, `fetch`, timers or file
+ * system; only `console.log` (captured, capped) and the input as a JSON string it parses itself. The result is
+ * `JSON.stringify`-ed inside the sandbox and its size checked before it is copied out.
  *
  * Messages in: `{ id, code, inputJson, timeoutMs, memoryBytes, stackBytes, maxOutputBytes, maxLogBytes }`.
- * Messages out: `{ id, ok: true, json, logs, logsCut }` or `{ id, ok: false, kind, message, logs, logsCut }` where
- * kind is `timeout`, `memory`, `stack`, `output`, `error` or `crash` (after a crash the worker exits; the host
- * starts a new one).
+ * Messages out: `{ id, ok: true, json, logs, logsCut, grew }` or `{ id, ok: false, kind, message, logs, logsCut, grew }`
+ * where kind is `timeout`, `memory`, `stack`, `output`, `error` or `crash` (after a crash the worker exits; the host
+ * starts a new one) and `grew` says the run's memory grew past its initial size (the host then ends this worker, so
+ * the memory goes back to the system at once rather than at the next garbage collection).
  */
 export const QUICKJS_WORKER_SOURCE = String.raw`
 'use strict';
@@ -18,8 +26,30 @@ const { parentPort, workerData } = require('node:worker_threads');
 const core = require(workerData.corePath);
 const variantModule = require(workerData.variantPath);
 const variant = variantModule.default || variantModule;
-const modulePromise = core.newQuickJSWASMModuleFromVariant(variant);
-modulePromise.then(() => parentPort.postMessage({ ready: true }), (error) => {
+const PAGE = 65536;
+const INITIAL_PAGES = 256; // the build's INITIAL_MEMORY (16 MiB)
+const wasmModulePromise = Promise.resolve(workerData.wasmModule); // compiled once by the host, shared by every worker
+
+/** A QuickJS module in a fresh WebAssembly memory that cannot grow past 16 MiB + memoryBytes. */
+async function newModule(memoryBytes) {
+  const wasmModule = await wasmModulePromise;
+  const memory = new WebAssembly.Memory({ initial: INITIAL_PAGES, maximum: INITIAL_PAGES + Math.ceil(memoryBytes / PAGE) });
+  const state = { growFailed: false, memory };
+  const grow = memory.grow.bind(memory);
+  // Emscripten tries a generous size first and smaller ones after: only a failure of the last attempt (none after
+  // it succeeded) means the allocation could not be made.
+  memory.grow = (pages) => {
+    try {
+      const before = grow(pages);
+      state.growFailed = false;
+      return before;
+    } catch (error) { state.growFailed = true; throw error; }
+  };
+  const mod = await core.newQuickJSWASMModuleFromVariant(core.newVariant(variant, { wasmModule, wasmMemory: memory }));
+  return { mod, state };
+}
+
+newModule(PAGE).then(() => parentPort.postMessage({ ready: true }), (error) => {
   parentPort.postMessage({ ready: false, message: String(error && error.message || error) });
   process.exit(1);
 });
@@ -30,7 +60,7 @@ function describe(vm, handle) {
   try { return JSON.stringify(vm.dump(handle)); } catch (e) { return '[' + t + ']'; }
 }
 
-function runJob(mod, job) {
+function runJob(mod, job, memoryState) {
   const logs = [];
   let logBytes = 0;
   let logsCut = false;
@@ -68,7 +98,7 @@ function runJob(mod, job) {
       const message = error && error.message !== undefined ? String(error.message) : String(error);
       let kind = 'error';
       if (interrupted || message === 'interrupted') kind = 'timeout';
-      else if (/out of memory/i.test(message)) kind = 'memory';
+      else if (memoryState.growFailed || /out of memory|string too long/i.test(message)) kind = 'memory';
       else if (/stack overflow/i.test(message)) kind = 'stack';
       out.logsCut = logsCut;
       return Object.assign(out, { ok: false, kind, message: name + ': ' + message });
@@ -136,18 +166,26 @@ function runJob(mod, job) {
   }
 }
 
+// The instance of the last run, kept for the next run of the same limit while its memory has not grown (each run
+// still gets a fresh QuickJS runtime; a run that grew the memory ends this worker).
+let cached;
 parentPort.on('message', async (job) => {
-  const mod = await modulePromise;
   let reply;
+  let state;
   try {
-    reply = runJob(mod, job);
+    if (!cached || cached.memoryBytes !== job.memoryBytes) cached = Object.assign(await newModule(job.memoryBytes), { memoryBytes: job.memoryBytes });
+    state = cached.state;
+    state.growFailed = false;
+    reply = runJob(cached.mod, job, state);
   } catch (error) {
     // A trap inside the WebAssembly module (a host stack overflow, a corrupted heap): report it and exit, so the
-    // next run starts from a fresh module.
-    parentPort.postMessage({ id: job.id, ok: false, kind: 'crash', message: String(error && error.message || error), logs: [], logsCut: false });
+    // next run starts from a fresh worker.
+    const memory = state && state.growFailed;
+    parentPort.postMessage({ id: job.id, ok: false, kind: memory ? 'memory' : 'crash', message: memory ? 'out of memory: ' + String(error && error.message || error) : String(error && error.message || error), logs: [], logsCut: false, grew: true });
     process.exit(1);
     return;
   }
-  parentPort.postMessage(Object.assign({ id: job.id }, reply));
+  const grew = state.memory.buffer.byteLength > INITIAL_PAGES * PAGE;
+  parentPort.postMessage(Object.assign({ id: job.id, grew }, reply));
 });
 `;

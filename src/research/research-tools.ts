@@ -35,6 +35,7 @@ export function createMethodologyLensTool(options: MethodologyLensOptions): Tool
       'Apply each methodology to the read: do its conditions hold now, and what does it imply?',
     inputSchema: z.object({ symbol: z.string().trim().min(1).max(32).describe('BTC, ETH, SOL, EUR/USD') }),
     permissionTier: PermissionTier.READ_ONLY,
+    sideEffects: false,
     isAnalysis: true,
     timeoutMs: 30_000,
     execute: async ({ symbol }, ctx) => {

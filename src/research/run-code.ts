@@ -27,8 +27,8 @@ const NAME = /^[A-Za-z_][A-Za-z0-9_]{0,39}$/;
 
 /**
  * `run_code` (tool set `code`, CONFIRM_ONCE, counts as analysis): computation in a sandbox. The model passes code,
- * JSON `data` and optionally `inputs` — READ_ONLY tool calls (e.g. `get_ohlcv`) run through the registry, with the
- * gate, whose results are added to `data` under their names, so long series never pass through the model — and
+ * JSON `data` and optionally `inputs` — side-effect-free tool calls (`sideEffects: false`, e.g. `get_ohlcv`) run through the registry in a
+ * side-effect-free context (the gate refuses any other tool, nested calls included), whose results are added to `data` under their names, so long series never pass through the model — and
  * gets `{ result, logs }` back. JavaScript runs in the local QuickJS WebAssembly sandbox: the code is a function
  * body over `data` that `return`s a JSON value. Python runs on e2b when it is configured: the code sets `result`.
  * With `chart: { title }` the result's `chart` field (a Vega-Lite spec with inline `data.values`) is saved as a chart
@@ -79,13 +79,14 @@ export function createRunCodeTools(options: RunCodeToolsOptions): ToolEntry[] {
           if (data !== null && (typeof data !== 'object' || Array.isArray(data))) throw new MinaraError('INVALID_ARGUMENT', 'data: must be an object (or absent) when inputs are given, so each input can be added under its name');
           const merged: Record<string, unknown> = { ...(data as Record<string, unknown> | null) };
           for (const item of input.inputs) {
-            const tool = tools.get(item.tool);
-            if (!tool) throw new MinaraError('INVALID_ARGUMENT', `inputs: no tool "${item.tool}"`);
-            if (tool.permissionTier !== PermissionTier.READ_ONLY || tool.isFundMoving || tool.name === 'run_code') {
-              throw new MinaraError('INVALID_ARGUMENT', `inputs: "${item.tool}" is not a read-only data tool; only READ_ONLY tools can feed run_code`);
+            if (!tools.get(item.tool)) throw new MinaraError('INVALID_ARGUMENT', `inputs: no tool "${item.tool}"`);
+            // Through dispatch in this call's context, narrowed to side-effect-free tools: the gate refuses any tool
+            // not declared `sideEffects: false` (memory_write, a trade, run_code itself), also when called from
+            // inside an input tool; hooks and audit see it as a call of this turn.
+            const outcome = await tools.dispatchDetailed(item.tool, item.args ?? {}, { context: { ...ctx.call, sideEffectFree: true }, signal: ctx.signal });
+            if (!outcome.envelope.ok && outcome.envelope.code === 'SIDE_EFFECTS_REFUSED') {
+              throw new MinaraError('INVALID_ARGUMENT', `inputs: "${item.tool}" is not a read-only data tool; only side-effect-free tools (sideEffects: false, e.g. get_ohlcv) can feed run_code`);
             }
-            // Through dispatch in this call's context: the gate, hooks and audit see it as a call of this turn.
-            const outcome = await tools.dispatchDetailed(item.tool, item.args ?? {}, { context: ctx.call, signal: ctx.signal });
             if (!outcome.envelope.ok) throw new MinaraError('TOOL_EXECUTION_FAILED', `inputs: ${item.tool} failed: ${outcome.envelope.error}`, { retryable: outcome.envelope.retryable });
             merged[item.name] = outcome.envelope.data;
           }

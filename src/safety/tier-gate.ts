@@ -47,6 +47,7 @@ export interface GateInput {
  * - CONFIRM_ONCE asks on first use in a session, then the session grant lets it run.
  * - ALWAYS_CONFIRM asks every call; autonomous sources need a stored grant.
  * - MANUAL_ONLY needs an explicit approval; autonomous sources are refused.
+ * - In a side-effect-free context (run_code's inputs) only tools declared `sideEffects: false` run.
  * - A fund-moving call in a turn that already ran analysis needs a fresh approval (no grant counts).
  * - While the emergency stop is engaged (the global one, or the stop of the call's user), nothing above READ_ONLY
  *   runs (except the tool flagged `emergencyStopControl`, which still needs its tier's approval).
@@ -59,6 +60,15 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
       kind: 'block',
       code: 'TOOL_SET_NOT_ALLOWED',
       reason: `Tool "${tool.name}" is in tool set "${tool.toolSet}", which this turn may not use (allowed: ${[...input.allowedToolSets].sort().join(', ') || 'none'}).`,
+    };
+  }
+
+  // Where only side-effect-free tools may run (run_code's inputs): a tool not declared so is refused, whatever its tier.
+  if (context.sideEffectFree === true && tool.sideEffects !== false) {
+    return {
+      kind: 'block',
+      code: 'SIDE_EFFECTS_REFUSED',
+      reason: `Tool "${tool.name}" is not declared side-effect free (sideEffects: false); only reading tools run here.`,
     };
   }
 

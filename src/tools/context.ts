@@ -38,6 +38,7 @@ export function createToolCallContext(init: ToolCallContextInit): ToolCallContex
     allowedToolSets: init.allowedToolSets ? Object.freeze([...init.allowedToolSets]) : undefined,
     riskCeiling,
     operatorAuthored: init.operatorAuthored,
+    ...(init.sideEffectFree === true ? { sideEffectFree: true } : {}),
     ...(init.lifecycleStages !== undefined ? { lifecycleStages: Object.freeze([...init.lifecycleStages]) } : {}),
     usedTools: new Set(),
     blockedCalls: new Map(),
@@ -58,7 +59,8 @@ export function createContextCarrier(): {
  * The context of a call made inside another call (a handler that dispatches, or code under
  * `runInContext`) that passed a context of its own: it may narrow the ambient one, never widen it. The
  * session, trace, turn, user and agent stay the caller's; an autonomous source stays autonomous (a user
- * turn may narrow to an autonomous source); allowed tool sets intersect; the lower risk ceiling wins; the
+ * turn may narrow to an autonomous source); allowed tool sets intersect; the lower risk ceiling wins; a
+ * side-effect-free context stays side-effect free; the
  * call is operator-authored only if both say so. The turn's bookkeeping (used tools, blocked calls, state)
  * is shared, so the analysis → trade boundary sees nested calls.
  */
@@ -79,6 +81,8 @@ export function narrowContext(parent: ToolCallContext, child: ToolCallContext, e
     allowedToolSets,
     riskCeiling,
     operatorAuthored: parent.operatorAuthored === true && child.operatorAuthored === true,
+    // Once side-effect free, every nested call stays so.
+    ...(parent.sideEffectFree === true || child.sideEffectFree === true ? { sideEffectFree: true } : {}),
     // The caller's classification stands; a nested call may add one only where the caller had none.
     lifecycleStages: parent.lifecycleStages ?? child.lifecycleStages,
   };

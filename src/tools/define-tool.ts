@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
-import { isPermissionTier } from '../safety/permission-tier';
+import { isPermissionTier, PermissionTier } from '../safety/permission-tier';
 import type { ToolDefinition, ToolEntry } from './types';
 
 const NAME = /^[a-z][a-z0-9_]{0,63}$/;
@@ -48,6 +48,8 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
   if (d.timeoutMs !== undefined && !(Number.isFinite(d.timeoutMs) && d.timeoutMs > 0)) fail('timeoutMs', 'must be a positive number of milliseconds');
   if (d.checkFn !== undefined && typeof d.checkFn !== 'function') fail('checkFn', 'must be a function');
   if (d.tierFor !== undefined && typeof d.tierFor !== 'function') fail('tierFor', 'must be a function');
+  if (d.sideEffects !== undefined && typeof d.sideEffects !== 'boolean') fail('sideEffects', 'must be a boolean (false declares the tool side-effect free)');
+  if (d.sideEffects === false && (d.isFundMoving || d.permissionTier !== PermissionTier.READ_ONLY)) fail('sideEffects', 'can be false only on a READ_ONLY tool that moves no funds');
 
   let inputSchema: z.ZodType = d.inputSchema;
   if (d.isFundMoving) {
@@ -66,6 +68,7 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
     permissionTier: d.permissionTier,
     isFundMoving: d.isFundMoving === true,
     isAnalysis: d.isAnalysis === true,
+    ...(d.sideEffects === false ? { sideEffects: false } : {}),
     emergencyStopControl: d.emergencyStopControl === true,
     checkFn: d.checkFn,
     timeoutMs: d.timeoutMs ?? DEFAULT_TOOL_TIMEOUT_MS,

@@ -48,6 +48,7 @@ export function createFileTools(options: FileToolsOptions): ToolEntry[] {
     description: `Read a UTF-8 text file from the sandbox (at most ${maxReadBytes} bytes).`,
     inputSchema: z.object({ path: pathField }),
     permissionTier: PermissionTier.READ_ONLY,
+    sideEffects: false,
     async execute({ path: rel }) {
       ensureRoot();
       const abs = resolveInSandbox(rel, { root });
@@ -126,6 +127,7 @@ export function createFileTools(options: FileToolsOptions): ToolEntry[] {
     description: 'List files and folders in a sandbox folder (the root when path is omitted).',
     inputSchema: z.object({ path: pathField.nullish() }),
     permissionTier: PermissionTier.READ_ONLY,
+    sideEffects: false,
     async execute({ path: rel }) {
       const rootReal = ensureRoot();
       const abs = rel === undefined || rel === null || rel === '.' || rel === './' ? rootReal : resolveInSandbox(rel, { root });

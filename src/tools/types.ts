@@ -34,6 +34,11 @@ export interface ToolCallContext {
   /** True when a human operator authored the turn (not a model-initiated or signal turn). */
   readonly operatorAuthored?: boolean | undefined;
   /**
+   * Only side-effect-free tools (`sideEffects: false`) run in this context; others are refused with
+   * `SIDE_EFFECTS_REFUSED`. run_code dispatches its `inputs` so; a nested call keeps it.
+   */
+  readonly sideEffectFree?: boolean | undefined;
+  /**
    * The turn's lifecycle stages (the signal's `suggested_stages`, else inferred from the message). An autonomous
    * turn classified as `discover` only cannot execute fund-moving tools (`STAGE_NOT_ALLOWED`).
    */
@@ -58,6 +63,8 @@ export interface ToolCallContextInit {
   /** Highest tier the turn may run: a finance `RiskTier` (`'high'`) or the `PermissionTier` it maps to. */
   riskCeiling?: PermissionTier | RiskTier;
   operatorAuthored?: boolean;
+  /** Only side-effect-free tools run in this context (see {@link ToolCallContext.sideEffectFree}). */
+  sideEffectFree?: boolean;
   lifecycleStages?: readonly TurnStage[];
 }
 
@@ -133,6 +140,13 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType> {
   /** Counts as analysis for the analysis → trade boundary. @default false */
   readonly isAnalysis?: boolean | undefined;
   /**
+   * `false` declares the tool side-effect free: it only reads (no stored state written, nothing sent or started on
+   * anyone's behalf). Only such tools run in a side-effect-free context (`ToolCallContext.sideEffectFree`, e.g.
+   * run_code's `inputs`). The tier is a separate matter: `memory_write` is READ_ONLY (no confirmation) but has side
+   * effects. @default true
+   */
+  readonly sideEffects?: boolean | undefined;
+  /**
    * This tool controls the emergency stop itself (e.g. its release). While the stop is engaged it is not
    * blocked by the stop, but every other rule of its tier still applies (a MANUAL_ONLY release still needs
    * an explicit approval and is refused from autonomous sources). Set it on that one tool only. @default false
@@ -168,6 +182,8 @@ export interface ToolEntry {
   readonly permissionTier: PermissionTier;
   readonly isFundMoving: boolean;
   readonly isAnalysis: boolean;
+  /** False when the tool is declared side-effect free ({@link ToolDefinition.sideEffects}); undefined or true otherwise. */
+  readonly sideEffects?: boolean | undefined;
   readonly emergencyStopControl: boolean;
   readonly checkFn?: (() => boolean) | undefined;
   readonly timeoutMs: number;

@@ -123,6 +123,7 @@ export function createWebSearchTools(options: WebSearchToolsOptions): ToolEntry[
         freshness: z.enum(['day', 'week', 'month', 'year']).nullish().describe('Only results from the last day, week, month or year.'),
       }),
       permissionTier: PermissionTier.READ_ONLY,
+      sideEffects: false,
       timeoutMs: 20_000,
       execute: async ({ query, count, freshness }, ctx) => {
         const used = (ctx.call.state.get(SEARCHES_KEY) as number | undefined) ?? 0;

@@ -46,12 +46,10 @@ describe('QuickJS sandbox', () => {
     } finally {
       await small.close();
     }
-    // Large allocations near the limit can stall inside one native call, where the interrupt handler is not
-    // consulted: the worker is killed a second after the deadline and replaced.
+    // Large allocations end at the WebAssembly memory's maximum with `memory` too (test/research/sandbox-memory.test.ts
+    // covers every bomb shape and the host's RSS).
     for (const bomb of ['const a = []; for (;;) a.push("x".repeat(1 << 20) + a.length);', 'const a = []; for (;;) a.push(new Array(1e5).fill(1.5));', 'let s = "x"; for (;;) s += s;']) {
-      const r = await sandbox.run(bomb, null);
-      expect(r.ok).toBe(false);
-      expect(['memory', 'timeout', 'error']).toContain(!r.ok && r.kind);
+      expect(await sandbox.run(bomb, null)).toMatchObject({ ok: false, kind: 'memory' });
       await healthy();
     }
   });
@@ -120,7 +118,7 @@ describe('run_code tool', () => {
       storage,
       tools: [
         ...createRunCodeTools({ sandbox, artifacts, registry: () => registry }),
-        defineTool({ name: 'get_ohlcv', toolSet: 'read', description: 'candles', inputSchema: z.object({ symbol: z.string() }), permissionTier: PermissionTier.READ_ONLY, execute: ({ symbol }) => ({ symbol, candles }) }),
+        defineTool({ name: 'get_ohlcv', toolSet: 'read', description: 'candles', inputSchema: z.object({ symbol: z.string() }), permissionTier: PermissionTier.READ_ONLY, sideEffects: false, execute: ({ symbol }) => ({ symbol, candles }) }),
         defineTool({ name: 'send_money', toolSet: 'transfer', description: 'x', inputSchema: z.object({}), permissionTier: PermissionTier.CONFIRM_ONCE, execute: () => 'sent' }),
       ],
     });

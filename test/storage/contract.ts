@@ -599,6 +599,38 @@ export function runStorageContract(name: string, factory: StorageFactory): void 
         await expect(storage.usage.record(entry('t6', { costUsd: Number.NaN }))).rejects.toThrow(/costUsd/);
         await expect(storage.usage.totals({ day: 'yesterday' })).rejects.toThrow(/day must be YYYY-MM-DD/);
       });
+
+      it('reserves against a USD limit: the first turn holds what is left, later ones the largest turn; released, renewed, expired', async () => {
+        const ask = (id: string, over: Record<string, unknown> = {}) =>
+          storage.usage.reserve({ id, scope: 'user:u1', day: '2026-03-02', userId: 'u1', sources: ['user'], limitUsd: 1, now: '2026-03-02T10:00:00.000Z', expiresAt: '2026-03-02T10:01:00.000Z', ...over });
+        // No turn recorded today: the first reservation holds all that is left, so a second waits.
+        expect(await ask('r1')).toEqual({ admitted: true, spentUsd: 0, reservedUsd: 0, amountUsd: 1 });
+        expect(await ask('r2')).toEqual({ admitted: false, spentUsd: 0, reservedUsd: 1, amountUsd: 0 });
+        // Another user's limit, or another day, is its own.
+        expect(await ask('r3', { scope: 'user:u2', userId: 'u2' })).toMatchObject({ admitted: true });
+        // The turn ends: its real cost is in the ledger, its reservation released.
+        await storage.usage.record(entry('t1', { costUsd: 0.25 }));
+        expect(await storage.usage.releaseReservation('r1')).toBe(true);
+        expect(await storage.usage.releaseReservation('r1')).toBe(false);
+        // Later turns reserve the day's largest turn ($0.25) each, while spent + held < limit.
+        expect(await ask('r4')).toEqual({ admitted: true, spentUsd: 0.25, reservedUsd: 0, amountUsd: 0.25 });
+        expect(await ask('r5')).toMatchObject({ admitted: true, reservedUsd: 0.25 });
+        expect(await ask('r6')).toMatchObject({ admitted: true, reservedUsd: 0.5 });
+        expect(await ask('r7')).toMatchObject({ admitted: false, spentUsd: 0.25, reservedUsd: 0.75 });
+        // A renewed reservation outlives its first lease; an expired one (a process that died) stops counting.
+        expect(await storage.usage.renewReservation('r4', '2026-03-02T10:05:00.000Z')).toBe(true);
+        expect(await storage.usage.renewReservation('nope', '2026-03-02T10:05:00.000Z')).toBe(false);
+        expect(await ask('r8', { now: '2026-03-02T10:02:00.000Z', expiresAt: '2026-03-02T10:03:00.000Z' })).toMatchObject({ admitted: true, reservedUsd: 0.25 });
+        // A scope over every user's rows of some sources (the autonomous budget): u2's heartbeat turn counts.
+        await storage.usage.record(entry('t2', { userId: 'u2', source: 'heartbeat', costUsd: 0.4 }));
+        const budget = (id: string) => storage.usage.reserve({ id, scope: 'autonomous', day: '2026-03-02', sources: ['heartbeat', 'cron'], limitUsd: 1, now: '2026-03-02T10:00:00.000Z', expiresAt: '2026-03-02T10:01:00.000Z' });
+        expect(await budget('b1')).toEqual({ admitted: true, spentUsd: 0.4, reservedUsd: 0, amountUsd: 0.4 });
+        expect(await budget('b2')).toMatchObject({ admitted: true, reservedUsd: 0.4 });
+        expect(await budget('b3')).toMatchObject({ admitted: false, spentUsd: 0.4, reservedUsd: 0.8 });
+        await expect(ask('r9', { limitUsd: -1 })).rejects.toThrow(/limitUsd must be a number of USD ≥ 0/);
+        await expect(ask('r9', { day: 'today' })).rejects.toThrow(/day must be YYYY-MM-DD/);
+        await expect(ask('r9', { sources: [] })).rejects.toThrow(/sources must be a non-empty list/);
+      });
     });
 
     describe('workflows', () => {

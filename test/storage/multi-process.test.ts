@@ -196,3 +196,35 @@ describe('SQLite shared by two OS processes', () => {
     expect((await holder.exit).code).toBe(0);
   });
 });
+
+describe('a USD-per-day limit shared by two OS processes on one SQLite file', () => {
+  it('turns racing from both processes take the spend past the limit by at most one turn', async () => {
+    const { dir, cleanup } = tempDir();
+    cleanups.push(cleanup);
+    const path = join(dir, 'quota.db');
+    const LIMIT = 95;
+    const TURN = 10;
+    // The file exists and is migrated before the race.
+    await createSqliteStorage({ path, logger: silentLogger }).close();
+    const workers = ['a', 'b'].map((id) => spawnFixture('usage-race-worker.ts', [path, id, '60', String(LIMIT), String(TURN)]));
+    children.push(...workers);
+    await Promise.all(workers.map((w) => w.line('ready')));
+    for (const w of workers) w.go();
+    const results = (await Promise.all(workers.map((w) => w.line('result')))).map((json) => JSON.parse(json) as { admitted: number; refused: number });
+    for (const { code, stderr } of await Promise.all(workers.map((w) => w.exit))) expect(code, stderr).toBe(0);
+
+    const db = new Database(path, { readonly: true });
+    try {
+      const spent = db.prepare("SELECT COALESCE(SUM(cost_usd), 0) FROM usage_ledger WHERE user_id = 'alice'").pluck().get() as number;
+      const admitted = results.reduce((n, r) => n + r.admitted, 0);
+      expect(spent).toBe(admitted * TURN);
+      expect(spent).toBeLessThanOrEqual(LIMIT + TURN);
+      expect(spent).toBeGreaterThanOrEqual(LIMIT);
+      // Both processes got turns in (the race was real), and every reservation was released.
+      for (const r of results) expect(r.admitted + r.refused).toBe(60);
+      expect(db.prepare('SELECT COUNT(*) FROM usage_reservations').pluck().get()).toBe(0);
+    } finally {
+      db.close();
+    }
+  });
+});

@@ -10,7 +10,7 @@
 import type { JobRunRecord, JobStorage } from '../job-types';
 import { checkId, checkLimit, invalidArgument, notFound } from '../sqlite/checks';
 import { opt } from '../sqlite/rows';
-import { checkUsageEntry } from '../sqlite/usage';
+import { checkReservation, checkUsageEntry, decideReservation } from '../sqlite/usage';
 import { foldBalanceDeltas, type TradingAccount, type TradingBalance, type TradingFill, type TradingPosition, type TradingStorage } from '../trading-types';
 import type { UsageStorage } from '../usage-types';
 import type { PgHandle, PgRow, PgTx } from './handle';
@@ -103,6 +103,31 @@ export function createPgUsageStorage(h: PgHandle): UsageStorage {
         args,
       ))!;
       return { turns: Number(r.turns), inputTokens: Number(r.i), outputTokens: Number(r.o), cacheReadTokens: Number(r.r), cacheWriteTokens: Number(r.w), costUsd: Number(r.c) };
+    },
+    async reserve(r) {
+      checkReservation('usage.reserve', r);
+      const held = h.t('usage_reservations');
+      return h.tx('usage.reserve', async (tx) => {
+        // One admission per scope and day at a time across every instance: the check and the insert under one lock.
+        await tx.run('SELECT pg_advisory_xact_lock(hashtext($1))', [`minara:usage:${r.scope}:${r.day}`]);
+        await tx.run(`DELETE FROM ${held} WHERE expires_at <= $1`, [r.now]);
+        const args: unknown[] = [r.day, [...r.sources]];
+        if (r.userId !== undefined) args.push(r.userId);
+        const s = (await tx.get(`SELECT COUNT(*) AS turns, COALESCE(SUM(cost_usd), 0) AS c, COALESCE(MAX(cost_usd), 0) AS m FROM ${t}
+                                 WHERE day = $1 AND source = ANY($2::text[])${r.userId !== undefined ? ' AND user_id = $3' : ''}`, args))!;
+        const sum = (await tx.get(`SELECT COALESCE(SUM(amount_usd), 0) AS s FROM ${held} WHERE scope = $1 AND day = $2`, [r.scope, r.day]))!;
+        const decision = decideReservation(r.limitUsd, { turns: Number(s.turns), costUsd: Number(s.c), largestUsd: Number(s.m) }, Number(sum.s));
+        if (decision.admitted) await tx.run(`INSERT INTO ${held} (id, scope, day, amount_usd, expires_at) VALUES ($1, $2, $3, $4, $5)`, [r.id, r.scope, r.day, decision.amountUsd, r.expiresAt]);
+        return decision;
+      });
+    },
+    async renewReservation(id, expiresAt) {
+      checkId('usage.renewReservation', 'id', id);
+      return (await h.op('usage.renewReservation').run(`UPDATE ${h.t('usage_reservations')} SET expires_at = $1 WHERE id = $2`, [expiresAt, id])) === 1;
+    },
+    async releaseReservation(id) {
+      checkId('usage.releaseReservation', 'id', id);
+      return (await h.op('usage.releaseReservation').run(`DELETE FROM ${h.t('usage_reservations')} WHERE id = $1`, [id])) === 1;
     },
     async byUser(query) {
       if (typeof query?.day !== 'string' || !/^\d{4}-\d{2}-\d{2}$/.test(query.day)) throw invalidArgument('usage.byUser', `day must be YYYY-MM-DD, got ${JSON.stringify(query?.day)}`);

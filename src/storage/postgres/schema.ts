@@ -154,6 +154,16 @@ export const usageMigrations: readonly PostgresMigration[] = [
       CREATE INDEX usage_ledger_day ON §.usage_ledger (day, user_id);
       CREATE INDEX usage_ledger_session ON §.usage_ledger (session_id)`),
   },
+  {
+    domain: 'usage',
+    version: 2,
+    name: 'usage_reservations: the estimated cost of admitted turns still running, per limit scope and day',
+    up: sql(`
+      CREATE TABLE §.usage_reservations (
+        id TEXT PRIMARY KEY, scope TEXT NOT NULL, day TEXT NOT NULL, amount_usd DOUBLE PRECISION NOT NULL, expires_at TEXT NOT NULL
+      );
+      CREATE INDEX usage_reservations_scope ON §.usage_reservations (scope, day)`),
+  },
 ];
 
 export const learningMigrations: readonly PostgresMigration[] = [
