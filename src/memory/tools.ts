@@ -9,15 +9,27 @@ import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry, ToolExecutionContext } from '../tools/types';
 import type { MemoryStore } from './types';
+import { callProvenance } from '../safety/untrusted';
 
 /** Options of {@link createMemoryTools}: one fixed store, or a resolver from the call's tenant. */
-export type MemoryToolsOptions =
+export type MemoryToolsOptions = (
   | { readonly store: MemoryStore; readonly resolveStore?: undefined }
   | {
       /** The store of the call's tenant (`ctx.call.userId` / `agentId`); throw or return undefined to refuse. */
       readonly resolveStore: (ctx: ToolExecutionContext) => MemoryStore | undefined | Promise<MemoryStore | undefined>;
       readonly store?: undefined;
-    };
+    }
+) & {
+  /** Whether an MCP host (source `mcp`) may call `memory_write` (the untrusted-content policy's `mcpHostLearning`). @default false */
+  readonly mcpHostLearning?: boolean | undefined;
+};
+
+/**
+ * The memory source of a row written in a turn that read untrusted content: the row stays out of the memory
+ * snapshot (every future prompt) until an operator accepts it (`memory.update(id, { source: 'agent_recorded' })`)
+ * or deletes it.
+ */
+export const PROPOSED_MEMORY_SOURCE = 'proposed';
 
 /** Names of the memory tools, in their stable order. */
 export const MEMORY_TOOL_NAMES = ['memory_write', 'memory_search', 'memory_read'] as const;
@@ -69,7 +81,17 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       }),
       permissionTier: PermissionTier.READ_ONLY,
       execute: async (input, ctx) => {
+        if (ctx.call.source === 'mcp' && options.mcpHostLearning !== true) {
+          throw new MinaraError('UNTRUSTED_CONTENT', 'memory_write: an MCP host cannot write memories that shape future prompts (the operator allows it with untrustedContent.mcpHostLearning)', { retryable: false });
+        }
         const store = await storeFor(ctx);
+        // Written after reading untrusted content: kept out of every prompt until an operator accepts it.
+        const provenance = callProvenance(ctx.call);
+        if (provenance) {
+          const metadata = { ...(input.metadata ?? {}), review: 'proposed', untrustedSources: provenance.untrustedSources };
+          const { id } = await store.write({ category: input.category, content: input.content, metadata, source: PROPOSED_MEMORY_SOURCE });
+          return { id, category: input.category, routedTo: 'review', note: `Proposed (${provenance.summary}); it reaches no prompt until an operator accepts it.` };
+        }
         const { id } = await store.write({ category: input.category, content: input.content, ...(input.metadata == null ? {} : { metadata: input.metadata }) });
         return { id, category: input.category, routedTo: input.category === 'fact' ? 'fact_layer' : 'memories' };
       },

@@ -1,3 +1,4 @@
+import type { UntrustedSource } from '../safety/untrusted';
 import type { TelemetryOptions } from 'ai';
 import type { LanguageModel } from 'ai';
 import type { MinaraBus } from '../events/bus';
@@ -261,6 +262,12 @@ export interface RunInput {
   readonly attachments?: readonly string[] | undefined;
   /** @default 'user' */
   readonly source?: CallSource | undefined;
+  /**
+   * The message (or its parts) came from outside the person and the operator (another user's shared content, a
+   * forwarded e-mail, a document): label the turn untrusted with these sources. A `webhook` turn is labelled
+   * `webhook:<signal id>` without it; attachments are labelled `upload:<key>`.
+   */
+  readonly untrusted?: readonly UntrustedSource[] | undefined;
   /** The signal of a cron or webhook turn (preloads skills, suggests stages). */
   readonly signal?: SignalContext | undefined;
   /** Tool sets this turn may use (cron defaults to `cronAllowedToolSets`). */

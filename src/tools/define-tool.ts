@@ -48,6 +48,8 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
   if (d.timeoutMs !== undefined && !(Number.isFinite(d.timeoutMs) && d.timeoutMs > 0)) fail('timeoutMs', 'must be a positive number of milliseconds');
   if (d.checkFn !== undefined && typeof d.checkFn !== 'function') fail('checkFn', 'must be a function');
   if (d.tierFor !== undefined && typeof d.tierFor !== 'function') fail('tierFor', 'must be a function');
+  if (d.trust !== undefined && d.trust !== 'trusted' && d.trust !== 'untrusted') fail('trust', 'must be "trusted" or "untrusted"');
+  if (d.source !== undefined && typeof d.source !== 'function') fail('source', 'must be a function (input, result) => string | string[]');
 
   let inputSchema: z.ZodType = d.inputSchema;
   if (d.isFundMoving) {
@@ -73,6 +75,8 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
     preview: d.preview as ToolEntry['preview'],
     orderFacts: d.orderFacts as ToolEntry['orderFacts'],
     execute: d.execute as ToolEntry['execute'],
+    trust: d.trust ?? 'trusted',
+    ...(d.source !== undefined ? { source: d.source as ToolEntry['source'] } : {}),
   });
 }
 
