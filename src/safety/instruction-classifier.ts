@@ -87,15 +87,17 @@ const RULES: ReadonlyArray<readonly [InstructionClass, RegExp]> = [
   ['confirmation_waiver', new RegExp(String.raw`\b(?:no|never|don'?t|do\s+not|doesn'?t|does\s+not|needn'?t|need\s+not|without)\s+(?:need\s+(?:to|for)\s+|needing\s+(?:to\s+)?|asking\s+(?:for\s+|the\s+user\s+for\s+|me\s+for\s+)?|any\s+|further\s+|a\s+|the\s+|my\s+|user\s+|human\s+|waiting\s+for\s+)*(?:${RAIL_NOUN}|ask(?:ing)?\s+(?:me|the\s+user|first)|confirm(?:ing)?|approv(?:e|ing))\b${W}{0,40}\b(?:before|for|on|when|to)\b${W}{0,30}\b(?:trade|trading|order|transfer|withdraw|sell|buy|swap|execut|send|sweep|mov)\w*`, 'u')],
   ['confirmation_waiver', new RegExp(String.raw`\b(?:${MONEY_VERB}|${RAIL_VERB})\b${W}{0,60}\bwithout\s+(?:\w+\s+){0,3}?(?:ask|confirm|approv|check|permission|consent|review|prompt|verif)\w*`, 'u')],
   ['confirmation_waiver', /\bwithout\s+(?:first\s+|ever\s+|even\s+)?(?:asking|requesting|seeking|waiting|prompting|checking)\s+(?:for\s+|with\s+)?(?:\w+\s+){0,2}?(?:confirmation|approval|permission|consent|sign[- ]?off|authori[sz]ation)s?\b/u],
+  ['confirmation_waiver', new RegExp(String.raw`\b${RAIL_NOUN}\b${W}{0,20}?\b(?:can|may|should|could|will|must)\s+(?:safely\s+|now\s+|simply\s+|just\s+)?be\s+(?:skipped|ignored|bypassed|omitted|waived|disabled|turned\s+off|dropped|removed)\b`, 'u')],
   ['confirmation_waiver', new RegExp(String.raw`\b(?:skip|bypass|disable|turn\s+off|switch\s+off|waive|suppress|drop)\s+(?:the\s+|all\s+|any\s+|every\s+)?(?:\w+\s+)?${RAIL_NOUN}\b`, 'u')],
   // A grant, approval or permission claimed to exist already.
   ['standing_grant', /\b(?:standing|permanent|blanket|open[- ]ended|pre[- ]?approved|pre[- ]?authori[sz]ed|unlimited|indefinite|general)\s+(?:grant|approval|authori[sz]ation|permission|consent|mandate|clearance)s?\b/u],
   ['standing_grant', /\b(?:grant|approval|authori[sz]ation|permission|consent)s?\s+(?:for|to\s+(?:call|use|run))\s+`?[a-z]+_[a-z_]+`?/u],
+  ['standing_grant', /\bpre[- ]?(?:approved|authori[sz]ed|cleared)\b[^.!?\n]{0,30}\b(?:trade|order|transfer|withdraw|transaction|payment|call|swap)\w*/u],
   ['standing_grant', /\b(?:already|previously|been)\s+(?:approved|authori[sz]ed|granted|pre[- ]?approved|cleared)\b[^.!?\n]{0,40}\b(?:trade|order|transfer|withdraw|transaction|all|every|any)\w*/u],
   // A named tool to call.
   ['tool_directive', /\b(?:call|invoke|run|use|execute|trigger|fire)\s+(?:the\s+)?(?:tool\s+|function\s+)?`?(?:[a-z]+_[a-z_]+|tool_invoke|activate_skills)`?\s*(?:\(|\bwith\b|\btool\b|\bnow\b|\bimmediately\b|$|[.:,;])/u],
   // Funds pointed at an address.
-  ['fund_redirect', new RegExp(String.raw`\b(?:sweep|send|transfer|withdraw|move|forward|route|redirect|deposit|bridge|pay|wire|remit)\w*\b${W}{0,60}\b(?:to|into|towards|at)\s+(?:the\s+)?(?:address\s+|wallet\s+|account\s+)?${ADDRESS}`, 'u')],
+  ['fund_redirect', new RegExp(String.raw`\b(?:sweep|swept|send|sent|transfer|withdr[ae]w|move|forward|route|redirect|deposit|bridg|pay|paid|wire|remit)\w*\b${W}{0,60}\b(?:to|into|towards|at)\s+(?:the\s+)?(?:address\s+|wallet\s+|account\s+)?${ADDRESS}`, 'u')],
   // Text addressed to an AI reader rather than a person.
   ['addressed_to_agent', /\b(?:note|message|instructions?|attention|notice|reminder|memo|directive)\s+(?:to|for)\s+(?:all\s+|any\s+|the\s+)?(?:ai|a\.i\.|llm|language\s+model|automated)?\s*(?:agents?|assistants?|models?|bots?|llms?|ais?)\b|\b(?:ai|llm)\s+(?:agents?|assistants?)\s*(?::|,|must|should|reading\s+this)|\bif\s+you\s+are\s+an?\s+(?:ai|llm|language\s+model|agent|assistant)\b/u],
 ];
