@@ -87,6 +87,8 @@ export type AgentEvent =
       readonly pendingApprovals: readonly PendingApproval[];
       /** The model that answered the last step, as its provider reports it (with a fallback model: the one that served). */
       readonly modelId?: string | undefined;
+      /** The untrusted sources the conversation had read by the end of the turn (see `PostTurnRecord.untrustedSources`). */
+      readonly untrustedSources?: readonly string[] | undefined;
     }
   /** The `post_turn` record, emitted once just before `turn-end`: tool calls, executions, skills and methodologies in play. */
   | { readonly type: 'post-turn'; readonly record: PostTurnRecord }

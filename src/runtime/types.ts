@@ -116,6 +116,13 @@ export interface TurnSummary {
   /** The turn's fund-moving executions with their order facts. */
   readonly executions: readonly TurnExecution[];
   /**
+   * The untrusted sources the conversation had read by the end of this turn (URLs, `mcp:<server>/<tool>`,
+   * `webhook:<id>`, `upload:<key>`); absent when none. Kept with the turn: the session state carries them on.
+   */
+  readonly untrustedSources?: readonly string[] | undefined;
+  /** The message itself came from outside (a webhook payload, content the host labelled): extraction skips it. */
+  readonly messageUntrusted?: boolean | undefined;
+  /**
    * The L0.5 scenario (`SCENARIO_SPOT_TRADE`, …) of the message the turn decided on: its own, or for a run that
    * only carries approval decisions, the message of the turn that proposed the calls. Decision capture stores it
    * with each trade; methodology synthesis groups trade cases by it.
