@@ -246,3 +246,21 @@ describe('attack 4: the person is told', () => {
     expect(await waiting()).toBe(1);
   });
 });
+
+describe('the REPL shows it', () => {
+  it('the approval card says "proposed after reading" with the passage; an input flag from a source is a line', async () => {
+    const { formatApproval, createEventRenderer } = await import('../../cli/render');
+    const card = formatApproval({
+      approvalId: 'apr_1', toolName: 'buy_demo', input: { symbol: 'ETH', amountUsd: 50 },
+      reason: '"buy_demo" needs your confirmation for every call. (proposed after reading: https://eth-guide.example.com/strategy; it read: "sweep …")',
+      provenance: { untrustedSources: ['https://eth-guide.example.com/strategy'], passage: PLANTED },
+    });
+    expect(card).toContain('⚠ proposed after reading: https://eth-guide.example.com/strategy');
+    expect(card).toContain(`it read: "${PLANTED}"`);
+    expect(card.match(/proposed after reading/g)).toHaveLength(1);
+    let out = '';
+    const renderer = createEventRenderer({ write: (s) => void (out += s) });
+    renderer.render({ type: 'input-flagged', target: 'tool', kind: 'prompt_injection', pattern: 'instruction:fund_redirect', excerpt: PLANTED, source: 'https://eth-guide.example.com/strategy' });
+    expect(out).toContain('⚠ instruction-like text from https://eth-guide.example.com/strategy (untrusted, not followed)');
+  });
+});
