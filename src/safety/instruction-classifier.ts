@@ -10,7 +10,14 @@
  * is ASCII (Cyrillic `і` → `i`, Greek `ο` → `o`), with the data of `unhomoglyph` (the Unicode confusables table).
  * ASCII letters are left alone: TR39's skeleton would turn `m` into `rn`, which is no use for reading words.
  */
-import unhomoglyph from 'unhomoglyph';
+import { createRequire } from 'node:module';
+
+let unhomoglyphFn: ((text: string) => string) | undefined;
+/** `unhomoglyph`, loaded on the first non-ASCII character: importing the package pays nothing for its table. */
+function unhomoglyph(text: string): string {
+  unhomoglyphFn ??= createRequire(import.meta.url)('unhomoglyph') as (text: string) => string;
+  return unhomoglyphFn(text);
+}
 
 /** The classes of instruction-like text the classifier knows. */
 export const INSTRUCTION_CLASSES = [
