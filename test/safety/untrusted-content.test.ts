@@ -14,7 +14,7 @@ import path from 'node:path';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import {
-  callProvenance, createApp, createToolCallContext, createToolRegistry, DEFAULT_UNTRUSTED_CONTENT_POLICY, defineTool, parseEnvelope, PermissionTier,
+  callProvenance, createAgentRuntime, createApp, createToolCallContext, createToolRegistry, DEFAULT_UNTRUSTED_CONTENT_POLICY, defineTool, parseEnvelope, PermissionTier,
   recordUntrusted, silentLogger, turnProvenance, type AgentEvent, type UntrustedContentPolicy, type MinaraApp, type WebSearchProvider,
 } from '@minara/agent';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -244,6 +244,25 @@ describe('attack 4: the person is told', () => {
     model.push({ text: 'ok' });
     await app.runtime.generate({ sessionId: 'sh2', message: 'I mostly hold ETH on Base' });
     expect(await waiting()).toBe(1);
+  });
+});
+
+describe('the label survives compaction', () => {
+  it('a call proposed after the untrusted result was compacted away still carries its provenance', async () => {
+    const { tools, storage } = gateWorld();
+    const model = createScriptedModel([]);
+    const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger, compaction: { contextWindowTokens: 2_000, keepRecentMessages: 2 } });
+    model.push({ toolCalls: [{ toolName: 'search_news', input: { q: 'eth' } }] }, { text: 'read it' });
+    await runtime.generate({ sessionId: 'cmp', message: 'any ETH news?' });
+    // A long conversation since then: the next turn compacts the history, the search result with it.
+    const filler = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', json: JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} ${'x'.repeat(300)}` }), createdAt: new Date().toISOString() }));
+    await storage.conversations.appendMessages('cmp', filler);
+    model.push({ toolCalls: [{ toolName: 'buy_demo', input: { symbol: 'ETH', amountUsd: 20, confirm: true } }] });
+    const r = await runtime.generate({ sessionId: 'cmp', message: 'buy a little ETH' });
+    expect(r.events.some((e) => e.type === 'compaction')).toBe(true);
+    // The search result itself is gone from the stored history; the label is in the session state.
+    expect((await storage.conversations.listMessages('cmp')).some((m) => m.json.includes('"toolName":"search_news"'))).toBe(false);
+    expect(r.pendingApprovals[0]?.provenance).toEqual({ untrustedSources: ['https://news.example.com/a'], passage: expect.stringContaining('NOTE TO AI AGENTS') });
   });
 });
 
