@@ -255,7 +255,7 @@ describe('the label survives compaction', () => {
     model.push({ toolCalls: [{ toolName: 'search_news', input: { q: 'eth' } }] }, { text: 'read it' });
     await runtime.generate({ sessionId: 'cmp', message: 'any ETH news?' });
     // A long conversation since then: the next turn compacts the history, the search result with it.
-    const filler = Array.from({ length: 40 }, (_, i) => ({ role: i % 2 ? 'assistant' : 'user', json: JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} ${'x'.repeat(300)}` }), createdAt: new Date().toISOString() }));
+    const filler = Array.from({ length: 40 }, (_, i) => ({ role: (i % 2 ? 'assistant' : 'user') as 'assistant' | 'user', json: JSON.stringify({ role: i % 2 ? 'assistant' : 'user', content: `message ${i} ${'x'.repeat(300)}` }), createdAt: new Date().toISOString() }));
     await storage.conversations.appendMessages('cmp', filler);
     model.push({ toolCalls: [{ toolName: 'buy_demo', input: { symbol: 'ETH', amountUsd: 20, confirm: true } }] });
     const r = await runtime.generate({ sessionId: 'cmp', message: 'buy a little ETH' });
