@@ -40,7 +40,9 @@ function id(raw: string | undefined): number | undefined {
 /** One methodology as a line: id, state (a candidate proposed for graduation shows `to graduate`), Wilson bound, wins/uses, asset class, text. */
 export function methodologyRow(m: MethodologyRecord): string {
   const state = m.state === 'candidate' && m.graduationProposedAt ? 'to graduate' : m.state;
-  return `  #${String(m.id).padEnd(5)} ${state.padEnd(11)} ${m.confidence.toFixed(3)}  ${`${m.wins}/${m.uses}`.padStart(7)}  ${m.assetClass.padEnd(12)} ${truncate(m.text, 80)}`;
+  const row = `  #${String(m.id).padEnd(5)} ${state.padEnd(11)} ${m.confidence.toFixed(3)}  ${`${m.wins}/${m.uses}`.padStart(7)}  ${m.assetClass.padEnd(12)} ${truncate(m.text, 80)}`;
+  // A proposal written after untrusted content says what the agent had read: the reviewer sees it beside the text.
+  return m.state === 'proposed' && m.stateReason?.includes('proposed after reading') ? `${row}\n         ${truncate(m.stateReason, 160)}` : row;
 }
 
 /** One preference as a line. */

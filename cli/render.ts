@@ -100,13 +100,19 @@ export function formatBlocked(toolName: string, code: string, reason: string): s
  * ```
  */
 export function formatApproval(
-  a: Pick<PendingApproval, 'toolName' | 'input' | 'reason' | 'approvalId'> & { readonly grantLeftTodayUsd?: number | undefined },
+  a: Pick<PendingApproval, 'toolName' | 'input' | 'reason' | 'approvalId' | 'provenance'> & { readonly grantLeftTodayUsd?: number | undefined },
   options: FormatOptions & { preview?: unknown; refused?: string | undefined } = {},
 ): string {
   const words = describeOrder({ toolName: a.toolName, input: a.input, ...(options.preview !== undefined ? { preview: options.preview } : {}) });
+  // The provenance gets its own lines below; the reason's copy of it is cut here.
+  const reason = a.provenance ? a.reason.replace(/ \(proposed after reading: [\s\S]*\)$/u, '') : a.reason;
   const lines = words
-    ? [`  ⏸ ${words}.`, `    ${a.toolName} needs your approval (${a.approvalId}): ${truncate(a.reason, MAX_RESULT_CHARS)}`]
-    : [`  ⏸ ${a.toolName} needs your approval (${a.approvalId})`, `    reason: ${truncate(a.reason, MAX_RESULT_CHARS)}`];
+    ? [`  ⏸ ${words}.`, `    ${a.toolName} needs your approval (${a.approvalId}): ${truncate(reason, MAX_RESULT_CHARS)}`]
+    : [`  ⏸ ${a.toolName} needs your approval (${a.approvalId})`, `    reason: ${truncate(reason, MAX_RESULT_CHARS)}`];
+  if (a.provenance) {
+    lines.push(`    ⚠ proposed after reading: ${truncate(a.provenance.untrustedSources.join(', '), MAX_RESULT_CHARS)}`);
+    if (a.provenance.passage) lines.push(`      it read: "${truncate(a.provenance.passage, 160)}"`);
+  }
   if (options.refused) lines.push(`    ⚠ the safety checks would refuse this now: ${truncate(options.refused, MAX_RESULT_CHARS)}`);
   const previewLeft = (options.preview as { grantLeftTodayUsd?: unknown } | null | undefined)?.grantLeftTodayUsd;
   const left = typeof previewLeft === 'number' ? previewLeft : a.grantLeftTodayUsd;
@@ -272,7 +278,9 @@ export function createEventRenderer(options: {
           if (event.skillIds.length > 0 && verbose()) line(style.dim(`  ⚙ skills: ${event.skillIds.join(', ')} (${event.via})`));
           return;
         case 'input-flagged':
-          line(style.yellow(`  ⚠ ${event.kind.replace('_', ' ')} pattern in the ${event.target}: ${truncate(event.excerpt, 80)}`));
+          line(style.yellow(event.source
+            ? `  ⚠ instruction-like text from ${truncate(event.source, 80)} (untrusted, not followed): "${truncate(event.excerpt, 120)}"`
+            : `  ⚠ ${event.kind.replace('_', ' ')} pattern in the ${event.target}: ${truncate(event.excerpt, 80)}`));
           return;
         case 'compaction':
           line(style.dim(`  ⋯ context compacted: ${event.beforeTokens} → ${event.afterTokens} tokens`));

@@ -64,7 +64,7 @@ export {
 } from './safety/secret-patterns';
 
 // ── tools ────────────────────────────────────────────────────────────────────
-export { err, errFromThrow, isToolEnvelope, ok, parseEnvelope, type ToolEnvelope, type ToolErr, type ToolOk } from './tools/envelope';
+export { type ApprovalProvenance, err, errFromThrow, isToolEnvelope, ok, parseEnvelope, type ToolEnvelope, type ToolErr, type ToolOk } from './tools/envelope';
 export type {
   AfterHookCall,
   ApprovalsApi,
@@ -364,6 +364,7 @@ export {
   MEMORY_CONTEXT_OPEN,
   MEMORY_SYSTEM_NOTE,
   MEMORY_TOOL_NAMES,
+  PROPOSED_MEMORY_SOURCE,
   type MemoryCategory,
   type MemoryEdgeType,
   type MemoryHit,
@@ -568,6 +569,14 @@ export {
   toStoredStep,
 } from './runtime/index';
 export { INJECTION_PATTERNS, type InjectionPattern, type ScanFinding, scanInput } from './safety/input-scanner';
+export {
+  callProvenance, type CallProvenance, DEFAULT_UNTRUSTED_CONTENT_POLICY, describeToolSource, type FlaggedPassage, parseTurnProvenance, recordUntrusted,
+  type ResolvedUntrustedContentPolicy, resolveUntrustedContentPolicy, restoreProvenance, type TrustLabel, type TurnProvenance, turnProvenance,
+  UNTRUSTED_STATE_KEY, type UntrustedContentPolicy, type UntrustedKind, type UntrustedSource,
+} from './safety/untrusted';
+export {
+  classifyInstruction, findInstructionPassages, INSTRUCTION_CLASSES, type InstructionClass, type InstructionPassage, looksLikeInstruction, normaliseForClassifier,
+} from './safety/instruction-classifier';
 // ── END runtime
 
 // ── learning (issue 14: the learning loop) ── BEGIN learning
@@ -584,6 +593,7 @@ export {
   fillUid,
   LEARNING_TOOL_NAMES,
   type LearningToolsOptions,
+  learningWriteReview,
   type HistorySource,
   type HistorySync,
   type HistorySyncItem,

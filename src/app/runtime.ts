@@ -64,7 +64,8 @@ export function assembleRuntime(settings: AppSettings, parts: RuntimeParts): Age
       // Memory from conversations: the user's message is queued for the extraction pass (a background job).
       ...(parts.extraction.extractor
         ? [async (summary: TurnSummary) => {
-            if (summary.source !== 'user' || !summary.userText) return;
+            // A message from outside (content the host labelled untrusted) is not the user's own words: nothing is learned from it.
+            if (summary.source !== 'user' || !summary.userText || summary.messageUntrusted === true) return;
             await parts.extraction.extractor!.enqueue({ userId: summary.userId, sessionId: summary.sessionId, turnId: summary.turnId, text: summary.userText });
           }]
         : []),

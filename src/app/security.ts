@@ -39,6 +39,7 @@ export function assembleSecurity(
     now,
     audit: config.audit,
     breakers: resolveBreakers(settings, storage, parts.packs),
+    untrustedContent: options.untrustedContent,
     hooks: [...packs.flatMap((p) => p.hooks ?? []), ...(options.hooks ?? [])],
     tools: [
       ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
@@ -50,8 +51,8 @@ export function assembleSecurity(
           ...(options.web ? { ...(options.web.allowHosts ? { allowHosts: options.web.allowHosts } : {}), ...(options.web.denyHosts ? { denyHosts: options.web.denyHosts } : {}) } : {}),
           ...options.browser,
         })),
-      ...createMemoryTools({ resolveStore: (ctx) => memory.memoryFor(ctx.call.userId ?? userId) }),
-      ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => memory.learningFor(ctx.call.userId ?? userId, ctx.call.agentId) })),
+      ...createMemoryTools({ resolveStore: (ctx) => memory.memoryFor(ctx.call.userId ?? userId), mcpHostLearning: options.untrustedContent?.mcpHostLearning === true }),
+      ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => memory.learningFor(ctx.call.userId ?? userId, ctx.call.agentId), mcpHostLearning: options.untrustedContent?.mcpHostLearning === true })),
       ...(artifacts.artifacts ? createArtifactTools({ store: artifacts.artifacts, defaultUserId: userId }) : []),
       ...packs.flatMap((p) => p.tools ?? []),
       ...(mcp?.tools ?? []),

@@ -1,4 +1,5 @@
 import type { AutonomousAdmission } from '../safety/autonomy-admission';
+import type { UntrustedContentPolicy } from '../safety/untrusted';
 import type { BreakerLimits } from '../safety/breaker-rules';
 import type { DisabledFeature } from './feature-gates';
 import type { ResearchPackOptions } from './research-pack';
@@ -105,6 +106,13 @@ export interface CreateAppOptions {
   /** Extra tools and hooks. */
   readonly tools?: readonly ToolEntry[] | undefined;
   readonly hooks?: readonly ToolHook[] | undefined;
+  /**
+   * What untrusted content (web pages, search results, MCP tool results, webhook payloads, uploads) changes once it
+   * entered a conversation: grants stop covering fund-moving calls, MANUAL_ONLY calls are refused, an MCP host may not
+   * write learnings (docs/safety.md, "Untrusted content"). A bad value throws `CONFIG_INVALID` naming the field.
+   * @default `DEFAULT_UNTRUSTED_CONTENT_POLICY` (all three on)
+   */
+  readonly untrustedContent?: UntrustedContentPolicy | undefined;
   /** Extra skills (TypeScript definitions). */
   readonly skills?: ReadonlyArray<Skill | SkillDefinition> | undefined;
   /** SKILL.md directories to load. @default `${workspaceDir}/skills` */

@@ -24,6 +24,7 @@ export const ERROR_CODES = {
   APPROVAL_REQUIRED: 'The call needs a human approval; an approval request was persisted.',
   MANUAL_ONLY_AUTONOMOUS: 'A MANUAL_ONLY tool was called from an autonomous source (cron, webhook, workflow).',
   GRANT_REQUIRED: 'An autonomous call needs a stored grant that covers it, and none does.',
+  UNTRUSTED_CONTENT: 'A MANUAL_ONLY call was proposed after untrusted content (a web page, a search result, an MCP tool, a webhook payload) entered the conversation, and the untrusted-content policy refuses it; or an MCP host tried to write a learning the policy does not allow.',
   GRANT_CAP_EXCEEDED: "A stored grant covers the call, but the order is above its cap per call or beyond what it has left today (UTC).",
   TOOL_SET_DISABLED: "An operator turned this tool set off for the call's user (a capability switch).",
   STAGE_NOT_ALLOWED: 'An autonomous turn classified as discover cannot execute a fund-moving tool, even under a grant.',

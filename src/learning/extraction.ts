@@ -21,7 +21,8 @@ import { loadAi } from '../util/lazy-ai';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import type { MemoryStore } from '../memory/types';
-import { findPersonalData, normaliseForScan } from '../safety/personal-data';
+import { findPersonalData } from '../safety/personal-data';
+import { looksLikeInstruction, normaliseForClassifier } from '../safety/instruction-classifier';
 import { MAX_EXTRACTION_TEXT, normalizeLearningText } from '../storage/learning-logic';
 import type { ExtractionTurnRecord, LearningScope } from '../storage/learning-types';
 import type { AuditStorage, Storage } from '../storage/types';
@@ -92,10 +93,15 @@ const INSTRUCTION_PATTERNS: readonly RegExp[] = [
   /\bremember\s*:/u,
 ];
 
-/** Whether a candidate memory reads as an instruction to the agent about its safety rails (it is then dropped). */
+/**
+ * Whether a candidate memory reads as an instruction to the agent about its safety rails (it is then dropped):
+ * the patterns above or the instruction classifier (`classifyInstruction`: approvals, limits, grants,
+ * confirmations, the agent's powers, fund redirects), both on text normalised by `normaliseForClassifier` (NFKC,
+ * invisible characters removed, Unicode TR39 confusables folded to ASCII), so a Cyrillic `і` changes nothing.
+ */
 export function looksLikeAgentInstruction(text: string): boolean {
-  const t = normaliseForScan(text).toLowerCase();
-  return INSTRUCTION_PATTERNS.some((re) => re.test(t));
+  const t = normaliseForClassifier(text);
+  return INSTRUCTION_PATTERNS.some((re) => re.test(t)) || looksLikeInstruction(text);
 }
 
 /** Token usage of one extraction call, for the host's ledger. */

@@ -16,7 +16,7 @@ export { fillUid, normalizePerpsFill, normalizeSpotActivity } from './normalize-
 export { ROLE_OUTCOME_CLASSES, type ReflectionResult } from './reflection';
 export { createPersonalizationRebuilder, type PersonalizationRebuilder, type PersonalizationRebuilderOptions, type PersonalizationRebuildResult } from './personalization';
 export { type CompiledPageOptions, compilePage } from './compiled-pages';
-export { createLearningTools, LEARNING_TOOL_NAMES, type LearningToolsOptions } from './tools';
+export { createLearningTools, LEARNING_TOOL_NAMES, learningWriteReview, type LearningToolsOptions } from './tools';
 export {
   CHAT_EXTRACTED_SOURCE, createMemoryExtractor, DEFAULT_MEMORY_EXTRACTION_MODE, type ExtractionAnswer, type ExtractionUsage, looksLikeAgentInstruction,
   MEMORY_EXTRACTION_MODES, MEMORY_EXTRACTION_USAGE_SOURCE, type MemoryExtractionMode, type MemoryExtractionResult, type MemoryExtractor, type MemoryExtractorOptions,

@@ -191,7 +191,7 @@ export function createLearningStore(options: LearningStoreOptions): LearningStor
           assetClass, text: input.text.trim(), normalizedText: normalizeLearningText(input.text), origin: input.origin ?? 'api',
           ...(input.sourceRef !== undefined ? { sourceRef: input.sourceRef } : {}), now: now(),
           ...(input.state !== undefined ? { state: input.state } : {}),
-          ...(input.state === 'proposed' ? { stateReason: 'proposed: waiting for the operator (accept it to put it on trial, or quarantine it)' } : {}),
+          ...(input.state === 'proposed' ? { stateReason: input.stateReason?.slice(0, 500) ?? 'proposed: waiting for the operator (accept it to put it on trial, or quarantine it)' } : {}),
         });
         if (r.created) emitMethodology(r.methodology, 'created');
         return r;

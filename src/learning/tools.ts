@@ -10,11 +10,31 @@ import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry, ToolExecutionContext } from '../tools/types';
 import type { LearningStore } from './types';
+import { callProvenance } from '../safety/untrusted';
 
 /** Options of {@link createLearningTools}: the learning store of the call's tenant. */
 export interface LearningToolsOptions {
   /** The store of `ctx.call.userId` / `agentId`; undefined refuses the call. */
   readonly learningFor: (ctx: ToolExecutionContext) => LearningStore | undefined;
+  /**
+   * Whether an MCP host (source `mcp`) may call `memory_learn` (the untrusted-content policy's `mcpHostLearning`).
+   * @default false
+   */
+  readonly mcpHostLearning?: boolean | undefined;
+}
+
+/**
+ * Whether a durable, prompt-shaping write made in this call must wait for an operator, and why; or a refusal for an
+ * MCP host the operator has not allowed. Every write by the model through a tool lands as `proposed`; the reason
+ * names the untrusted sources the turn read, when it read any.
+ */
+export function learningWriteReview(ctx: ToolExecutionContext, options: { readonly mcpHostLearning?: boolean | undefined; readonly tool: string }): { readonly stateReason: string } {
+  if (ctx.call.source === 'mcp' && options.mcpHostLearning !== true) {
+    throw new MinaraError('UNTRUSTED_CONTENT', `${options.tool}: an MCP host cannot write learnings that shape future prompts (the operator allows it with untrustedContent.mcpHostLearning)`, { retryable: false });
+  }
+  const p = callProvenance(ctx.call);
+  const by = ctx.call.source === 'mcp' ? 'an MCP host' : `the model (${ctx.call.source} turn)`;
+  return { stateReason: `proposed by ${by} through ${options.tool}${p ? `, ${p.summary}` : ''}: waiting for the operator (accept it, or quarantine it)` };
 }
 
 /** Names of the learning tools, in their stable order. */
@@ -44,7 +64,7 @@ export function createLearningTools(options: LearningToolsOptions): ToolEntry[] 
       name: 'memory_learn',
       toolSet: 'memory',
       description:
-        'Record a learning (not a memory): kind "methodology" is a trading rule to test (scored only by real outcomes; an operator graduates it), ' +
+        'Record a learning (not a memory): kind "methodology" is a trading rule to test (proposed: an operator accepts it before it is used; real outcomes then score it), ' +
         '"preference" a behavioural preference of the user (proposed; it activates once behaviour confirms it), ' +
         '"hard_constraint" a risk limit the user stated (proposed; only the user can approve it).',
       inputSchema: z.object({
@@ -57,14 +77,17 @@ export function createLearningTools(options: LearningToolsOptions): ToolEntry[] 
       permissionTier: PermissionTier.READ_ONLY,
       execute: async (input, ctx) => {
         const store = storeFor(ctx);
+        const review = learningWriteReview(ctx, { mcpHostLearning: options.mcpHostLearning, tool: 'memory_learn' });
         if (input.kind === 'methodology') {
           if (input.assetClass == null && input.asset == null) throw new MinaraError('LEARNING_INVALID', 'memory_learn: a methodology needs assetClass or asset');
+          // A rule the model wrote stays out of every prompt until an operator accepts it (learning accept).
           const { methodology, created } = await store.createMethodology({
             text: input.text, origin: 'memory_learn', ...(input.assetClass != null ? { assetClass: input.assetClass } : {}), ...(input.asset != null ? { asset: input.asset } : {}),
+            state: 'proposed', stateReason: review.stateReason,
           });
           return {
             kind: 'methodology', id: methodology.id, created, assetClass: methodology.assetClass, state: methodology.state, uses: methodology.uses,
-            note: created ? 'Recorded as a candidate; outcomes of trades that use it score it.' : 'Already known; nothing new was recorded.',
+            note: created ? 'Proposed; an operator reviews it (learning accept) before it is used or scored.' : 'Already known; nothing new was recorded.',
           };
         }
         if (input.dimension == null) throw new MinaraError('LEARNING_INVALID', `memory_learn: a ${input.kind} needs a dimension (slippage, leverage, …)`);

@@ -79,6 +79,8 @@ export interface MethodologyInput {
    * operator accepts it ({@link LearningStore.acceptMethodology}) — what the synthesis pass uses. @default 'candidate'
    */
   readonly state?: 'candidate' | 'proposed' | undefined;
+  /** Why a `proposed` methodology waits (shown in the review queue). @default 'proposed: waiting for the operator …' */
+  readonly stateReason?: string | undefined;
 }
 
 /** Input of {@link LearningStore.proposePreference}. */

@@ -366,6 +366,9 @@ function createServer(
           toolSet,
           description: `${(tool.description ?? tool.title ?? tool.name).slice(0, 1_000)} (MCP server "${name}", tool "${tool.name}")`,
           permissionTier: mcpToolTier(config, tool),
+          // Another server's output: untrusted unless the operator marks the server trusted.
+          trust: config.trusted === true ? 'trusted' : 'untrusted',
+          source: () => `mcp:${name}/${tool.name}`,
           inputSchema,
           timeoutMs: callTimeoutMs,
           checkFn: () => live.has(tool.name),

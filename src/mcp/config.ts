@@ -25,6 +25,11 @@ interface McpServerPolicy {
   /** Let autonomous sources (cron, webhook, workflow) call this server's tools at all. @default false */
   readonly allowAutonomous?: boolean | undefined;
   /**
+   * The operator vouches for this server's output (their own server over their own data): its results do not label
+   * the turn untrusted. @default false (an MCP tool's result is untrusted content, `mcp:<server>/<tool>`)
+   */
+  readonly trusted?: boolean | undefined;
+  /**
    * Connect at the first turn (its tools join the registry at that turn boundary) instead of at startup, so a
    * command or session that never runs a turn never starts the server. @default false (eager)
    */
@@ -62,7 +67,7 @@ export interface McpConfig {
 
 const TIERS = new Set<number>([PermissionTier.READ_ONLY, PermissionTier.CONFIRM_ONCE, PermissionTier.ALWAYS_CONFIRM, PermissionTier.MANUAL_ONLY]);
 const SERVER_NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,47}$/;
-const POLICY_KEYS = ['tier', 'tools', 'trustAnnotations', 'allowAutonomous', 'lazy', 'connectTimeoutMs', 'callTimeoutMs', 'maxResultBytes'];
+const POLICY_KEYS = ['tier', 'tools', 'trustAnnotations', 'allowAutonomous', 'trusted', 'lazy', 'connectTimeoutMs', 'callTimeoutMs', 'maxResultBytes'];
 
 const fail = (field: string, message: string): never => {
   throw new ConfigError(`mcp: ${field}: ${message}`, [field]);
@@ -137,6 +142,7 @@ function parseServer(name: string, raw: unknown, env: Readonly<Record<string, st
     tools,
     trustAnnotations: bool(o.trustAnnotations, `${at}.trustAnnotations`),
     allowAutonomous: bool(o.allowAutonomous, `${at}.allowAutonomous`),
+    trusted: bool(o.trusted, `${at}.trusted`),
     lazy: bool(o.lazy, `${at}.lazy`),
     connectTimeoutMs: positive(o.connectTimeoutMs, `${at}.connectTimeoutMs`),
     callTimeoutMs: positive(o.callTimeoutMs, `${at}.callTimeoutMs`),

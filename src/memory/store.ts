@@ -29,7 +29,8 @@ import {
 const DAY_MS = 86_400_000;
 const SNAPSHOT_CACHE_SIZE = 256;
 /** Sources the frozen snapshot leaves out: trade cases (reached by search, entity lookups and compiled pages). */
-const SNAPSHOT_EXCLUDED_SOURCES = ['trade_case'];
+// Trade cases are episodes; `proposed` rows wait for an operator (written after untrusted content, see memory/tools.ts).
+const SNAPSHOT_EXCLUDED_SOURCES = ['trade_case', 'proposed'];
 
 /**
  * Create a memory store confined to one tenant (`scope`). Writes persist at once (row, full-text index and

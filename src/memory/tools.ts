@@ -10,15 +10,27 @@ import { defineTool } from '../tools/define-tool';
 import type { ToolEntry, ToolExecutionContext } from '../tools/types';
 import { USER_ASKED_TO_REMEMBER } from './remember-intent';
 import type { MemoryStore } from './types';
+import { callProvenance } from '../safety/untrusted';
 
 /** Options of {@link createMemoryTools}: one fixed store, or a resolver from the call's tenant. */
-export type MemoryToolsOptions =
+export type MemoryToolsOptions = (
   | { readonly store: MemoryStore; readonly resolveStore?: undefined }
   | {
       /** The store of the call's tenant (`ctx.call.userId` / `agentId`); throw or return undefined to refuse. */
       readonly resolveStore: (ctx: ToolExecutionContext) => MemoryStore | undefined | Promise<MemoryStore | undefined>;
       readonly store?: undefined;
-    };
+    }
+) & {
+  /** Whether an MCP host (source `mcp`) may call `memory_write` (the untrusted-content policy's `mcpHostLearning`). @default false */
+  readonly mcpHostLearning?: boolean | undefined;
+};
+
+/**
+ * The memory source of a row written in a turn that read untrusted content: the row stays out of the memory
+ * snapshot (every future prompt) until an operator accepts it (`memory.update(id, { source: 'agent_recorded' })`)
+ * or deletes it.
+ */
+export const PROPOSED_MEMORY_SOURCE = 'proposed';
 
 /** Names of the memory tools, in their stable order. */
 export const MEMORY_TOOL_NAMES = ['memory_write', 'memory_search', 'memory_read', 'memory_profile_set'] as const;
@@ -59,6 +71,9 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
     ...(h.source === undefined ? {} : { source: h.source }),
   });
 
+  // What waits for review (written after untrusted content) never comes back to the model.
+  const notHeld = (h: { source?: string | undefined }) => h.source !== PROPOSED_MEMORY_SOURCE;
+
   return [
     defineTool({
       name: 'memory_write',
@@ -73,10 +88,22 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       }),
       permissionTier: PermissionTier.READ_ONLY,
       execute: async (input, ctx) => {
+        if (ctx.call.source === 'mcp' && options.mcpHostLearning !== true) {
+          throw new MinaraError('UNTRUSTED_CONTENT', 'memory_write: an MCP host cannot write memories that shape future prompts (the operator allows it with untrustedContent.mcpHostLearning)', { retryable: false });
+        }
         const store = await storeFor(ctx);
         // The runtime decides the source, never the model (memory.md): `user_explicit` when the person's own words in
         // this turn asked to remember, else `agent_recorded`; a `source` the model put in metadata is dropped.
         const { source: _claimed, ...metadata } = input.metadata ?? {};
+        // Written after reading untrusted content: kept out of every prompt (and out of memory_search / memory_read)
+        // until an operator accepts it. A fact is held under its own category so the fact layer never consolidates it.
+        const provenance = callProvenance(ctx.call);
+        if (provenance) {
+          const category = input.category === 'fact' ? 'proposed_fact' : input.category;
+          const held = { ...metadata, review: 'proposed', untrustedSources: provenance.untrustedSources, ...(category !== input.category ? { proposedCategory: input.category } : {}) };
+          const { id } = await store.write({ category, content: input.content, metadata: held, source: PROPOSED_MEMORY_SOURCE });
+          return { id, category: input.category, routedTo: 'review', note: `Proposed (${provenance.summary}); it reaches no prompt until an operator accepts it.` };
+        }
         const source = ctx.call.state.get(USER_ASKED_TO_REMEMBER) === true ? 'user_explicit' : 'agent_recorded';
         const { id } = await store.write({ category: input.category, content: input.content, source, ...(Object.keys(metadata).length === 0 ? {} : { metadata }) });
         return { id, category: input.category, routedTo: input.category === 'fact' ? 'fact_layer' : 'memories' };
@@ -93,7 +120,7 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       execute: async (input, ctx) => {
         const store = await storeFor(ctx);
         const info = await store.searchWithInfo(input.query, { limit: input.limit ?? 5, ...(input.category == null ? {} : { category: input.category }) });
-        return { results: info.hits.map(brief), path: info.path };
+        return { results: info.hits.filter(notHeld).map(brief), path: info.path };
       },
     }),
     defineTool({
@@ -106,7 +133,7 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       execute: async (input, ctx) => {
         const store = await storeFor(ctx);
         const hits = await store.read({ limit: input.limit ?? 20, ...(input.category == null ? {} : { category: input.category }) });
-        return { results: hits.map(brief) };
+        return { results: hits.filter(notHeld).map(brief) };
       },
     }),
     defineTool({
@@ -121,6 +148,15 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
       }),
       permissionTier: PermissionTier.READ_ONLY,
       execute: async (input, ctx) => {
+        // Profile keys reach every later prompt: not from an MCP host (unless the operator allows it), and not after the
+        // conversation read untrusted content (there is no review queue for a key; the agent can record it in a clean turn).
+        if (ctx.call.source === 'mcp' && options.mcpHostLearning !== true) {
+          throw new MinaraError('UNTRUSTED_CONTENT', 'memory_profile_set: an MCP host cannot write profile keys that shape future prompts (the operator allows it with untrustedContent.mcpHostLearning)', { retryable: false });
+        }
+        const provenance = callProvenance(ctx.call);
+        if (provenance) {
+          return { key: input.key, applied: false, reason: `Not recorded: the conversation read untrusted content (${provenance.summary}); a profile key reaches every later prompt, so ask the user to set it.` };
+        }
         const store = await storeFor(ctx);
         const entry = await store.profile.set(input.key, input.value, { setBy: 'agent' });
         const applied = entry.setBy === 'agent' && entry.value === input.value.trim();

@@ -1,5 +1,5 @@
 import type { CallSource } from '../safety/permission-tier';
-import type { ToolEnvelope } from '../tools/envelope';
+import type { ApprovalProvenance, ToolEnvelope } from '../tools/envelope';
 import type { PostTurnRecord } from './types';
 
 /** Token usage of one step or a whole turn. */
@@ -35,6 +35,8 @@ export interface PendingApproval {
   readonly expiresAt: string;
   /** What a grant covering this fund-moving tool for the user has left today (UTC), when one has a daily cap. */
   readonly grantLeftTodayUsd?: number | undefined;
+  /** Set when the call was proposed after untrusted content entered the conversation: "proposed after reading: …". */
+  readonly provenance?: ApprovalProvenance | undefined;
 }
 
 /**
@@ -43,7 +45,14 @@ export interface PendingApproval {
  */
 export type AgentEvent =
   | { readonly type: 'turn-start'; readonly turnId: string; readonly sessionId: string; readonly traceId: string; readonly source: CallSource; readonly at: string }
-  | { readonly type: 'input-flagged'; readonly target: 'message' | 'memory' | 'workspace' | 'history' | 'tool'; readonly kind: 'prompt_injection' | 'secret'; readonly pattern: string; readonly excerpt: string }
+  /**
+   * Something that reads as prompt injection or a secret entered the turn. For untrusted content (a tool result, a
+   * webhook payload) `source` names where it came from and `pattern` is `instruction:<classes>` (the classifier's).
+   */
+  | {
+      readonly type: 'input-flagged'; readonly target: 'message' | 'memory' | 'workspace' | 'history' | 'tool'; readonly kind: 'prompt_injection' | 'secret';
+      readonly pattern: string; readonly excerpt: string; readonly source?: string | undefined;
+    }
   | { readonly type: 'skill-activated'; readonly skillIds: readonly string[]; readonly via: 'signal' | 'scenario' | 'model' | 'session'; readonly shed: readonly string[] }
   | { readonly type: 'compaction'; readonly beforeTokens: number; readonly afterTokens: number; readonly steps: readonly string[] }
   | { readonly type: 'text-delta'; readonly delta: string }
@@ -78,6 +87,8 @@ export type AgentEvent =
       readonly pendingApprovals: readonly PendingApproval[];
       /** The model that answered the last step, as its provider reports it (with a fallback model: the one that served). */
       readonly modelId?: string | undefined;
+      /** The untrusted sources the conversation had read by the end of the turn (see `PostTurnRecord.untrustedSources`). */
+      readonly untrustedSources?: readonly string[] | undefined;
     }
   /** The `post_turn` record, emitted once just before `turn-end`: tool calls, executions, skills and methodologies in play. */
   | { readonly type: 'post-turn'; readonly record: PostTurnRecord }

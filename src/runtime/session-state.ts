@@ -1,4 +1,5 @@
 import type { Storage } from '../storage/types';
+import { parseTurnProvenance, type TurnProvenance } from '../safety/untrusted';
 
 /** What the runtime keeps per session between turns (and across processes), in storage metadata. */
 export interface SessionState {
@@ -13,6 +14,11 @@ export interface SessionState {
    * learning context of the turn that proposed the calls.
    */
   readonly learningMessage?: string | undefined;
+  /**
+   * The untrusted sources read in this session so far (and their instruction-like passages): a later turn starts
+   * labelled with them, so the label survives compaction and the approval-only run that follows.
+   */
+  readonly untrusted?: TurnProvenance | undefined;
 }
 
 const key = (sessionId: string) => `runtime:session:${sessionId}`;
@@ -27,6 +33,7 @@ export async function loadSessionState(storage: Storage, sessionId: string): Pro
       activeSkills: Array.isArray(parsed.activeSkills) ? parsed.activeSkills.filter((s): s is string => typeof s === 'string') : [],
       turnCount: Number.isInteger(parsed.turnCount) ? (parsed.turnCount as number) : 0,
       ...(typeof parsed.learningMessage === 'string' ? { learningMessage: parsed.learningMessage } : {}),
+      ...(parseTurnProvenance(parsed.untrusted) ? { untrusted: parseTurnProvenance(parsed.untrusted) } : {}),
     };
   } catch {
     return undefined;

@@ -1,3 +1,4 @@
+import type { UntrustedSource } from '../safety/untrusted';
 import type { TelemetryOptions } from 'ai';
 import type { LanguageModel } from 'ai';
 import type { MinaraBus } from '../events/bus';
@@ -114,6 +115,13 @@ export interface TurnSummary {
   readonly preferenceIds: readonly number[];
   /** The turn's fund-moving executions with their order facts. */
   readonly executions: readonly TurnExecution[];
+  /**
+   * The untrusted sources the conversation had read by the end of this turn (URLs, `mcp:<server>/<tool>`,
+   * `webhook:<id>`, `upload:<key>`); absent when none. Kept with the turn: the session state carries them on.
+   */
+  readonly untrustedSources?: readonly string[] | undefined;
+  /** The message itself came from outside (a webhook payload, content the host labelled): extraction skips it. */
+  readonly messageUntrusted?: boolean | undefined;
   /**
    * The L0.5 scenario (`SCENARIO_SPOT_TRADE`, …) of the message the turn decided on: its own, or for a run that
    * only carries approval decisions, the message of the turn that proposed the calls. Decision capture stores it
@@ -261,6 +269,12 @@ export interface RunInput {
   readonly attachments?: readonly string[] | undefined;
   /** @default 'user' */
   readonly source?: CallSource | undefined;
+  /**
+   * The message (or its parts) came from outside the person and the operator (another user's shared content, a
+   * forwarded e-mail, a document): label the turn untrusted with these sources. A `webhook` turn is labelled
+   * `webhook:<signal id>` without it; attachments are labelled `upload:<key>`.
+   */
+  readonly untrusted?: readonly UntrustedSource[] | undefined;
   /** The signal of a cron or webhook turn (preloads skills, suggests stages). */
   readonly signal?: SignalContext | undefined;
   /** Tool sets this turn may use (cron defaults to `cronAllowedToolSets`). */

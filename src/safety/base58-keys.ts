@@ -4,7 +4,7 @@
  * shape of a private key. Used by the secret patterns (`wif_private_key`, `extended_private_key`).
  */
 import { createHash } from 'node:crypto';
-import { createBase58check } from '@scure/base';
+import { base58, createBase58check } from '@scure/base';
 
 const sha256 = (data: Uint8Array): Uint8Array => new Uint8Array(createHash('sha256').update(data).digest());
 const base58check = createBase58check(sha256);
@@ -34,4 +34,16 @@ export function isWifPrivateKey(text: string): boolean {
 export function isExtendedPrivateKey(text: string): boolean {
   const bytes = decode(text);
   return bytes !== undefined && bytes.length === 78 && bytes[45] === 0x00;
+}
+
+/**
+ * A Solana secret key as wallets export it: base58 of 64 bytes (the 32-byte seed and the 32-byte public key).
+ * Base58 has no checksum, so the decoded length decides (a 32-byte address is not one).
+ */
+export function isSolanaSecretKey(text: string): boolean {
+  try {
+    return base58.decode(text).length === 64;
+  } catch {
+    return false;
+  }
 }

@@ -3,6 +3,7 @@ import { wordlist as bip39English } from '@scure/bip39/wordlists/english.js';
 import { getCountrySpecifications, isValidIBAN } from 'ibantools';
 import { findBase64Secrets, findSpacedSecrets } from './hidden-secrets';
 import { findSecrets, type SecretMatch } from './secret-patterns';
+import { isSolanaSecretKey } from './base58-keys';
 
 /**
  * Personal data the dreaming gate keeps out of MEMORY.md (and anything else that promotes text into a file
@@ -12,10 +13,12 @@ import { findSecrets, type SecretMatch } from './secret-patterns';
  * in its numbering plan, bare digits included, US as the default region), US social security numbers,
  * payment card numbers that pass the Luhn check, IBANs in either case that pass ISO 13616 (mod-97, the
  * country's length and BBAN format, via `ibantools`), runs of 12 or more BIP-39 English words (a seed phrase;
- * the list comes from `@scure/bip39`), and 64-hex private keys (`0x` + 64 hex digits, or 64 hex digits
- * labelled as a private key).
+ * the list comes from `@scure/bip39`; also written as "word 1 is abandon; word 2 is …"), 64-hex private keys
+ * (`0x` + 64 hex digits, 64 hex digits labelled as a private key, or split into hex runs that add up to 64),
+ * Solana secret keys (base58 of 64 bytes, checked by decoding with `@scure/base`, or the 64-number byte array
+ * of a keypair file), and passwords stated in prose ("my exchange password is …", `pin: …`).
  */
-export const PERSONAL_DATA_CLASSES = ['email', 'phone', 'us_ssn', 'card_number', 'iban', 'seed_phrase', 'hex_private_key'] as const;
+export const PERSONAL_DATA_CLASSES = ['email', 'phone', 'us_ssn', 'card_number', 'iban', 'seed_phrase', 'hex_private_key', 'solana_secret_key', 'password'] as const;
 export type PersonalDataClass = (typeof PERSONAL_DATA_CLASSES)[number];
 
 // Format characters (zero-width space/joiners, BOM, soft hyphen, bidi marks, …) that hide a secret from a pattern.
@@ -151,6 +154,49 @@ function hexKeys(text: string): SecretMatch[] {
   return out;
 }
 
+// "word 1 is abandon; word 2: ability …": a seed phrase written one numbered word at a time.
+const NUMBERED_WORD = /\b(?:word|w|#|no\.?|number)\s*#?\s*\d{1,2}\s*(?:is|was|=|:|-|\))?\s*([a-z]+)/giu;
+function numberedSeedWords(text: string): SecretMatch[] {
+  const found = [...text.matchAll(NUMBERED_WORD)].filter((m) => SEED_WORDS.has(m[1]!.toLowerCase()));
+  if (found.length < SEED_MIN_WORDS) return [];
+  const first = found[0]!;
+  const last = found.at(-1)!;
+  return [{ pattern: 'seed_phrase', index: first.index, length: last.index + last[0].length - first.index }];
+}
+
+// Runs of hex digits (16 or more, letters and digits mixed) close together whose lengths add up to 64: a private
+// key written in halves or quarters.
+const HEX_RUN = /(?<![0-9A-Za-z])(?:0x)?([0-9a-fA-F]{16,48})(?![0-9A-Za-z])/g;
+function splitHexKeys(text: string): SecretMatch[] {
+  const runs = [...text.matchAll(HEX_RUN)].filter((m) => /[a-f]/iu.test(m[1]!) && /\d/u.test(m[1]!));
+  for (let i = 0; i < runs.length; i++) {
+    let total = 0;
+    for (let j = i; j < runs.length; j++) {
+      if (j > i && runs[j]!.index - (runs[j - 1]!.index + runs[j - 1]![0].length) > 120) break;
+      total += runs[j]![1]!.length;
+      if (total === 64 && j > i) return [{ pattern: 'hex_private_key', index: runs[i]!.index, length: runs[j]!.index + runs[j]![0].length - runs[i]!.index }];
+      if (total > 64) break;
+    }
+  }
+  return [];
+}
+
+const SOLANA_SECRET = /(?<![1-9A-HJ-NP-Za-km-z])[1-9A-HJ-NP-Za-km-z]{80,90}(?![1-9A-HJ-NP-Za-km-z])/g;
+const KEYPAIR_BYTES = /\[\s*\d{1,3}(?:\s*,\s*\d{1,3}){63}\s*\]/g;
+// A password stated in prose: the value must look like one (a digit, a symbol or mixed case), or be quoted.
+const PASSWORD = /\b(?:pass(?:word|wd|code|phrase)|pin(?:\s+code)?|login|2fa\s+(?:backup\s+)?code)\s*(?:is|was|=|:|-)\s*(?:"([^"\n]{4,64})"|'([^'\n]{4,64})'|`([^`\n]{4,64})`|([^\s"'`]{4,64}))/giu;
+function passwords(text: string): SecretMatch[] {
+  const out: SecretMatch[] = [];
+  for (const m of text.matchAll(PASSWORD)) {
+    const quoted = m[1] ?? m[2] ?? m[3];
+    const bare = (m[4] ?? '').replace(/[.,;!?)]+$/u, '');
+    const value = quoted ?? bare;
+    const looksLikeOne = quoted !== undefined || (/\d|[^\w\s]/u.test(value) && /[a-z]/iu.test(value)) || (/[a-z]/u.test(value) && /[A-Z]/u.test(value.slice(1)));
+    if (value.length >= 4 && looksLikeOne) out.push({ pattern: 'password', index: m.index, length: m[0].length });
+  }
+  return out;
+}
+
 /** Hits of the personal-data classes in already-normalised text. */
 function personalHits(text: string): SecretMatch[] {
   const hits: SecretMatch[] = [];
@@ -168,7 +214,9 @@ function personalHits(text: string): SecretMatch[] {
   add('us_ssn', SSN);
   add('phone', PHONE_INTL, (s) => s.replace(/\D/g, '').length >= 8);
   hits.push(...phoneNumbers(text));
-  hits.push(...seedRuns(text));
+  hits.push(...seedRuns(text), ...numberedSeedWords(text), ...splitHexKeys(text), ...passwords(text));
+  add('solana_secret_key', SOLANA_SECRET, isSolanaSecretKey);
+  add('solana_secret_key', KEYPAIR_BYTES);
   return hits;
 }
 

@@ -25,6 +25,9 @@ export const SECRET_PATTERNS: readonly SecretPattern[] = [
   { name: 'anthropic_key', regex: /\bsk-ant-[A-Za-z0-9_-]{20,}/g },
   { name: 'openai_key', regex: /\bsk-(?!ant-)(?:proj-|svcacct-)?[A-Za-z0-9_-]{20,}/g },
   { name: 'stripe_key', regex: /\b(?:sk|rk)_live_[A-Za-z0-9]{10,}/g },
+  { name: 'minara_key', regex: /\bmk_(?:live|test)_[A-Za-z0-9_-]{16,}/g },
+  // A JSON Web Token: base64url header and payload that both open a JSON object (`eyJ`), then the signature.
+  { name: 'jwt', regex: /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/g },
   { name: 'github_pat', regex: /\b(?:github_pat_[A-Za-z0-9_]{20,}|gh[opusr]_[A-Za-z0-9]{20,})/g },
   { name: 'google_api_key', regex: /\bAIza[0-9A-Za-z_-]{35}/g },
   { name: 'slack_token', regex: /\bxox[bpars]-[A-Za-z0-9-]{10,}/g },

@@ -6,6 +6,7 @@ import type { EmergencyStopApi } from '../tools/types';
 import type { GrantClaim } from './grant-match';
 import type { GrantService } from './grants';
 import { isAutonomousSource, PermissionTier, permissionTierName } from './permission-tier';
+import { DEFAULT_UNTRUSTED_CONTENT_POLICY, type CallProvenance, type ResolvedUntrustedContentPolicy } from './untrusted';
 
 /** What the gate decided for one call. */
 export type GateDecision =
@@ -37,6 +38,10 @@ export interface GateInput {
   readonly allowedToolSets: ReadonlySet<string> | undefined;
   /** True when an analysis tool already ran in this turn. */
   readonly analysisUsed: boolean;
+  /** What the turn had read from outside when the call was proposed (undefined: nothing untrusted). */
+  readonly provenance?: CallProvenance | undefined;
+  /** What untrusted content changes. @default DEFAULT_UNTRUSTED_CONTENT_POLICY */
+  readonly untrustedPolicy?: ResolvedUntrustedContentPolicy | undefined;
 }
 
 /**
@@ -49,6 +54,8 @@ export interface GateInput {
  * - MANUAL_ONLY needs an explicit approval; autonomous sources are refused.
  * - In a side-effect-free context (run_code's inputs) only tools declared `sideEffects: false` run.
  * - A fund-moving call in a turn that already ran analysis needs a fresh approval (no grant counts).
+ * - After untrusted content entered the turn (`provenance`): a MANUAL_ONLY call is refused (`UNTRUSTED_CONTENT`)
+ *   and a fund-moving call is never covered by a grant — a person decides (both per `untrustedPolicy`).
  * - While the emergency stop is engaged (the global one, or the stop of the call's user), nothing above READ_ONLY
  *   runs (except the tool flagged `emergencyStopControl`, which still needs its tier's approval).
  */
@@ -98,6 +105,16 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
   const autonomous = isAutonomousSource(context.source);
   const boundary = tool.isFundMoving && input.analysisUsed;
 
+  const policy = input.untrustedPolicy ?? DEFAULT_UNTRUSTED_CONTENT_POLICY;
+  const tainted = input.provenance;
+  if (tainted && tier === PermissionTier.MANUAL_ONLY && policy.manualOnly === 'refuse') {
+    return {
+      kind: 'block',
+      code: 'UNTRUSTED_CONTENT',
+      reason: `Tool "${tool.name}" is MANUAL_ONLY and was ${tainted.summary}; a MANUAL_ONLY call is refused after untrusted content entered the conversation. Start a new conversation and ask for it directly.`,
+    };
+  }
+
   if (autonomous && tier === PermissionTier.MANUAL_ONLY) {
     return { kind: 'block', code: 'MANUAL_ONLY_AUTONOMOUS', reason: `Tool "${tool.name}" is MANUAL_ONLY and cannot run from a ${context.source} source.` };
   }
@@ -108,6 +125,7 @@ export async function evaluateTierGate(input: GateInput, deps: { grants: GrantSe
 
   const approvalReasons = [...input.hookApprovalReasons];
   if (boundary) approvalReasons.push(`"${tool.name}" moves funds in a turn that already ran analysis; a fresh approval is required`);
+  if (tainted && tool.isFundMoving && !policy.grantsCoverFundMoving) approvalReasons.push(`"${tool.name}" moves funds and was ${tainted.summary}; no grant covers it, a person decides`);
 
   if (autonomous) {
     if (approvalReasons.length > 0) {

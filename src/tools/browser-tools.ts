@@ -95,6 +95,8 @@ export function createBrowserTools(options: BrowserToolsOptions = {}): ToolEntry
         selector: z.string().min(1).max(200).nullish().describe('A CSS selector: return only the text of the first element it matches.'),
       }),
       permissionTier: PermissionTier.READ_ONLY,
+      trust: 'untrusted',
+      source: (input, result) => (result as { url?: string } | undefined)?.url ?? input.url,
       timeoutMs: timeoutMs + 5_000,
       execute: async ({ url: raw, selector }, ctx) => {
         let url: URL;

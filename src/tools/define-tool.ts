@@ -50,6 +50,8 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
   if (d.tierFor !== undefined && typeof d.tierFor !== 'function') fail('tierFor', 'must be a function');
   if (d.sideEffects !== undefined && typeof d.sideEffects !== 'boolean') fail('sideEffects', 'must be a boolean (false declares the tool side-effect free)');
   if (d.sideEffects === false && (d.isFundMoving || d.permissionTier !== PermissionTier.READ_ONLY)) fail('sideEffects', 'can be false only on a READ_ONLY tool that moves no funds');
+  if (d.trust !== undefined && d.trust !== 'trusted' && d.trust !== 'untrusted') fail('trust', 'must be "trusted" or "untrusted"');
+  if (d.source !== undefined && typeof d.source !== 'function') fail('source', 'must be a function (input, result) => string | string[]');
 
   let inputSchema: z.ZodType = d.inputSchema;
   if (d.isFundMoving) {
@@ -76,6 +78,8 @@ export function defineTool<TSchema extends z.ZodType>(definition: ToolDefinition
     preview: d.preview as ToolEntry['preview'],
     orderFacts: d.orderFacts as ToolEntry['orderFacts'],
     execute: d.execute as ToolEntry['execute'],
+    trust: d.trust ?? 'trusted',
+    ...(d.source !== undefined ? { source: d.source as ToolEntry['source'] } : {}),
   });
 }
 

@@ -23,8 +23,18 @@ export interface ToolErr {
       readonly reason: string;
       /** What a grant covering this fund-moving tool for the user has left today (UTC), when one has a daily cap. */
       readonly grantLeftTodayUsd?: number | undefined;
+      /** The call was proposed after untrusted content entered the turn: its sources and the instruction-like passage, if any. */
+      readonly provenance?: ApprovalProvenance | undefined;
     }
     | undefined;
+}
+
+/** What an approval request says about the untrusted content read before the call was proposed. */
+export interface ApprovalProvenance {
+  /** Sources read before the call (URLs, `mcp:<server>/<tool>`, `webhook:<name>`), oldest first. */
+  readonly untrustedSources: readonly string[];
+  /** The first passage among them that reads as an instruction to the agent. */
+  readonly passage?: string | undefined;
 }
 
 /** The tagged envelope every tool result is shaped into. The model sees the same shape from every tool. */

@@ -4,6 +4,7 @@ import { MinaraError } from '../errors/minara-error';
 import { APPROVAL_KEY_BYTES, isProductionEnv } from '../safety/approval-key';
 import { createApprovalService } from '../safety/approvals';
 import { createCircuitBreakers, type CircuitBreakers } from '../safety/circuit-breakers';
+import { resolveUntrustedContentPolicy, type UntrustedContentPolicy } from '../safety/untrusted';
 import { createEmergencyStop } from '../safety/emergency-stop';
 import { createGrantService } from '../safety/grants';
 import { createCapabilitySwitches } from '../safety/capability-switches';
@@ -56,6 +57,11 @@ export interface ToolRegistryOptions {
    * for none. @default breakers over `storage` with `DEFAULT_BREAKER_LIMITS` (no drawdown rule: no equity source)
    */
   breakers?: CircuitBreakers | false | undefined;
+  /**
+   * What untrusted content in a turn changes at the gate: whether grants still cover fund-moving calls after it,
+   * whether a MANUAL_ONLY call is refused (docs/safety.md, "Untrusted content"). @default the safe defaults
+   */
+  untrustedContent?: UntrustedContentPolicy | undefined;
   bus?: MinaraBus | undefined;
   logger?: Logger | undefined;
   now?: (() => Date) | undefined;
@@ -103,6 +109,12 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   });
   const emergencyStop = createEmergencyStop({ storage, now, bus });
   const capabilities = createCapabilitySwitches({ storage, now, hasToolSet: (name) => sets.has(name) });
+  let untrustedPolicy;
+  try {
+    untrustedPolicy = resolveUntrustedContentPolicy(options.untrustedContent);
+  } catch (error) {
+    throw new MinaraError('CONFIG_INVALID', `createToolRegistry: ${(error as Error).message}`);
+  }
   const breakers = options.breakers === false ? undefined : (options.breakers ?? createCircuitBreakers({ storage, now, logger }));
   for (const h of hooks) {
     if (typeof h?.name !== 'string' || (h.before !== undefined && typeof h.before !== 'function') || (h.after !== undefined && typeof h.after !== 'function')) {
@@ -144,6 +156,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
     tools, sets, hooks, storage, auditEnabled, approvals, grants, emergencyStop, carrier, maxRepeatedBlocked, bus, logger, now, generateId, visible,
     ...(production && approvalKey === undefined ? { keylessTierLimit: PermissionTier.ALWAYS_CONFIRM } : {}),
     ...(breakers ? { breakers } : {}),
+    untrustedPolicy,
   };
 
   /** One dispatch in an OpenTelemetry span (`minara.tool`: name, tier, decision, mode; never the input). */

@@ -7,6 +7,7 @@ import type { ApprovalRecord, AuditDecision, GrantArgLimit, GrantRecord, AuditEn
 import type { ApprovalBinding } from '../safety/approvals';
 import type { ToolEnvelope } from './envelope';
 import type { CapabilitySwitchRecord } from '../storage/control-types';
+import type { TrustLabel } from '../safety/untrusted';
 
 /** A lifecycle stage of a turn (the skill taxonomy's `LifecycleStage`): what the request is about. */
 export type TurnStage = 'discover' | 'evaluate' | 'decide' | 'manage';
@@ -168,6 +169,15 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType> {
   readonly orderFacts?: ((input: z.output<NoInfer<TSchema>>, ctx: OrderFactsContext) => ToolOrderFacts | Promise<ToolOrderFacts>) | undefined;
   /** The handler. Return data (wrapped as `{ok:true,data}`), or an envelope from `ok`/`err`; throw on failure. */
   readonly execute: (input: z.output<NoInfer<TSchema>>, ctx: ToolExecutionContext) => unknown;
+  /**
+   * Where this tool's results come from: `trusted` (the person, the operator, the agent's own stores) or
+   * `untrusted` (a web page, a search result, another server). A successful result of an `untrusted` tool labels
+   * the turn: later calls carry the provenance, and the untrusted-content policy applies (docs/safety.md).
+   * @default 'trusted'
+   */
+  readonly trust?: TrustLabel | undefined;
+  /** The source(s) of an untrusted result: URLs, a server, a file. @default the tool's name */
+  readonly source?: ((input: z.output<NoInfer<TSchema>>, result: unknown) => string | readonly string[] | undefined) | undefined;
 }
 
 /**
@@ -191,6 +201,9 @@ export interface ToolEntry {
   readonly preview?: ((input: unknown, ctx: ToolExecutionContext) => unknown) | undefined;
   readonly orderFacts?: ((input: unknown, ctx: OrderFactsContext) => ToolOrderFacts | Promise<ToolOrderFacts>) | undefined;
   readonly execute: (input: unknown, ctx: ToolExecutionContext) => unknown;
+  /** Where its results come from (see {@link ToolDefinition.trust}); absent means `trusted`. */
+  readonly trust?: TrustLabel | undefined;
+  readonly source?: ((input: unknown, result: unknown) => string | readonly string[] | undefined) | undefined;
 }
 
 /** What a before-hook sees. */

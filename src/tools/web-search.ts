@@ -124,6 +124,12 @@ export function createWebSearchTools(options: WebSearchToolsOptions): ToolEntry[
       }),
       permissionTier: PermissionTier.READ_ONLY,
       sideEffects: false,
+      trust: 'untrusted',
+      // Each result's page is a source; an empty search still read the provider's answer.
+      source: (input, result) => {
+        const urls = ((result as { results?: Array<{ url?: string }> } | undefined)?.results ?? []).map((r) => r.url).filter((u): u is string => typeof u === 'string');
+        return urls.length > 0 ? urls : `web_search:${input.query.slice(0, 80)}`;
+      },
       timeoutMs: 20_000,
       execute: async ({ query, count, freshness }, ctx) => {
         const used = (ctx.call.state.get(SEARCHES_KEY) as number | undefined) ?? 0;

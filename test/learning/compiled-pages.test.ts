@@ -116,7 +116,7 @@ describe('learning tools', () => {
     const tools = createToolRegistry({ storage, tools: createLearningTools({ learningFor: () => learning }) });
     const memoriesBefore = (await memory.read({ limit: 100 })).length;
     const m = parseEnvelope(await tools.dispatch('memory_learn', { kind: 'methodology', text: 'Fade EUR/USD spikes at the London open', asset: 'EUR/USD' }));
-    expect(m).toMatchObject({ ok: true, data: { kind: 'methodology', created: true, assetClass: 'forex', state: 'candidate' } });
+    expect(m).toMatchObject({ ok: true, data: { kind: 'methodology', created: true, assetClass: 'forex', state: 'proposed' } });
     const hc = parseEnvelope(await tools.dispatch('memory_learn', { kind: 'hard_constraint', text: 'Never risk more than 1% per trade', dimension: 'position_size' }));
     expect(hc).toMatchObject({ ok: true, data: { kind: 'hard_constraint', state: 'proposed' } });
     const pref = parseEnvelope(await tools.dispatch('memory_learn', { kind: 'preference', text: 'Prefers limit orders', dimension: 'order_type' }));

@@ -33,7 +33,7 @@ describe('package entry points', () => {
 
   it('importing the root loads none of the packages only some calls need (issue 32: cold start)', () => {
     // Each is loaded on first use: markdown-it and csv-parse (artifacts, spreadsheets), undici and html-to-text
-    // (web tools), jose (JWT auth), yaml (SKILL.md, memory export), @opentelemetry/api (the first span), and the
+    // (web tools), jose (JWT auth), yaml (SKILL.md, memory export), @opentelemetry/api (the first span), unhomoglyph (the first non-ASCII text classified), and the
     // optional peers. `ai` (and the gateway provider it brings) loads with the first model call. CommonJS packages are seen through require.cache, ES modules through a load hook.
     const code = `
       import { register, createRequire } from 'node:module';
@@ -50,7 +50,7 @@ describe('package entry points', () => {
     const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
     const packages = JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') as string[];
     expect(packages, r.stderr).toContain('zod'); // the hook saw the root's own imports
-    for (const lazy of ['ai', '@ai-sdk/gateway', '@vercel/oidc', 'markdown-it', 'csv-parse', 'undici', 'html-to-text', 'jose', 'yaml', '@opentelemetry/api', 'exceljs', 'vega', 'vega-lite', '@modelcontextprotocol/sdk', 'pg', '@electric-sql/pglite', 'playwright-core']) {
+    for (const lazy of ['ai', '@ai-sdk/gateway', '@vercel/oidc', 'markdown-it', 'csv-parse', 'undici', 'html-to-text', 'jose', 'yaml', '@opentelemetry/api', 'exceljs', 'vega', 'vega-lite', '@modelcontextprotocol/sdk', 'pg', '@electric-sql/pglite', 'playwright-core', 'unhomoglyph']) {
       expect(packages, lazy).not.toContain(lazy);
     }
   });

@@ -1,6 +1,7 @@
 import { useCallback, useEffect, useState } from 'react';
 import { api, ApiError, onViewChanged } from './api';
-import { ApprovalSummary, RawJson } from './ToolCards';
+import { ApprovalSummary, ProvenanceNote, RawJson } from './ToolCards';
+import { splitProvenance } from './format';
 
 interface Approval {
   readonly id: string;
@@ -48,8 +49,9 @@ export function ApprovalsPage() {
           <li key={a.id} aria-labelledby={`what-${a.id}`}>
             <code>{a.toolName}</code>
             <ApprovalSummary approvalId={a.id} toolName={a.toolName} input={a.input} headingId={`what-${a.id}`} />
+            {splitProvenance(a.reason).sources ? <ProvenanceNote sources={splitProvenance(a.reason).sources!} passage={splitProvenance(a.reason).passage} /> : null}
             <div className="muted">
-              {a.reason} · from {a.source} · expires {new Date(a.expiresAt).toLocaleTimeString()}
+              {splitProvenance(a.reason).text} · from {a.source} · expires {new Date(a.expiresAt).toLocaleTimeString()}
             </div>
             <RawJson value={a.input} label="Arguments (JSON)" />
             <div className="actions">

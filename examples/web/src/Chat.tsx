@@ -209,6 +209,11 @@ function Conversation({ chatId, initial }: { chatId: string; initial: MinaraUIMe
                 <ClarifyCard key={p.toolCallId} question={clarificationOf(p)!} disabled={busy || m.id !== messages.at(-1)?.id} onPick={(text) => void sendMessage({ text })} />
               ) : isToolPart(p) ? (
                 <ToolCard key={p.toolCallId} part={p} onAnswer={(id, approved) => void addToolApprovalResponse({ id, approved })} />
+              ) : p.type === 'data-minara-input-flagged' && p.data.source ? (
+                <div key={i} className="flagged" role="note" data-testid="input-flagged">
+                  ⚠ The agent read text that looks like an instruction, from <strong>{p.data.source}</strong>. It is not followed; anything it leads to still needs your approval.
+                  <blockquote>{p.data.excerpt}</blockquote>
+                </div>
               ) : null,
             )}
           </div>

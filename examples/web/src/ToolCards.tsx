@@ -1,6 +1,6 @@
 import { type ReactNode, useEffect, useId, useRef, useState } from 'react';
 import { api } from './api';
-import { asNum, asObj, asStr, describeOrder, describeToolResult, formatBps, formatPrice, formatSignedUsd, formatUnits, formatUsd, type Json, prettyJson } from './format';
+import { asNum, asObj, asStr, describeOrder, describeToolResult, formatBps, formatPrice, formatSignedUsd, formatUnits, formatUsd, type Json, prettyJson, splitProvenance } from './format';
 
 /** A wide table's frame: scrolls sideways on a phone, and can take the focus so the keyboard can scroll it. */
 export function TableScroll({ label, children }: { label: string; children: ReactNode }) {
@@ -214,6 +214,7 @@ export function ApprovalSummary({ approvalId, toolName, input, reason, headingId
   const preview = answer?.preview ?? undefined;
   const refused = preview && preview['ok'] === false ? preview : undefined;
   const sentence = describeOrder({ toolName, input, ...(preview && !refused ? { preview } : {}) });
+  const why = splitProvenance(reason);
   return (
     <>
       <p className="what" id={headingId} data-testid="approval-sentence">
@@ -221,8 +222,20 @@ export function ApprovalSummary({ approvalId, toolName, input, reason, headingId
       </p>
       {refused ? <p className="error">The safety checks would refuse this now: {asStr(refused['error'])}</p> : null}
       {preview && !refused ? <OrderPreview data={preview} input={input} /> : null}
-      {reason ? <p className="muted">{reason}</p> : null}
+      {why.sources ? <ProvenanceNote sources={why.sources} passage={why.passage} /> : null}
+      {why.text ? <p className="muted">{why.text}</p> : null}
     </>
+  );
+}
+
+/** What the agent had read before it proposed the call: untrusted sources, and the passage that reads as an instruction. */
+export function ProvenanceNote({ sources, passage }: { sources: readonly string[]; passage?: string | undefined }) {
+  return (
+    <div className="provenance" role="note" data-testid="approval-provenance">
+      <strong>Proposed after reading:</strong> {sources.join(', ')}
+      {passage ? <blockquote data-testid="approval-passage">It read: “{passage}”</blockquote> : null}
+      <span className="muted"> Check that this is what you asked for; text on a web page is not you.</span>
+    </div>
   );
 }
 

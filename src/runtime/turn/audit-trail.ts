@@ -51,7 +51,10 @@ export function auditTrailEmitter(deps: TurnDeps, input: RunInput, emit: Emit): 
     } else if (e.type === 'turn-end' && trace && traced) {
       write({
         kind: 'turn', toolName: 'turn', ...trace, argsJson: '{}', decision: e.stopReason === 'error' ? 'error' : 'allowed',
-        detail: { turnId: e.turnId, stopReason: e.stopReason, steps: e.steps, toolsUsed: [...e.toolsUsed], pendingApprovals: e.pendingApprovals.length, answer: e.text.slice(0, 500) },
+        detail: {
+          turnId: e.turnId, stopReason: e.stopReason, steps: e.steps, toolsUsed: [...e.toolsUsed], pendingApprovals: e.pendingApprovals.length, answer: e.text.slice(0, 500),
+          ...(e.untrustedSources ? { provenance: { untrustedSources: [...e.untrustedSources] } } : {}),
+        },
       });
     }
   };

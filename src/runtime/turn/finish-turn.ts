@@ -1,4 +1,5 @@
 import type { AppView } from '../../events/bus';
+import { turnProvenance } from '../../safety/untrusted';
 import { DEFAULT_MODEL_PRICES, priceFor, usageCostUsd } from '../../llm/pricing';
 import { executedCalls } from '../../tools/context';
 import { ZERO_USAGE } from '../events';
@@ -21,6 +22,7 @@ export async function finishTurn(deps: TurnDeps, turn: TurnState, turnCount: num
   emit({
     type: 'turn-end', turnId, sessionId: ctx.sessionId, text, stopReason, steps: turn.stepCount, usage: turn.usage, ...(turn.delegatedUsage !== ZERO_USAGE ? { delegatedUsage: turn.delegatedUsage } : {}),
     toolsUsed: [...ctx.usedTools], pendingApprovals, ...(turn.answeredBy ? { modelId: turn.answeredBy } : {}),
+    ...(summary.untrustedSources ? { untrustedSources: summary.untrustedSources } : {}),
   });
   options.bus?.emit('turn:ended', { sessionId: ctx.sessionId, turnId, source, text, toolsUsed: [...ctx.usedTools] });
   // Cache invalidation for the person's open views (agent-loop §5): what this turn changed.
@@ -101,5 +103,14 @@ function buildPostTurnRecord(deps: TurnDeps, turn: TurnState, turnCount: number)
     ...(ctx.agentId ? { agentId: ctx.agentId } : {}), activeSkills, methodologyIds: learned?.methodologyIds ?? [], preferenceIds: learned?.preferenceIds ?? [],
     ...(turn.decision.scenarioId !== undefined ? { scenarioId: turn.decision.scenarioId } : {}), ...(turn.decision.stage !== undefined ? { stage: turn.decision.stage } : {}),
     executions: executedCalls(ctx).map((c) => toTurnExecution(c, roleFor(c.toolName))),
+    ...untrustedOf(turn),
   };
+}
+
+/** The turn's untrusted-content labels for its record: the sources read, and whether the message was one. */
+function untrustedOf(turn: TurnState): { untrustedSources?: readonly string[]; messageUntrusted?: boolean } {
+  const p = turnProvenance(turn.ctx);
+  if (!p) return {};
+  const messageUntrusted = turn.input.message !== undefined && p.sources.some((s) => s.kind !== 'tool' && s.kind !== 'upload');
+  return { untrustedSources: [...new Set(p.sources.map((s) => s.source))], ...(messageUntrusted ? { messageUntrusted } : {}) };
 }

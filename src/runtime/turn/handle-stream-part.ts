@@ -4,6 +4,8 @@ import type { ApprovalRecord } from '../../storage/types';
 import type { ToolEnvelope } from '../../tools/envelope';
 import { addUsage, type PendingApproval, type TurnUsage } from '../events';
 import { auditUndispatchedCall } from './audit-trail';
+import { FLAGGED_KEY, flagPassages } from './label-input';
+import { turnProvenance } from '../../safety/untrusted';
 import { BLOCK_CODES, errorText } from './block-codes';
 import { recordCall, type TurnState } from './state';
 import type { Emit, TurnDeps } from './types';
@@ -90,6 +92,13 @@ function handleToolResult(deps: TurnDeps, turn: TurnState, part: ToolResultPart,
       const q = envelope.data;
       emit({ type: 'clarification-request', toolCallId: part.toolCallId, question: q.question, choices: q.choices, allowFreeText: q.allowFreeText });
     }
+    // Instruction-like passages in an untrusted tool's result (labelled at dispatch): shown to the person.
+    // (A call made through tool_invoke has its own call id: the passages not yet shown are this result's.)
+    const all = turnProvenance(turn.ctx)?.passages ?? [];
+    const shown = (turn.ctx.state.get(FLAGGED_KEY) as number | undefined) ?? 0;
+    const passages = all.slice(shown);
+    turn.ctx.state.set(FLAGGED_KEY, all.length);
+    const flagged = passages.length > 0 ? flagPassages(deps, turn.ctx, passages, 'tool', emit) : undefined;
     // A tool that scanned untrusted content it returned (MCP results) lists its findings: surface them.
     const untrusted = envelope.ok ? (envelope.data as { untrusted?: unknown } | undefined)?.untrusted : undefined;
     if (Array.isArray(untrusted)) {
@@ -98,6 +107,7 @@ function handleToolResult(deps: TurnDeps, turn: TurnState, part: ToolResultPart,
         emit({ type: 'input-flagged', target: 'tool', kind: f.kind, pattern: String(f.pattern), excerpt: part.toolName });
       }
     }
+    if (flagged) return flagged;
   }
   return undefined;
 }
@@ -114,6 +124,7 @@ function requestApproval(
     approvalId: a.approvalId, toolCallId: part.toolCallId, toolName: record?.toolName ?? a.toolName,
     input: record ? (JSON.parse(record.inputJson) as unknown) : part.input, reason: a.reason, tier: record?.tier ?? 0, expiresAt: a.expiresAt,
     ...(a.grantLeftTodayUsd !== undefined ? { grantLeftTodayUsd: a.grantLeftTodayUsd } : {}),
+    ...(a.provenance !== undefined ? { provenance: a.provenance } : {}),
   };
   turn.pendingApprovals.push(pending);
   emit({ type: 'approval-request', ...pending });

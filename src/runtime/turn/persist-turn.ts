@@ -1,5 +1,6 @@
 import { loadMessages, toNewMessages } from '../conversation';
 import { saveSessionState } from '../session-state';
+import { turnProvenance } from '../../safety/untrusted';
 import { errorText } from './block-codes';
 import type { TurnState } from './state';
 import type { TurnDeps } from './types';
@@ -24,7 +25,10 @@ export async function persistTurn(deps: TurnDeps, turn: TurnState): Promise<numb
   const turnCount = session.turnCount + 1;
   try {
     const learningMessage = input.message !== undefined ? input.message.slice(0, 2000) : session.learningMessage;
-    await saveSessionState(options.storage, ctx.sessionId, { ...session, activeSkills: turn.skillSession?.activeIds() ?? session.activeSkills, turnCount, ...(learningMessage !== undefined ? { learningMessage } : {}) });
+    const untrusted = turnProvenance(ctx) ?? session.untrusted;
+    await saveSessionState(options.storage, ctx.sessionId, {
+      ...session, activeSkills: turn.skillSession?.activeIds() ?? session.activeSkills, turnCount, ...(learningMessage !== undefined ? { learningMessage } : {}), ...(untrusted ? { untrusted } : {}),
+    });
   } catch (error) {
     deps.logger.error('could not save session state', { sessionId: ctx.sessionId, error: errorText(error) });
   }

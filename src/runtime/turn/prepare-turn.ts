@@ -5,6 +5,7 @@ import type { ToolCallContext } from '../../tools/types';
 import type { ApprovalRecord } from '../../storage/types';
 import { buildIdentityText } from '../identity';
 import { buildSystemPromptBlocks } from '../prompt-blocks';
+import { labelTurnInput } from './label-input';
 import { loadSessionState, saveSessionState, type SessionState } from '../session-state';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
@@ -53,6 +54,7 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
   const { options } = deps;
   const scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, agentId: ctx.agentId, sessionId: ctx.sessionId };
   const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope);
+  await labelTurnInput(deps, input, ctx, state, emit);
   const { skillSession, routed, scenarioPlaybook, scenarioId } = routeSkills(deps, input, ctx, state, emit);
   const decision = decisionContext(deps, input, ctx, state.learningMessage, scenarioId);
   const { ws, hostNotices, learning, livePending } = await loadTurnContext(deps, input, ctx, scope, state);

@@ -15,14 +15,21 @@ export async function applyApproval(env: DispatchEnv, call: DispatchCall): Promi
   const { name, ctx, toolCallId, input, tier, opts } = call;
   const decision = call.gate!;
   if (decision.kind === 'approval_required') {
+    // A call proposed after untrusted content says so on its record, card and audit row.
+    const p = call.provenance;
+    const reason = p ? `${decision.reason} (${p.summary}${p.passage ? `; it read: "${p.passage.slice(0, 200)}"` : ''})` : decision.reason;
     const approval = await env.approvals.request({
-      toolName: name, toolCallId, input, tier, source: ctx.source, reason: decision.reason, sessionId: ctx.sessionId, traceId: ctx.traceId,
+      toolName: name, toolCallId, input, tier, source: ctx.source, reason, sessionId: ctx.sessionId, traceId: ctx.traceId,
     });
-    const envelope = err(`Waiting for approval: ${decision.reason}`, { code: 'APPROVAL_REQUIRED', retryable: false });
+    const envelope = err(`Waiting for approval: ${reason}`, { code: 'APPROVAL_REQUIRED', retryable: false });
     const grantLeftTodayUsd = await grantLeftForCall(env, call);
     const withApproval: ToolEnvelope = {
       ...envelope,
-      approval: { approvalId: approval.id, toolName: name, expiresAt: approval.expiresAt, reason: decision.reason, ...(grantLeftTodayUsd !== undefined ? { grantLeftTodayUsd } : {}) },
+      approval: {
+        approvalId: approval.id, toolName: name, expiresAt: approval.expiresAt, reason,
+        ...(grantLeftTodayUsd !== undefined ? { grantLeftTodayUsd } : {}),
+        ...(p ? { provenance: { untrustedSources: p.untrustedSources, ...(p.passage ? { passage: p.passage } : {}) } } : {}),
+      },
     };
     return finishCall(env, call, withApproval, 'approval_required', { approval });
   }

@@ -1,6 +1,7 @@
 import { redactValue } from '../../safety/secret-patterns';
 import type { AuditOutcome } from '../../storage/audit-types';
 import type { AuditDecision } from '../../storage/types';
+import type { CallProvenance } from '../../safety/untrusted';
 import type { ToolCallContext } from '../types';
 import type { DispatchEnv } from './types';
 
@@ -10,6 +11,8 @@ export interface AuditRow {
   code?: string | undefined; reason?: string | undefined; durationMs: number; input: unknown; mode: 'preview' | 'execute'; approvalId?: string | undefined;
   /** What the call did (see `extractAuditOutcome`); absent on the `executing` row. */
   outcome?: AuditOutcome | undefined;
+  /** What the turn had read from outside when the call was proposed; kept in the row's `detail.provenance`. */
+  provenance?: CallProvenance | undefined;
 }
 
 /**
@@ -37,6 +40,7 @@ export async function writeAudit(env: DispatchEnv, row: AuditRow, strict = false
       userId: row.ctx.userId,
       kind: 'tool_call',
       outcome: row.outcome,
+      ...(row.provenance ? { detail: { provenance: { untrustedSources: row.provenance.untrustedSources, ...(row.provenance.passage ? { passage: row.provenance.passage } : {}) } } } : {}),
     });
   } catch (error) {
     // The audit failure is logged loudly; the call's outcome is already decided (a strict row is not: it throws).

@@ -6,6 +6,38 @@ import { finishCall } from './finish';
 import { refundGrantClaim, withGrantLeft } from './grant-spend';
 import { runWithTimeout } from './run-with-timeout';
 import type { DispatchCall, DispatchEnv } from './types';
+import { describeToolSource, recordUntrusted } from '../../safety/untrusted';
+
+/** The text of a result the classifier reads (strings of the data, at most 200,000 characters). */
+function resultText(data: unknown): string {
+  if (typeof data === 'string') return data.slice(0, 200_000);
+  const parts: string[] = [];
+  let size = 0;
+  const walk = (v: unknown, depth: number): void => {
+    if (size > 200_000 || depth > 8) return;
+    if (typeof v === 'string') {
+      parts.push(v);
+      size += v.length;
+    } else if (Array.isArray(v)) for (const x of v) walk(x, depth + 1);
+    else if (v && typeof v === 'object') for (const x of Object.values(v)) walk(x, depth + 1);
+  };
+  walk(data, 0);
+  return parts.join('\n');
+}
+
+/** A successful result of an untrusted tool labels the turn with its source(s); its text is classified. */
+function labelUntrusted(call: DispatchCall, data: unknown): void {
+  const tool = call.tool!;
+  let declared: string | readonly string[] | undefined;
+  try {
+    declared = tool.source?.(call.input, data);
+  } catch {
+    declared = undefined;
+  }
+  const sources = describeToolSource(tool.name, declared);
+  const text = resultText(data);
+  sources.forEach((source, i) => recordUntrusted(call.ctx, { kind: 'tool', source, tool: tool.name, toolCallId: call.toolCallId }, i === 0 ? text : undefined));
+}
 
 /**
  * Step 7, execute with timeout: the preview or the handler runs inside the call's context (a nested dispatch
@@ -21,7 +53,7 @@ export async function executeCall(env: DispatchEnv, call: DispatchCall): Promise
     // Audit before the side effect: a process killed mid-transfer leaves an `executing` row; a call whose
     // row cannot be written does not run.
     try {
-      await writeAudit(env, { toolName: name, tier, ctx, toolCallId, decision: 'executing', durationMs: performance.now() - call.started, input, mode, approvalId: opts.approvalId }, true);
+      await writeAudit(env, { toolName: name, tier, ctx, toolCallId, decision: 'executing', durationMs: performance.now() - call.started, input, mode, approvalId: opts.approvalId, provenance: call.provenance }, true);
     } catch (error) {
       await refundGrantClaim(env, call);
       return finishCall(env, call, err(`The audit log could not be written, so this fund-moving call did not run: ${error instanceof Error ? error.message : String(error)}`, { code: 'TOOL_BLOCKED', retryable: true }), 'blocked', { approvalId: opts.approvalId });
@@ -42,5 +74,6 @@ export async function executeCall(env: DispatchEnv, call: DispatchCall): Promise
     outcome = 'error';
   }
   ctx.usedTools.add(name);
+  if (envelope.ok && tool.trust === 'untrusted') labelUntrusted(call, envelope.data);
   return finishCall(env, call, envelope, outcome, { approvalId: opts.approvalId });
 }

@@ -27,7 +27,7 @@ export async function finishCall(
   const code = envelope.ok ? undefined : envelope.code;
   await writeAudit(env, {
     toolName: name, tier: extra.auditTier ?? tier, ctx, toolCallId, decision, code, reason: envelope.ok ? undefined : envelope.error,
-    durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id, outcome: env.auditEnabled ? extractAuditOutcome(envelope, { decision, mode, orderFacts }) : undefined,
+    durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id, provenance: call.provenance, outcome: env.auditEnabled ? extractAuditOutcome(envelope, { decision, mode, orderFacts }) : undefined,
   });
   if (tool && env.hooks.length > 0) await runAfterHooks(env, call, envelope, decision, durationMs);
   if (decision !== 'blocked' && decision !== 'approval_required' && decision !== 'denied') await measureBreakersAfter(env, call);

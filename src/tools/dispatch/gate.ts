@@ -28,6 +28,7 @@ export async function gateCall(env: DispatchEnv, call: DispatchCall): Promise<Di
       {
         tool: call.tool!, input: call.input, orderFacts: call.orderFacts, context: ctx, tier: call.tier, mode: call.mode,
         hookApprovalReasons: call.hookApprovalReasons, hasApproval: call.opts.approvalId !== undefined, allowedToolSets, analysisUsed,
+        provenance: call.provenance, untrustedPolicy: env.untrustedPolicy,
       },
       { grants: env.grants, emergencyStop: env.emergencyStop },
     );

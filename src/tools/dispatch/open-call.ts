@@ -1,4 +1,5 @@
 import { PermissionTier } from '../../safety/permission-tier';
+import { callProvenance } from '../../safety/untrusted';
 import { createToolCallContext, narrowContext } from '../context';
 import { expandToolSetNames } from '../tool-sets';
 import type { DispatchOptions } from '../types';
@@ -17,6 +18,6 @@ export function openCall(env: DispatchEnv, name: string, args: unknown, opts: Di
   return {
     name, args, opts, started, ctx, toolCallId,
     tool: undefined, tier: PermissionTier.READ_ONLY, mode: 'execute', input: args, orderFacts: undefined,
-    hookApprovalReasons: [], gate: undefined, allowedDecision: 'allowed',
+    hookApprovalReasons: [], gate: undefined, allowedDecision: 'allowed', provenance: callProvenance(ctx),
   };
 }

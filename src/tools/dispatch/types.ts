@@ -4,6 +4,7 @@ import type { CircuitBreakers } from '../../safety/circuit-breakers';
 import type { GrantService } from '../../safety/grants';
 import type { PermissionTier } from '../../safety/permission-tier';
 import type { GateDecision } from '../../safety/tier-gate';
+import type { CallProvenance, ResolvedUntrustedContentPolicy } from '../../safety/untrusted';
 import type { AuditDecision, Storage } from '../../storage/types';
 import type { IdGenerator } from '../../util/ids';
 import type { Logger } from '../../util/logger';
@@ -38,6 +39,8 @@ export interface DispatchEnv {
   readonly keylessTierLimit?: number | undefined;
   /** Per-user circuit breakers for autonomous fund-moving calls (`dispatch/breakers.ts`). */
   readonly breakers?: CircuitBreakers | undefined;
+  /** What untrusted content in a turn changes at the gate (`createToolRegistry({ untrustedContent })`). */
+  readonly untrustedPolicy: ResolvedUntrustedContentPolicy;
 }
 
 /**
@@ -69,4 +72,6 @@ export interface DispatchCall {
   gate: GateDecision | undefined;
   /** How an allowed call is audited: `approved` when it presented a consumed approval. */
   allowedDecision: AuditDecision;
+  /** What the turn had read from outside when the call was proposed (undefined: nothing untrusted). */
+  readonly provenance: CallProvenance | undefined;
 }

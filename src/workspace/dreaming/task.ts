@@ -3,6 +3,7 @@ import { realpath } from 'node:fs/promises';
 import type { LanguageModel } from 'ai';
 import { loadAi } from '../../util/lazy-ai';
 import { findPersonalData } from '../../safety/personal-data';
+import { looksLikeInstruction } from '../../safety/instruction-classifier';
 import type { Logger } from '../../util/logger';
 import { type LockRecord, tryAcquireFileLock } from '../file-lock';
 import type { DailyLogEntry } from '../file-cache';
@@ -136,6 +137,18 @@ export async function runDreamTick(deps: DreamDeps): Promise<DreamTickResult> {
       await finish('nothing_to_promote', maxMtime);
       log('info', 'nothing_to_promote', { logs: rels, watermark: maxMtime });
       return { outcome: 'nothing_to_promote', logs: rels, watermark: maxMtime };
+    }
+
+    // Lines that read as instructions to the agent about its rails never reach MEMORY.md (every future prompt).
+    const lines = response.split('\n');
+    const kept = lines.filter((line) => !looksLikeInstruction(line));
+    if (kept.length < lines.length) {
+      log('warn', 'instructions_dropped', { dropped: lines.length - kept.length, logs: rels });
+      response = kept.join('\n');
+      if (isNothingToPromote(response) || response.trim() === '') {
+        await finish('nothing_to_promote', maxMtime);
+        return { outcome: 'nothing_to_promote', logs: rels, watermark: maxMtime };
+      }
     }
 
     const hits = findPersonalData(response);
