@@ -73,11 +73,12 @@ export function listenForFleetStop(settings: AppSettings, storage: Storage, tool
   const unlisten =
     typeof listen === 'function'
       ? listen.call(storage, 'meta', ({ payload, local }) => {
-          if (local || (payload !== 'emergency_stop' && !payload.startsWith('emergency_stop:user:'))) return;
-          const userId = payload === 'emergency_stop' ? undefined : payload.slice('emergency_stop:user:'.length);
+          const user = /^emergency_stop:(?:user|self):(.+)$/.exec(payload);
+          if (local || (payload !== 'emergency_stop' && !user)) return;
+          const userId = user?.[1];
           const scope = userId === undefined ? {} : { userId };
           // A user's change reports that user's own state: a global stop it does not touch is not its news.
-          (userId === undefined ? tools.emergencyStop.status() : storage.meta.get(payload).then((raw) => (raw === undefined ? { engaged: false, reason: undefined } : tools.emergencyStop.status(scope)))).then(
+          (userId === undefined ? tools.emergencyStop.status() : tools.emergencyStop.userStatus(userId)).then(
             (st) => bus.emit('emergency-stop:changed', st.engaged ? { engaged: true, reason: st.reason, ...scope } : { engaged: false, ...scope }),
             (error: unknown) => logger.warn('emergency stop changed on another instance; reading it failed', { error: error instanceof Error ? error.message : String(error) }),
           );

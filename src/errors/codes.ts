@@ -27,6 +27,7 @@ export const ERROR_CODES = {
   TOOL_SET_DISABLED: "An operator turned this tool set off for the call's user (a capability switch).",
   STAGE_NOT_ALLOWED: 'An autonomous turn classified as discover cannot execute a fund-moving tool, even under a grant.',
   EMERGENCY_STOP: 'The emergency stop is engaged; only READ_ONLY tools run.',
+  STOP_RELEASE_FORBIDDEN: 'A user tried to release (or engage) a stop above their level: the global stop or one an operator engaged is released by an operator only.',
   REPEATED_BLOCKED_CALL: 'The same blocked call was repeated within a turn and was cut off.',
   CIRCUIT_BREAKER_OPEN: "The user's circuit breaker is tripped; autonomous fund-moving calls are halted until a person resets it.",
   // approvals

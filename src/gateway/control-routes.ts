@@ -110,10 +110,12 @@ export function controlRoutes(deps: GatewayDeps): Array<[string, string, RouteHa
       return json(200, { scope: 'global', stop: await tools.emergencyStop.status() });
     }
     const userId = targetUser(ctx, body['userId'], 'userId', 'a user\'s stop');
-    // Engaging only tightens: the user (or an operator) may; releasing loosens and needs the decide capability.
+    // Engaging only tightens: the user (or an operator) may; releasing loosens and needs the decide capability,
+    // and the stop itself refuses a user's release of what an operator engaged (STOP_RELEASE_FORBIDDEN, 403).
     if (action === 'release' && !ctx.canDecide) throw needDecide('Releasing a stop');
-    if (action === 'engage') await tools.emergencyStop.engage(reason!, { userId, by });
-    else await tools.emergencyStop.release({ userId, by });
+    const actor = ctx.operator ? 'operator' : 'user';
+    if (action === 'engage') await tools.emergencyStop.engage(reason!, { userId, by, actor });
+    else await tools.emergencyStop.release({ userId, by, actor });
     return json(200, { scope: 'user', userId, stop: await tools.emergencyStop.status({ userId }) });
   };
 

@@ -103,10 +103,10 @@ describe('operator controls in the app', () => {
       repl.type('/help');
       await repl.waitFor('/exit');
       expect(repl.screen()).not.toContain('⏹ stopped');
-      await repl.app.tools.emergencyStop.engage('drill', { userId: 'default' });
+      await repl.app.tools.emergencyStop.engage('drill', { userId: 'default', by: 'default', actor: 'user' });
       const from = repl.screen().length;
       repl.type('/help');
-      await repl.waitFor('⏹ stopped (your stop) › ', from);
+      await repl.waitFor("⏹ stopped (your stop) › ", from);
       await repl.app.tools.emergencyStop.release({ userId: 'default' });
       await repl.app.tools.emergencyStop.engage('everyone');
       const again = repl.screen().length;
