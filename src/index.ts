@@ -116,6 +116,7 @@ export { type SettledToolCall, toAISDKTools, type ToAISDKToolsOptions } from './
 export { openInSandbox, type OpenInSandboxOptions, resolveInSandbox, type SandboxOptions } from './safety/sandbox';
 export { findPersonalData, normaliseForScan, PERSONAL_DATA_CLASSES, type PersonalDataClass } from './safety/personal-data';
 export { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';
+export { DEFAULT_GRANT_MAX_LIFETIME_MS, type GrantBounds } from './safety/grant-input';
 export {
   APPROVAL_KEY_BYTES, defaultApprovalKeyPath, isProductionEnv, parseApprovalKey, resolveApprovalKey, type ResolveApprovalKeyOptions, type ResolvedApprovalKey,
 } from './safety/approval-key';

@@ -3,6 +3,8 @@ import { createArtifactTools } from '../artifacts/tools';
 import { createLearningTools } from '../learning/tools';
 import { createMemoryTools } from '../memory/tools';
 import { resolveApprovalKey } from '../safety/approval-key';
+import { DEFAULT_GRANT_MAX_LIFETIME_MS, type GrantBounds } from '../safety/grant-input';
+import { ConfigError } from '../errors/subclasses';
 import type { Storage } from '../storage/types';
 import { createBrowserTools } from '../tools/browser-tools';
 import { createFileTools } from '../tools/file-tools';
@@ -39,6 +41,7 @@ export function assembleSecurity(
     now,
     audit: config.audit,
     breakers: resolveBreakers(settings, storage, parts.packs),
+    grantBounds: grantBoundsFor(env, parts.packs),
     hooks: [...packs.flatMap((p) => p.hooks ?? []), ...(options.hooks ?? [])],
     tools: [
       ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
@@ -60,6 +63,27 @@ export function assembleSecurity(
   });
   for (const p of packs) p.attach?.(tools);
   return tools;
+}
+
+/**
+ * What a stored grant may allow in this app: the finance limits the operator set (`maxTradeUsd` per call,
+ * `maxTotalExposureUsd` per day, read at each create so they follow a change) and `MINARA_GRANT_MAX_DAYS`
+ * (default 90) as the longest lifetime.
+ */
+export function grantBoundsFor(env: Readonly<Record<string, string | undefined>>, packs: Pick<AppPacks, 'finance'>): () => Promise<GrantBounds> {
+  const raw = env.MINARA_GRANT_MAX_DAYS?.trim();
+  let maxLifetimeMs = DEFAULT_GRANT_MAX_LIFETIME_MS;
+  if (raw !== undefined && raw !== '') {
+    const n = Number(raw);
+    if (!(Number.isFinite(n) && n > 0 && n <= 3650)) throw new ConfigError(`MINARA_GRANT_MAX_DAYS: expected a number of days from 1 to 3650, got ${JSON.stringify(raw)}`, ['MINARA_GRANT_MAX_DAYS']);
+    maxLifetimeMs = Math.round(n * 86_400_000);
+  }
+  const finance = packs.finance;
+  return async () => {
+    if (!finance) return { maxLifetimeMs };
+    const limits = await finance.limits();
+    return { maxCapPerCallUsd: limits.maxTradeUsd, maxCapPerDayUsd: limits.maxTotalExposureUsd, maxLifetimeMs };
+  };
 }
 
 /**

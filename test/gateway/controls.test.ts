@@ -125,6 +125,40 @@ describe('attack (issue 37): a tenant releases the stop the operator engaged on 
   });
 });
 
+describe('attack (issue 37): grants without bounds', () => {
+  it('a grant naming a MANUAL_ONLY tool (directly or through its set), caps of 1e12 or an expiry in 9999 is refused naming the field; nothing is stored', async () => {
+    h = await startGateway([], { withdraw: true, registry: { grantBounds: { maxCapPerCallUsd: 5_000, maxCapPerDayUsd: 25_000 } } });
+    const alice = as('alice', { decide: true });
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [grantBody({ tools: ['withdraw_funds'] }), /^grants\.create: "tools" names "withdraw_funds", a MANUAL_ONLY tool/],
+      [grantBody({ tools: undefined, toolSets: ['transfer'] }), /^grants\.create: "toolSets" covers "withdraw_funds", a MANUAL_ONLY tool/],
+      [grantBody({ capPerCallUsd: 1e12 }), /^grants\.create: "capPerCallUsd" .*above the operator's limit of \$5,000/],
+      [grantBody({ capPerDayUsd: 1e12 }), /^grants\.create: "capPerDayUsd" .*above the operator's limit of \$25,000/],
+      [grantBody({ expiresAt: '9999-12-31T00:00:00Z' }), /^grants\.create: "expiresAt" .*outlives the longest a grant may live \(90 days/],
+    ];
+    for (const [body, message] of cases) {
+      const r = await send('POST', '/v1/grants', body, alice);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(((await r.json()) as Json).error.message, JSON.stringify(body)).toMatch(message);
+    }
+    expect(await h.tools.grants.list({ includeRevoked: true })).toEqual([]);
+    // Within the bounds, it is stored.
+    expect((await send('POST', '/v1/grants', grantBody({ capPerCallUsd: 5_000, capPerDayUsd: 25_000 }), alice)).status).toBe(201);
+  });
+
+  it('without any bound configured, the default lifetime (90 days) still holds, and the SDK refuses the same', async () => {
+    h = await startGateway([], { withdraw: true });
+    const r = await send('POST', '/v1/grants', grantBody({ expiresAt: '9999-12-31T00:00:00Z' }), as('alice', { decide: true }));
+    expect(r.status).toBe(400);
+    await expect(h.tools.grants.create({ tools: ['swap_tokens'], userId: 'alice', expiresAt: 400 * 86_400_000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('"expiresAt"') });
+    await expect(h.tools.grants.create({ toolName: 'withdraw_funds', userId: 'alice', expiresAt: 60_000 })).rejects.toMatchObject({ message: expect.stringContaining('"toolName" names "withdraw_funds", a MANUAL_ONLY tool') });
+    // A grant without an expiry gets the longest lifetime, not forever.
+    const g = await h.tools.grants.create({ tools: ['swap_tokens'], userId: 'alice', capPerDayUsd: 10 });
+    expect(Date.parse(g.expiresAt!) - Date.parse(g.createdAt)).toBe(90 * 86_400_000);
+    expect(await h.tools.grants.list({ includeRevoked: true })).toHaveLength(1);
+  });
+});
+
 describe('grants over HTTP', () => {
   it('bad input is a 400 naming the field, and nothing is stored', async () => {
     h = await startGateway();

@@ -35,12 +35,13 @@ export interface Harness {
 /** A real gateway on 127.0.0.1 (port 0) over the scripted model, in-memory storage, memory and a temp workspace. */
 export async function startGateway(
   script: ScriptEntry[] = [],
-  options: { model?: ScriptedModelOptions; gateway?: Partial<GatewayOptions>; withdraw?: boolean } = {},
+  options: { model?: ScriptedModelOptions; gateway?: Partial<GatewayOptions>; withdraw?: boolean; registry?: Partial<Parameters<typeof createToolRegistry>[0]> } = {},
 ): Promise<Harness> {
   const ledger: string[] = [];
   const storage = createInMemoryStorage();
   const tools = createToolRegistry({
     storage,
+    ...options.registry,
     tools: [
       defineTool({
         name: 'get_price', toolSet: 'read', description: 'Spot price', permissionTier: PermissionTier.READ_ONLY,
