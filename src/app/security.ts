@@ -1,3 +1,4 @@
+import { definedOnly } from '../util/defined';
 import path from 'node:path';
 import { createArtifactTools } from '../artifacts/tools';
 import { createLearningTools } from '../learning/tools';
@@ -51,7 +52,7 @@ export function assembleSecurity(
         : createBrowserTools({
           env,
           ...(options.web ? { ...(options.web.allowHosts ? { allowHosts: options.web.allowHosts } : {}), ...(options.web.denyHosts ? { denyHosts: options.web.denyHosts } : {}) } : {}),
-          ...options.browser,
+          ...definedOnly(options.browser),
         })),
       ...createMemoryTools({ resolveStore: (ctx) => memory.memoryFor(ctx.call.userId ?? userId) }),
       ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => memory.learningFor(ctx.call.userId ?? userId, ctx.call.agentId) })),
