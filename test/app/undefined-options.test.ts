@@ -34,7 +34,7 @@ function liveVenue() {
     ...paper,
     name: 'live-venue',
     async executeSpot(order) {
-      executed.push(`${order.side}:${order.symbol}`);
+      executed.push(`${order.from}->${order.to}`);
       return paper.executeSpot(order);
     },
   };
