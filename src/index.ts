@@ -495,6 +495,7 @@ export {
   type CompactionOptions,
   type CompactionResult,
   createAgentRuntime,
+  DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS,
   createDelegateTool,
   createScheduler,
   type CronSchedule,

@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   ARTIFACT_NOT_FOUND: "No artifact with that id or URI exists for this user; the message lists the user's recent artifact URIs.",
   ARTIFACT_INVALID: 'An artifact input is malformed (a chart spec that does not compile, a URL in chart data, bad CSV, an empty report).',
   // storage
+  RUNTIME_CLOSED: 'The runtime (the app) is closing or closed: no new turn starts, and a turn still running past the close timeout was aborted.',
   STORAGE_ERROR: 'The storage engine failed (I/O, constraint, corruption).',
   STORAGE_BUSY: 'The database stayed locked past the busy timeout and retries.',
   STORAGE_UNAVAILABLE: 'The database server cannot be reached (refused, dropped or timed out); the message names host and port.',
