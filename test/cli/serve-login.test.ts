@@ -2,6 +2,7 @@
  * `minara serve` without a token prints the one-time login link to its own terminal (and `--open` opens it), says
  * which trading mode it resolved, and the link's cookie is what lets a browser decide.
  */
+import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -46,5 +47,11 @@ describe('minara serve: the one-time login link', () => {
       stop();
       expect(await done).toBe(0);
     }
+  }, 60_000);
+
+  it('--open is a serve flag: elsewhere it is a usage error', () => {
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/index.ts', 'jobs', '--open'], { cwd: path.join(import.meta.dirname, '..', '..'), encoding: 'utf8', env: { PATH: process.env['PATH'] ?? '', HOME: tmpdir() } });
+    expect(r.status).not.toBe(0);
+    expect(r.stderr).toContain('option --open only applies to "minara serve"');
   }, 60_000);
 });
