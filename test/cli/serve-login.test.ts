@@ -54,4 +54,13 @@ describe('minara serve: the one-time login link', () => {
     expect(r.status).not.toBe(0);
     expect(r.stderr).toContain('option --open only applies to "minara serve"');
   }, 60_000);
+
+  it('the REPL banner states the resolved trading mode', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'minara-repl-mode-'));
+    dirs.push(dir);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/index.ts', '--data-dir', dir, '--workspace', path.join(dir, 'ws'), '--no-background'], {
+      cwd: path.join(import.meta.dirname, '..', '..'), encoding: 'utf8', input: '/exit\n', env: { PATH: process.env['PATH'] ?? '', HOME: dir, MINARA_TRADING_MODE: 'paper' },
+    });
+    expect(r.stdout, r.stderr).toMatch(/^minara \S+\nTrading mode: paper \(paper: simulated fills\)\n/);
+  }, 60_000);
 });
