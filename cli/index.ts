@@ -22,7 +22,7 @@ Usage:
   minara [options]                      Start the interactive REPL (type /help inside)
   minara --dump-prompt [options]        Print the system prompt a new session would send, then exit
   minara demo                           Run a scripted session offline (no model key needed)
-  minara serve [--port N] [--host H] [--no-web]
+  minara serve [--port N] [--host H] [--no-web] [--open]
                                         Start the HTTP gateway and the web app at / (Ctrl-C stops it)
   minara skills add <path|git-url> [--force]
   minara skills list
@@ -119,6 +119,8 @@ interface Parsed {
   readonly noBackground: boolean;
   /** `--verbose` (the REPL) */
   readonly verbose: boolean;
+  /** `--open` (serve): open the one-time login link in the browser */
+  readonly open: boolean;
   /** audit, breakers and shadow flags */
   readonly controls: { user?: string | undefined; trace?: string | undefined; tool?: string | undefined; since?: string | undefined; limit?: string | undefined; format?: string | undefined; out?: string | undefined; anchor?: string | undefined; json: boolean; reason?: string | undefined };
 }
@@ -126,7 +128,7 @@ interface Parsed {
 const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out', '--source', '--category',
   '--user', '--trace', '--tool', '--since', '--limit', '--format', '--anchor']);
 const BOOLEAN_FLAGS = new Set([
-  '--help', '-h', '--version', '-v', '--verbose', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--anonymous', '--json', '--fix', '--apply', '--sign',
+  '--help', '-h', '--version', '-v', '--verbose', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--open', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
 ]);
 const COMMANDS = new Set(['demo', 'serve', 'skills', 'mcp', 'approvals', 'jobs', 'import', 'learning', 'preferences', 'doctor', 'memory', 'workflows', 'alerts', 'help', 'grants', 'stop', 'tools', 'usage', 'audit', 'breakers', 'shadow']);
@@ -139,6 +141,7 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--tool-sets': ['mcp'],
   '--reason': ['approvals', 'learning', 'breakers'],
   '--no-web': ['serve'],
+  '--open': ['serve'],
   '--no-background': ['serve', 'repl'],
   '--verbose': ['repl'],
   '--anonymous': ['doctor'],
@@ -233,7 +236,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
     includeConstraints: flags.has('--include-constraints'), approveHardConstraints: flags.has('--approve-hard-constraints'),
     source: values.get('--source'), category: values.get('--category'), limit: rawLimit === undefined ? undefined : Number(rawLimit),
   };
-  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background'), verbose: flags.has('--verbose'),
+  return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background'), verbose: flags.has('--verbose'), open: flags.has('--open'),
     controls: {
       user: values.get('--user'), trace: values.get('--trace'), tool: values.get('--tool'), since: values.get('--since'), limit: values.get('--limit'), format: values.get('--format'),
       out: values.get('--out'), anchor: values.get('--anchor'), json: flags.has('--json'), reason: values.get('--reason'),
@@ -285,7 +288,7 @@ async function main(argv: readonly string[]): Promise<number> {
     }
     case 'serve': {
       const { runServe } = await import('./serve');
-      return runServe(options, { port: parsed.port, host: parsed.host, web: !parsed.noWeb, background: !parsed.noBackground });
+      return runServe(options, { port: parsed.port, host: parsed.host, web: !parsed.noWeb, background: !parsed.noBackground, open: parsed.open });
     }
     case 'skills': {
       const { runSkillsCommand } = await import('./skills-command');
@@ -344,7 +347,7 @@ async function main(argv: readonly string[]): Promise<number> {
       return runApprovalsCommand(options, parsed.positionals, { reason: parsed.reason });
     }
     case 'repl': {
-      const [{ buildApp, createCliLogger }, { runRepl }] = await Promise.all([import('./app'), import('./repl')]);
+      const [{ buildApp, createCliLogger }, { runRepl }, { tradingModeLine }] = await Promise.all([import('./app'), import('./repl'), import('./serve')]);
       // The REPL prints a failed turn's error itself: the log line would say it twice.
       const app = await buildApp(options, { logger: createCliLogger({ hideTurnErrors: true }) });
       if (!parsed.noBackground) {
@@ -354,7 +357,7 @@ async function main(argv: readonly string[]): Promise<number> {
       const isTTY = Boolean(process.stdin.isTTY && process.stdout.isTTY);
       try {
         await runRepl({
-          app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}`, verbose: parsed.verbose,
+          app, input: process.stdin, output: process.stdout, isTTY, handleProcessSignals: !isTTY, banner: `minara ${version()}\n${tradingModeLine(app)}`, verbose: parsed.verbose,
           backgroundInfo: parsed.noBackground ? 'background: off (--no-background)' : `${app.background.describe()} (--no-background to turn off)`,
         });
       } finally {

@@ -16,8 +16,9 @@ import { createSpinner } from './spinner';
 export const PROMPT = '› ';
 
 /** The prompt with the emergency stop's state: `⏹ stopped (global) › ` while a stop applies to the REPL's user. */
-export function stopPrompt(status: { readonly engaged: boolean; readonly scope?: 'global' | 'user' | undefined }): string {
-  return status.engaged ? `⏹ stopped (${status.scope === 'user' ? 'your stop' : 'global'}) ${PROMPT}` : PROMPT;
+export function stopPrompt(status: { readonly engaged: boolean; readonly scope?: 'global' | 'user' | undefined; readonly engagedBy?: 'operator' | 'user' | undefined }): string {
+  const which = status.scope !== 'user' ? 'global' : status.engagedBy === 'operator' ? "the operator's stop" : 'your stop';
+  return status.engaged ? `⏹ stopped (${which}) ${PROMPT}` : PROMPT;
 }
 /** A second Ctrl-C within this window exits. */
 const DOUBLE_CTRL_C_MS = 2000;

@@ -20,6 +20,24 @@ export interface ServeOptions {
   readonly web?: boolean | undefined;
   /** Start the background runner (heartbeat, schedule, maintenance). @default true */
   readonly background?: boolean | undefined;
+  /** `--open`: open the one-time login URL (or the app's URL) in the default browser. @default false */
+  readonly open?: boolean | undefined;
+  /** How a URL is opened in a browser (tests replace it). @default {@link openInBrowser} */
+  readonly openUrl?: ((url: string) => void) | undefined;
+}
+
+/**
+ * Open a URL in the default browser with the platform's own launcher (`open` on macOS, `xdg-open` elsewhere,
+ * `rundll32 url.dll` on Windows, which needs no shell quoting), detached. No dependency: three commands, the URL
+ * passed as one argument, never through a shell. A missing launcher is reported, never fatal.
+ */
+export function openInBrowser(url: string, write: (s: string) => void = (s) => process.stderr.write(s)): void {
+  const [command, args] = process.platform === 'darwin' ? ['open', [url]] : process.platform === 'win32' ? ['rundll32', ['url.dll,FileProtocolHandler', url]] : ['xdg-open', [url]];
+  void import('node:child_process').then(({ spawn }) => {
+    const child = spawn(command, args as string[], { stdio: 'ignore', detached: true });
+    child.once('error', () => write(`Could not start ${command} to open the browser; open the link above yourself.\n`));
+    child.unref();
+  });
 }
 
 /** The built web app shipped in the package (`dist/web`), when this install has it. */
@@ -65,6 +83,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     logger: app.logger,
     modelStatus: app.modelStatus,
     bus: app.bus,
+    tradingMode: app.finance?.tradingMode ?? null,
     background: app.background,
     workflows: app.workflows,
     webhooks: webhooksFromEnv(),
@@ -75,6 +94,13 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
   });
   const auth = env.jwt ? ' (per-user tokens required)' : env.authToken ? ` (bearer token required${env.mcpToken ? '; MCP hosts use GATEWAY_MCP_TOKEN' : ''})` : '';
   return { gateway, env, auth };
+}
+
+/** The start line naming the resolved trading mode (what the finance pack actually uses, after options and env). */
+export function tradingModeLine(app: Pick<MinaraApp, 'finance'>): string {
+  const mode = app.finance?.tradingMode;
+  if (mode === undefined) return 'Trading: off (no finance pack)';
+  return `Trading mode: ${mode}${mode === 'live' ? ' (orders reach the venue)' : mode === 'shadow' ? ' (live market data, orders fill in the shadow book; nothing reaches the venue)' : ' (paper: simulated fills)'}`;
 }
 
 export async function runServe(cli: CliOptions, options: ServeOptions = {}): Promise<number> {
@@ -93,7 +119,15 @@ export async function runServe(cli: CliOptions, options: ServeOptions = {}): Pro
     const { gateway, env, auth } = await createAppGateway(app, webDir ? { web: { dir: webDir } } : {});
     const served = await serveGateway({ gateway, port: options.port ?? env.port, host: options.host ?? env.host });
     write(`minara gateway listening on ${served.url}${auth}\n`);
-    if (webDir) write(`Open ${served.url}/ in a browser for the web app.\n`);
+    write(`${tradingModeLine(app)}\n`);
+    // Without authentication, deciding (approvals, grants, releasing a stop) needs the cookie this one-time link
+    // sets: printed here, to the terminal of whoever started the server, never served by the page.
+    const login = gateway.localLoginPath();
+    const openUrl = login !== undefined ? `${served.url}${login}` : `${served.url}/`;
+    if (login !== undefined) {
+      write(`${webDir ? 'Open the web app' : 'Sign this browser in'} (the link works once; it lets that browser approve): ${openUrl}\n`);
+    } else if (webDir) write(`Open ${served.url}/ in a browser for the web app.\n`);
+    if (options.open) (options.openUrl ?? ((u: string) => openInBrowser(u)))(openUrl);
     if (options.background !== false) {
       // Read HEARTBEAT.md's ## Schedule first, so the start line lists the user's jobs too.
       await app.background.syncSchedule();

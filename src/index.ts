@@ -116,6 +116,8 @@ export { type SettledToolCall, toAISDKTools, type ToAISDKToolsOptions } from './
 export { openInSandbox, type OpenInSandboxOptions, resolveInSandbox, type SandboxOptions } from './safety/sandbox';
 export { findPersonalData, normaliseForScan, PERSONAL_DATA_CLASSES, type PersonalDataClass } from './safety/personal-data';
 export { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';
+export { DEFAULT_GRANT_MAX_LIFETIME_MS, type GrantBounds } from './safety/grant-input';
+export { definedOnly, type DefinedOnly } from './util/defined';
 export {
   APPROVAL_KEY_BYTES, defaultApprovalKeyPath, isProductionEnv, parseApprovalKey, resolveApprovalKey, type ResolveApprovalKeyOptions, type ResolvedApprovalKey,
 } from './safety/approval-key';
@@ -501,6 +503,7 @@ export {
   type CompactionOptions,
   type CompactionResult,
   createAgentRuntime,
+  DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS,
   createDelegateTool,
   createScheduler,
   type CronSchedule,

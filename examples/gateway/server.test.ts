@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ServedGateway } from '@minara/agent/gateway';
 import { startServer } from './server';
 
-let served: ServedGateway & { readonly localKey: string | undefined };
+let served: ServedGateway & { readonly loginUrl: string | undefined };
 beforeAll(async () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'minara-gw-example-'));
   served = await startServer({ port: 0, env: { MINARA_DB: path.join(dir, 'minara.db'), MINARA_WORKSPACE: path.join(dir, 'ws') } });
@@ -32,9 +32,12 @@ describe('examples/gateway', () => {
   });
 
   it('chats with the demo model and approves a swap', async () => {
-    // The key the served page carries: answering an approval (in the chat body too) needs it when there is no token.
+    // Without a token, answering an approval (in the chat body too) needs the cookie the one-time login URL sets.
+    const login = await fetch(served.loginUrl!, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
     const post = (messages: unknown[]) =>
-      fetch(`${served.url}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-minara-local-key': served.localKey ?? '' }, body: JSON.stringify({ id: 'demo-1', trigger: 'submit-message', messages }) });
+      fetch(`${served.url}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ id: 'demo-1', trigger: 'submit-message', messages }) });
     const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'swap 25 USDC to ETH' }] };
     const first = frames(await (await post([user])).text());
     expect(first.at(-1)).toBe('[DONE]');

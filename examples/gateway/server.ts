@@ -78,8 +78,12 @@ export function createDemoModel(options: { chunkDelayMs?: number } = {}): Langua
   return model;
 }
 
-/** Build the stack and serve it. Returns the served gateway (call `close()` to stop) and its per-start local key. */
-export async function startServer(options: { port?: number; host?: string; env?: NodeJS.ProcessEnv; model?: LanguageModel } = {}): Promise<ServedGateway & { readonly localKey: string | undefined }> {
+/**
+ * Build the stack and serve it. Returns the served gateway (call `close()` to stop) and, without a token, the
+ * one-time login URL: opening it sets the cookie that lets that browser decide approvals (print it only where
+ * the person who started the server sees it).
+ */
+export async function startServer(options: { port?: number; host?: string; env?: NodeJS.ProcessEnv; model?: LanguageModel } = {}): Promise<ServedGateway & { readonly loginUrl: string | undefined }> {
   const env = options.env ?? process.env;
   const settings = gatewayEnv(env);
   const logger = createConsoleLogger({ level: 'info' });
@@ -104,8 +108,8 @@ export async function startServer(options: { port?: number; host?: string; env?:
   const served = await serveGateway({ gateway, port: options.port ?? settings.port, host: options.host ?? settings.host });
   return {
     ...served,
-    // Without a token, deciding approvals needs this per-start key; the served web app receives it in its page.
-    localKey: gateway.localKey,
+    // Without a token, deciding approvals needs the cookie this one-time link sets.
+    loginUrl: ((login) => (login === undefined ? undefined : `${served.url}${login}`))(gateway.localLoginPath()),
     async close() {
       await served.close();
       for (const s of stores.values()) await s.close();
@@ -117,7 +121,7 @@ export async function startServer(options: { port?: number; host?: string; env?:
 
 if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
   const served = await startServer();
-  console.log(`Minara gateway on ${served.url}  (open ${served.url}/ for the chat page)`);
+  console.log(`Minara gateway on ${served.url}  (open ${served.loginUrl ?? `${served.url}/`} for the chat page${served.loginUrl ? '; the link works once' : ''})`);
   const stop = () => void served.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1,3 +1,4 @@
+import { definedOnly } from '../util/defined';
 import { type AgentBackground, createAgentBackground, type Delivery } from '../background/agent';
 import { createWebhookDelivery } from '../background/delivery';
 import { createAlertCheckJob } from '../finance/alerts';
@@ -127,7 +128,7 @@ export function assembleBackground(
     logger,
     ...(heartbeatEnv !== undefined && heartbeatEnv.trim() !== '' ? { heartbeatEveryMs: parseDuration(heartbeatEnv, 'MINARA_HEARTBEAT_EVERY') * (parts.models.isOff('heartbeat') ? 0 : 1) } : {}),
     ...(activeEnv !== undefined && activeEnv.trim() !== '' ? { activeHours: parseHours(activeEnv, 'MINARA_HEARTBEAT_ACTIVE_HOURS') } : {}),
-    ...options.background,
+    ...definedOnly(options.background),
     jobs: [...(options.background?.jobs ?? []), ...(finance?.jobs ?? []), ...(parts.extraction.job ? [parts.extraction.job] : []), ...learningJobs({ env, learning: memory.learningFor(userId), storage, finance, memory: memory.memoryFor(userId), model: parts.models.backgroundModel, userId, bus, now, logger, admit: () => admit(), prices: options.prices, onDispose: (off) => disposers.push(off) })],
     ...(deliver ? { deliver } : {}),
     admit: () => admit(),

@@ -1,3 +1,4 @@
+import { DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS } from '../runtime/runtime';
 import { assembleArtifactsAndFiles } from './artifacts';
 import { assembleBackground } from './background';
 import { createDisposerStack } from './disposers';
@@ -51,6 +52,11 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
     const extraction = assembleExtraction(settings, { storage, models, memory, admit: async () => jobs.admit?.() });
     const runtime = assembleRuntime(settings, { // the runtime, its turn hooks, the delegate tool
       storage, models, memory, packs, artifacts, tools, skills: skills.skills, workspace, extraction, operatorNotices: () => jobs.background.takeNotices(),
+    });
+    // Closed before storage (and after the background runner, released earlier): running turns and the work kept
+    // open after them finish, or are aborted past closeTimeoutMs.
+    disposers.push(async () => {
+      await runtime.close({ timeoutMs: options.closeTimeoutMs ?? DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS });
     });
     const jobs = assembleBackground(settings, { storage, runtime, tools, workspace: workspace.workspace, memory, models, finance: packs.finance, extraction }, disposers);
     listenForFleetStop(settings, storage, tools, disposers); // the fleet's emergency stop, released first

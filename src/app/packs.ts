@@ -1,3 +1,4 @@
+import { definedOnly } from '../util/defined';
 import { ConfigError } from '../errors/subclasses';
 import type { ArtifactStore } from '../artifacts/types';
 import { createResearchPack } from './research-pack';
@@ -57,7 +58,8 @@ export async function assemblePacks(settings: AppSettings, storage: Storage, mem
       ...(explicit !== undefined ? { tradingMode: explicit } : {}),
       preferences: () => readHardConstraints(memory.memoryFor(userId)),
       alerts: alertsEvery === 0 ? false : { checkEveryMs: alertsEvery, defaultUserId: userId },
-      ...options.finance,
+      // An option left undefined keeps what env and defaults resolved (tradingMode: undefined is not "live").
+      ...definedOnly(options.finance),
     });
   }
   const packs: AppPack[] = [

@@ -1,3 +1,4 @@
+import { definedOnly } from '../util/defined';
 import type { MaterializedArtifact } from '../artifacts/materializer';
 import { createMessageTranslator } from '../files/message-translator';
 import { createTurnLearning } from '../learning/turn-learning';
@@ -46,7 +47,7 @@ export function assembleRuntime(settings: AppSettings, parts: RuntimeParts): Age
   const liveMcp = packs.mcp;
   const runtime = createAgentRuntime({
     maxSteps: config.maxSteps,
-    ...options.runtime,
+    ...definedOnly(options.runtime),
     model,
     tools,
     storage,

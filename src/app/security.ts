@@ -1,8 +1,11 @@
+import { definedOnly } from '../util/defined';
 import path from 'node:path';
 import { createArtifactTools } from '../artifacts/tools';
 import { createLearningTools } from '../learning/tools';
 import { createMemoryTools } from '../memory/tools';
 import { resolveApprovalKey } from '../safety/approval-key';
+import { DEFAULT_GRANT_MAX_LIFETIME_MS, type GrantBounds } from '../safety/grant-input';
+import { ConfigError } from '../errors/subclasses';
 import type { Storage } from '../storage/types';
 import { createBrowserTools } from '../tools/browser-tools';
 import { createFileTools } from '../tools/file-tools';
@@ -40,6 +43,7 @@ export function assembleSecurity(
     audit: config.audit,
     breakers: resolveBreakers(settings, storage, parts.packs),
     untrustedContent: options.untrustedContent,
+    grantBounds: grantBoundsFor(env, parts.packs),
     hooks: [...packs.flatMap((p) => p.hooks ?? []), ...(options.hooks ?? [])],
     tools: [
       ...createFileTools({ root: path.join(config.dataDir, 'sandbox', 'files') }),
@@ -49,7 +53,7 @@ export function assembleSecurity(
         : createBrowserTools({
           env,
           ...(options.web ? { ...(options.web.allowHosts ? { allowHosts: options.web.allowHosts } : {}), ...(options.web.denyHosts ? { denyHosts: options.web.denyHosts } : {}) } : {}),
-          ...options.browser,
+          ...definedOnly(options.browser),
         })),
       ...createMemoryTools({ resolveStore: (ctx) => memory.memoryFor(ctx.call.userId ?? userId), mcpHostLearning: options.untrustedContent?.mcpHostLearning === true }),
       ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => memory.learningFor(ctx.call.userId ?? userId, ctx.call.agentId), mcpHostLearning: options.untrustedContent?.mcpHostLearning === true })),
@@ -64,6 +68,27 @@ export function assembleSecurity(
 }
 
 /**
+ * What a stored grant may allow in this app: the finance limits the operator set (`maxTradeUsd` per call,
+ * `maxTotalExposureUsd` per day, read at each create so they follow a change) and `MINARA_GRANT_MAX_DAYS`
+ * (default 90) as the longest lifetime.
+ */
+export function grantBoundsFor(env: Readonly<Record<string, string | undefined>>, packs: Pick<AppPacks, 'finance'>): () => Promise<GrantBounds> {
+  const raw = env.MINARA_GRANT_MAX_DAYS?.trim();
+  let maxLifetimeMs = DEFAULT_GRANT_MAX_LIFETIME_MS;
+  if (raw !== undefined && raw !== '') {
+    const n = Number(raw);
+    if (!(Number.isFinite(n) && n > 0 && n <= 3650)) throw new ConfigError(`MINARA_GRANT_MAX_DAYS: expected a number of days from 1 to 3650, got ${JSON.stringify(raw)}`, ['MINARA_GRANT_MAX_DAYS']);
+    maxLifetimeMs = Math.round(n * 86_400_000);
+  }
+  const finance = packs.finance;
+  return async () => {
+    if (!finance) return { maxLifetimeMs };
+    const limits = await finance.limits();
+    return { maxCapPerCallUsd: limits.maxTradeUsd, maxCapPerDayUsd: limits.maxTotalExposureUsd, maxLifetimeMs };
+  };
+}
+
+/**
  * The last part, the fleet's emergency stop: on PostgreSQL, a stop engaged or released on another instance
  * reaches this bus at once (LISTEN/NOTIFY; polled on PGlite). The tier gate itself reads the flag from the
  * database on every call. The listener is removed first on release.
@@ -74,11 +99,12 @@ export function listenForFleetStop(settings: AppSettings, storage: Storage, tool
   const unlisten =
     typeof listen === 'function'
       ? listen.call(storage, 'meta', ({ payload, local }) => {
-          if (local || (payload !== 'emergency_stop' && !payload.startsWith('emergency_stop:user:'))) return;
-          const userId = payload === 'emergency_stop' ? undefined : payload.slice('emergency_stop:user:'.length);
+          const user = /^emergency_stop:(?:user|self):(.+)$/.exec(payload);
+          if (local || (payload !== 'emergency_stop' && !user)) return;
+          const userId = user?.[1];
           const scope = userId === undefined ? {} : { userId };
           // A user's change reports that user's own state: a global stop it does not touch is not its news.
-          (userId === undefined ? tools.emergencyStop.status() : storage.meta.get(payload).then((raw) => (raw === undefined ? { engaged: false, reason: undefined } : tools.emergencyStop.status(scope)))).then(
+          (userId === undefined ? tools.emergencyStop.status() : tools.emergencyStop.userStatus(userId)).then(
             (st) => bus.emit('emergency-stop:changed', st.engaged ? { engaged: true, reason: st.reason, ...scope } : { engaged: false, ...scope }),
             (error: unknown) => logger.warn('emergency stop changed on another instance; reading it failed', { error: error instanceof Error ? error.message : String(error) }),
           );

@@ -1,3 +1,4 @@
+import { definedOnly } from '../util/defined';
 import { loadConfig, type MinaraConfig } from '../config/config';
 import { loadEnv, type LoadEnvResult } from '../config/load-env';
 import { createEventBus, type MinaraBus } from '../events/bus';
@@ -24,7 +25,7 @@ export function resolveAppSettings(options: CreateAppOptions): AppSettings {
   // A given env is copied (and the .env file fills the copy); otherwise process.env is used and filled.
   const env: Record<string, string | undefined> = options.env ? { ...options.env } : process.env;
   const envLoad = options.envFileDir === false ? undefined : loadEnv({ cwd: options.envFileDir ?? process.cwd(), env });
-  const config = loadConfig({ env, overrides: { ...options.config, ...(typeof options.model === 'string' ? { model: options.model } : {}) } });
+  const config = loadConfig({ env, overrides: { ...definedOnly(options.config), ...(typeof options.model === 'string' ? { model: options.model } : {}) } });
   const logger = options.logger ?? createConsoleLogger({ level: config.logLevel });
   const bus = options.bus ?? createEventBus();
   const now = options.now ?? (() => new Date());

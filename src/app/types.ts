@@ -188,6 +188,11 @@ export interface CreateAppOptions {
    * `app.workflows.trigger(name)`, each run stored. @default none
    */
   readonly workflows?: readonly WorkflowDefinition[] | undefined;
+  /**
+   * How long `app.close()` waits for running turns (and the work kept open after them, such as a webhook run's
+   * record) before aborting them; storage closes only after. @default 10000 (`DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS`)
+   */
+  readonly closeTimeoutMs?: number | undefined;
   readonly logger?: Logger | undefined;
   readonly bus?: MinaraBus | undefined;
   readonly now?: (() => Date) | undefined;

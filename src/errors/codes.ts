@@ -29,6 +29,7 @@ export const ERROR_CODES = {
   TOOL_SET_DISABLED: "An operator turned this tool set off for the call's user (a capability switch).",
   STAGE_NOT_ALLOWED: 'An autonomous turn classified as discover cannot execute a fund-moving tool, even under a grant.',
   EMERGENCY_STOP: 'The emergency stop is engaged; only READ_ONLY tools run.',
+  STOP_RELEASE_FORBIDDEN: 'A user tried to release (or engage) a stop above their level: the global stop or one an operator engaged is released by an operator only.',
   REPEATED_BLOCKED_CALL: 'The same blocked call was repeated within a turn and was cut off.',
   CIRCUIT_BREAKER_OPEN: "The user's circuit breaker is tripped; autonomous fund-moving calls are halted until a person resets it.",
   // approvals
@@ -47,6 +48,7 @@ export const ERROR_CODES = {
   ARTIFACT_NOT_FOUND: "No artifact with that id or URI exists for this user; the message lists the user's recent artifact URIs.",
   ARTIFACT_INVALID: 'An artifact input is malformed (a chart spec that does not compile, a URL in chart data, bad CSV, an empty report).',
   // storage
+  RUNTIME_CLOSED: 'The runtime (the app) is closing or closed: no new turn starts, and a turn still running past the close timeout was aborted.',
   STORAGE_ERROR: 'The storage engine failed (I/O, constraint, corruption).',
   STORAGE_BUSY: 'The database stayed locked past the busy timeout and retries.',
   STORAGE_UNAVAILABLE: 'The database server cannot be reached (refused, dropped or timed out); the message names host and port.',

@@ -1,3 +1,4 @@
+import { MinaraError } from '../errors/minara-error';
 import { isAutonomousSource, PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import { err } from '../tools/envelope';
@@ -77,7 +78,8 @@ export function createEmergencyStopTool(deps: FinanceDeps): ToolEntry {
     execute: async (i, ctx) => {
       const stop = deps.emergencyStop();
       const userId = ctx.call.userId;
-      const scope = userId !== undefined ? { userId } : undefined;
+      // The turn's user acts on their own stop, at the user's level: the stop refuses releasing an operator's.
+      const scope = userId !== undefined ? { userId, by: userId, actor: 'user' as const } : undefined;
       if (i.action === 'status') return stop.status(scope);
       if (i.action === 'engage') {
         await stop.engage(i.reason ?? `engaged by the emergency_stop tool (${ctx.call.source} source)`, scope);
@@ -89,7 +91,12 @@ export function createEmergencyStopTool(deps: FinanceDeps): ToolEntry {
       if (ctx.approvalId === undefined) {
         return err('Releasing the emergency stop needs an explicit approval.', { code: 'APPROVAL_REQUIRED' });
       }
-      await stop.release(scope);
+      try {
+        await stop.release(scope);
+      } catch (error) {
+        if (MinaraError.isInstance(error) && error.code === 'STOP_RELEASE_FORBIDDEN') return err(error.message, { code: 'STOP_RELEASE_FORBIDDEN', retryable: false });
+        throw error;
+      }
       const after = await stop.status(scope);
       if (after.engaged && after.scope === 'global') {
         return err('Your stop is released, but the operator\'s global stop is still engaged; only the operator releases it (minara stop --global --release).', { code: 'EMERGENCY_STOP', retryable: false });

@@ -1,6 +1,7 @@
 import type { createRemoteJWKSet } from 'jose';
 import { MinaraError } from '../errors/minara-error';
 import { createHash, timingSafeEqual } from 'node:crypto';
+import { isLoopbackHost } from './serve';
 
 /**
  * A bearer-token check that compares in constant time. Both sides are hashed to 32 bytes first, so
@@ -76,7 +77,10 @@ export type GatewayAuthenticate = (request: Request) => GatewayIdentity | null |
 export interface JwtAuthenticatorOptions {
   /** Shared secret for HS256/HS384/HS512 tokens (at least 32 bytes). */
   readonly secret?: string | Uint8Array | undefined;
-  /** URL of a JSON Web Key Set (RS256, ES256, EdDSA, …); keys are cached and refreshed by `jose`. */
+  /**
+   * URL of a JSON Web Key Set (RS256, ES256, EdDSA, …); keys are cached and refreshed by `jose`. Must be `https:`;
+   * plain `http:` is refused except on a loopback host (127.0.0.0/8, `::1`, `localhost`).
+   */
   readonly jwksUrl?: string | URL | undefined;
   /** Required `iss`. */
   readonly issuer?: string | undefined;
@@ -132,6 +136,11 @@ export function createJwtAuthenticator(options: JwtAuthenticatorOptions): Gatewa
       url = new URL(String(jwksUrl));
     } catch {
       throw new MinaraError('CONFIG_INVALID', 'createJwtAuthenticator: "jwksUrl" must be an absolute URL.');
+    }
+    // The keys decide who every token is: fetched over plain http, anyone on the path could swap them and mint any
+    // user. Only a loopback host (a sidecar on this machine, a test) may serve them without TLS.
+    if (url.protocol !== 'https:' && !(url.protocol === 'http:' && isLoopbackHost(url.hostname))) {
+      throw new MinaraError('CONFIG_INVALID', `createJwtAuthenticator: "jwksUrl" must use https: (plain http only on a loopback host such as 127.0.0.1 or localhost), got ${url.protocol}//${url.host}.`);
     }
     key = url;
   }

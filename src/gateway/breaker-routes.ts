@@ -3,7 +3,7 @@
  * user's. Resetting one is a person's decision: it needs the decide capability (`RouteContext.canDecide`, as
  * deciding approvals does), and a tenant may reset only their own. Setting limits is the operator's.
  */
-import { DECIDE_SCOPE } from './auth';
+import { needDecide } from './decide';
 import { field, readJsonObject } from './body';
 import { HttpError, json } from './http-error';
 import { decodeParam, type RouteContext, type RouteHandler } from './router';
@@ -18,7 +18,7 @@ function breakersOf(deps: GatewayDeps) {
 function target(ctx: RouteContext, action: string): string {
   const userId = decodeParam('userId', ctx.params['userId'] ?? '');
   if (!ctx.canDecide) {
-    throw new HttpError(403, 'HTTP_FORBIDDEN', `${action} a circuit breaker needs a person's credential (the ${DECIDE_SCOPE} scope, the gateway token, or the web app served by this gateway).`);
+    throw needDecide(`${action} a circuit breaker`);
   }
   if (userId !== ctx.userId && !ctx.operator) throw new HttpError(403, 'HTTP_FORBIDDEN', `Another user's circuit breaker is the operator's to change.`);
   return userId;

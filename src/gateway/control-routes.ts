@@ -10,7 +10,7 @@
 import { MinaraError } from '../errors/minara-error';
 import type { GrantRecord } from '../storage/types';
 import type { StoredGrantInput } from '../tools/types';
-import { DECIDE_SCOPE } from './auth';
+import { needDecide } from './decide';
 import { describe, field, readJsonObject } from './body';
 import { badRequest, HttpError, json, notFound } from './http-error';
 import { decodeParam, type RouteContext, type RouteHandler } from './router';
@@ -18,8 +18,6 @@ import type { GatewayDeps } from './types';
 
 const USER_ID = /^[A-Za-z0-9._:@-]{1,128}$/;
 
-const needDecide = (what: string) =>
-  new HttpError(403, 'HTTP_FORBIDDEN', `${what} needs a person's credential (the ${DECIDE_SCOPE} scope, the gateway token, or the web app served by this gateway); this one may not.`);
 const operatorsOnly = (what: string) => new HttpError(403, 'HTTP_FORBIDDEN', `${what} is the operator's (role "operator"); this credential is a tenant's.`);
 
 /** The user a request acts for: the caller, or (operators only) the one named in `field`. */
@@ -112,10 +110,12 @@ export function controlRoutes(deps: GatewayDeps): Array<[string, string, RouteHa
       return json(200, { scope: 'global', stop: await tools.emergencyStop.status() });
     }
     const userId = targetUser(ctx, body['userId'], 'userId', 'a user\'s stop');
-    // Engaging only tightens: the user (or an operator) may; releasing loosens and needs the decide capability.
+    // Engaging only tightens: the user (or an operator) may; releasing loosens and needs the decide capability,
+    // and the stop itself refuses a user's release of what an operator engaged (STOP_RELEASE_FORBIDDEN, 403).
     if (action === 'release' && !ctx.canDecide) throw needDecide('Releasing a stop');
-    if (action === 'engage') await tools.emergencyStop.engage(reason!, { userId, by });
-    else await tools.emergencyStop.release({ userId, by });
+    const actor = ctx.operator ? 'operator' : 'user';
+    if (action === 'engage') await tools.emergencyStop.engage(reason!, { userId, by, actor });
+    else await tools.emergencyStop.release({ userId, by, actor });
     return json(200, { scope: 'user', userId, stop: await tools.emergencyStop.status({ userId }) });
   };
 

@@ -4,7 +4,6 @@ import { generateId as defaultGenerateId } from '../util/ids';
 import { createConsoleLogger } from '../util/logger';
 import { createActiveStreams } from './active-streams';
 import { decideApproval, listApprovals } from './approvals-routes';
-import { randomBytes } from 'node:crypto';
 import { createBearerCheck, DECIDE_SCOPE, type GatewayIdentity, type GatewayQuota } from './auth';
 import { controlRoutes } from './control-routes';
 import { checkQuotaDefaults, createQuotaGate, USER_TURN_SOURCES } from './quotas';
@@ -22,6 +21,7 @@ import { createMemory, deleteMemory, deleteProfile, listMemory, listProfile, res
 import { checkAllowedHosts, checkAllowedOrigins, createPerimeter } from './perimeter';
 import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
+import { createLocalLogin } from './local-login';
 import { checkWebhooks, webhookSignal } from './webhook-routes';
 import { workflowRoutes } from './workflow-routes';
 import { alertRoutes } from './alert-routes';
@@ -73,16 +73,14 @@ export function createGateway(options: GatewayOptions): Gateway {
   if (web !== undefined && (typeof web !== 'object' || web === null || typeof web.dir !== 'string' || web.dir === '')) {
     throw new MinaraError('CONFIG_INVALID', 'createGateway: "web" must be { dir: "<a directory with index.html>" }.');
   }
-  // Without any authentication, deciding an approval needs this per-start secret, which the served page receives.
-  const singleUser = authToken === undefined && authenticate === undefined && !trustUserHeader;
-  const localKey = singleUser ? randomBytes(32).toString('base64url') : undefined;
-  const checkLocalKey = localKey === undefined ? undefined : createBearerCheck(localKey);
-  const staticFiles = web
-    ? createStaticFiles(web.dir, localKey === undefined ? {} : { headHtml: `<meta name="minara-local-key" content="${localKey}">` })
-    : undefined;
+  const staticFiles = web ? createStaticFiles(web.dir) : undefined;
   if (typeof basePath !== 'string' || (basePath !== '' && !/^(\/[A-Za-z0-9._~-]+)+$/.test(basePath))) {
     throw new MinaraError('CONFIG_INVALID', `createGateway: "basePath" must be "" or a path like "/api" (segments of letters, digits, ".", "_", "~", "-"; no trailing slash), got ${JSON.stringify(basePath)}.`);
   }
+  // Without any authentication, deciding needs the cookie the one-time link (printed by whoever started the
+  // server) sets; the page itself carries nothing (see local-login.ts).
+  const singleUser = authToken === undefined && authenticate === undefined && !trustUserHeader;
+  const localLogin = singleUser ? createLocalLogin(basePath) : undefined;
   if (authToken !== undefined && (typeof authToken !== 'string' || authToken.length < 16 || /\s/.test(authToken))) {
     throw new MinaraError('CONFIG_INVALID', 'createGateway: "authToken" must be a string of at least 16 characters without whitespace (e.g. `openssl rand -hex 32`).');
   }
@@ -129,9 +127,9 @@ export function createGateway(options: GatewayOptions): Gateway {
   /**
    * Who the request is and what it may do: the authenticator's identity (decides with the `approvals:decide`
    * scope), the trusted proxy's headers (its scopes header), the MCP token (request only), the shared token (a
-   * person's), or the single user (decides with the per-start local key).
+   * person's), or the single user (decides with the session cookie of the one-time login link).
    */
-  async function identify(request: Request): Promise<{ userId: string; operator: boolean; canDecide: boolean; quota?: GatewayQuota | undefined }> {
+  async function identify(request: Request, url: URL): Promise<{ userId: string; operator: boolean; canDecide: boolean; quota?: GatewayQuota | undefined }> {
     const who = authenticated.get(request);
     if (who) return { userId: who.userId, operator: (who.roles ?? []).includes('operator'), canDecide: (who.scopes ?? []).includes(DECIDE_SCOPE), ...(who.quota ? { quota: who.quota } : {}) };
     if (trustUserHeader) {
@@ -142,7 +140,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       return { userId: header ?? defaultUserId, operator: roles.includes('operator'), canDecide: scopes.includes(DECIDE_SCOPE) };
     }
     if (mcpCallers.has(request)) return { userId: defaultUserId, operator: false, canDecide: false };
-    if (checkLocalKey) return { userId: defaultUserId, operator: true, canDecide: checkLocalKey(`Bearer ${request.headers.get('x-minara-local-key') ?? ''}`) };
+    if (localLogin) return { userId: defaultUserId, operator: true, canDecide: localLogin.holdsSession(request, url) };
     return { userId: defaultUserId, operator: true, canDecide: true };
   }
 
@@ -201,6 +199,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('GET', '/v1/info', ({ userId, canDecide }) =>
     json(200, {
       identity: { userId, canDecide },
+      ...(options.tradingMode !== undefined ? { tradingMode: options.tradingMode } : {}),
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
       features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workflows: options.workflows !== undefined, alerts: options.tools.has('alert_request'), shadow: options.tools.has('shadow_report'), workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
     }),
@@ -277,6 +276,8 @@ export function createGateway(options: GatewayOptions): Gateway {
       if (!signedFor) throw new HttpError(401, 'HTTP_UNAUTHORIZED', 'sig: the view link is invalid or expired; ask GET /v1/artifacts/:id for a fresh viewUrl.');
       return viewArtifact(deps)({ request, url, params: { id }, userId: signedFor, operator: false, canDecide: false });
     }
+    // The one-time link of a token-less gateway: sets the session cookie deciding needs, then sends the browser to the app.
+    if (localLogin && pathname === '/login' && request.method === 'GET') return localLogin.handle(request, url);
     // The web app's files are public (the page asks for a token); API routes are not served from here.
     if (staticFiles && !isHealth && !pathname.startsWith('/v1/') && pathname !== '/mcp') {
       if (basePath !== '' && url.pathname === basePath) return new Response(null, { status: 308, headers: { location: `${basePath}/${url.search}` } });
@@ -317,7 +318,7 @@ export function createGateway(options: GatewayOptions): Gateway {
       const e = methodNotAllowed(request.method, match.allow);
       return jsonError(405, e.code, e.message, undefined, { allow: match.allow.join(', ') });
     }
-    const identity = await identify(request);
+    const identity = await identify(request, url);
     return match.handler({ request, url, params: match.params, ...identity });
   }
 
@@ -335,7 +336,7 @@ export function createGateway(options: GatewayOptions): Gateway {
     },
     activeStreams: () => streams.size(),
     authRequired: checkToken !== undefined || authenticate !== undefined,
-    localKey,
+    localLoginPath: () => localLogin?.issue(),
     async close() {
       closing = true;
       events.closeAll();

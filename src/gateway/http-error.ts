@@ -32,6 +32,7 @@ export function statusForCode(code: MinaraErrorCode): number {
     case 'HTTP_UNAUTHORIZED':
       return 401;
     case 'HTTP_FORBIDDEN':
+    case 'STOP_RELEASE_FORBIDDEN':
       return 403;
     case 'NOT_FOUND':
     case 'WORKSPACE_FILE_NOT_EDITABLE':

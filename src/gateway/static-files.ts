@@ -26,12 +26,11 @@ const PAGE_HEADERS: Readonly<Record<string, string>> = {
  * Serve a built single-page app from `dir` for `GET`/`HEAD` of a path (already relative to the gateway's base):
  * `/` is `index.html`; hashed files under `/assets/` are cached for a year, everything else revalidates.
  * A path that escapes `dir` (`..`, encoded separators, NUL) or names no file answers `undefined`, so the
- * caller's 404 applies. Nothing outside `dir` is ever read. `headHtml` is inserted at the top of every page's `<head>`
- * (the gateway's per-start local key); such pages are `no-store`.
+ * caller's 404 applies. Nothing outside `dir` is ever read. The files carry no per-start secret: fetching the page
+ * grants nothing (a token-less gateway's decide capability is the cookie of its one-time link, see local-login.ts).
  */
-export function createStaticFiles(dir: string, options: { readonly headHtml?: string | undefined } = {}): (method: string, pathname: string) => Promise<Response | undefined> {
+export function createStaticFiles(dir: string): (method: string, pathname: string) => Promise<Response | undefined> {
   const root = path.resolve(dir);
-  const { headHtml } = options;
   return async (method, pathname) => {
     if (method !== 'GET' && method !== 'HEAD') return undefined;
     let decoded: string;
@@ -52,20 +51,13 @@ export function createStaticFiles(dir: string, options: { readonly headHtml?: st
     }
     if (!info.isFile()) return undefined;
     const ext = path.extname(file).toLowerCase();
-    let bytes: Uint8Array | undefined;
-    if (ext === '.html' && headHtml !== undefined) {
-      // Per-start values for the page (the local key): inserted at the top of <head>, never cached.
-      const html = await readFile(file, 'utf8');
-      const at = /<head[^>]*>/i.exec(html);
-      bytes = new TextEncoder().encode(at ? `${html.slice(0, at.index + at[0].length)}${headHtml}${html.slice(at.index + at[0].length)}` : `${headHtml}${html}`);
-    }
     const headers: Record<string, string> = {
       'content-type': TYPES[ext] ?? 'application/octet-stream',
-      'content-length': String(bytes?.byteLength ?? info.size),
-      'cache-control': relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : bytes ? 'no-store' : 'no-cache',
+      'content-length': String(info.size),
+      'cache-control': relative.startsWith('assets/') ? 'public, max-age=31536000, immutable' : 'no-cache',
       ...(ext === '.html' ? PAGE_HEADERS : { 'x-content-type-options': 'nosniff' }),
     };
     if (method === 'HEAD') return new Response(null, { status: 200, headers });
-    return new Response(bytes ?? new Uint8Array(await readFile(file)), { status: 200, headers });
+    return new Response(new Uint8Array(await readFile(file)), { status: 200, headers });
   };
 }

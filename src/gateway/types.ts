@@ -106,6 +106,11 @@ export interface GatewayOptions {
    * @default no web app
    */
   readonly web?: { readonly dir: string } | undefined;
+  /**
+   * The resolved trading mode (`app.finance.tradingMode`), for `GET /v1/info`: `paper`, `live` or `shadow`, or
+   * `null` when the app has no finance pack. @default not reported (`tradingMode` absent from `/v1/info`)
+   */
+  readonly tradingMode?: 'paper' | 'live' | 'shadow' | null | undefined;
   /** What the app knows about its model, for `GET /v1/info` (a page shows a "no model configured" panel). */
   readonly modelStatus?: ModelConfigStatus | undefined;
   /**
@@ -210,12 +215,14 @@ export interface Gateway {
   /** Whether requests must authenticate (a shared bearer token or `authenticate`). */
   readonly authRequired: boolean;
   /**
-   * Without any authentication (the loopback default), the per-start secret that lets a caller decide approvals:
-   * sent as `x-minara-local-key`. The served web app receives it in its page (`<meta name="minara-local-key">`);
-   * a host with its own front end hands it over the same way. An MCP host or a script on the machine does not
-   * have it, so it can request approvals but never decide them. `undefined` when authentication is configured.
+   * Without any authentication (the loopback default), mint a one-time login link: the path (under `basePath`) to
+   * open, `/login?token=…`. Print it where only the person who started the server sees it (its terminal, as
+   * `minara serve` does); opening it sets an HttpOnly, SameSite=Strict session cookie and redirects to the app,
+   * and only a request carrying that cookie may decide approvals (and anything else that needs the decide
+   * capability). The page at `GET /` carries nothing, so an MCP host or a script on the machine can request
+   * approvals but never decide them. Each token works once. `undefined` when authentication is configured.
    */
-  readonly localKey: string | undefined;
+  localLoginPath(): string | undefined;
   /** Refuse new chat turns (503) and wait for the running ones to finish and persist. */
   close(): Promise<void>;
 }

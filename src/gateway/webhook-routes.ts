@@ -151,11 +151,14 @@ async function startWebhookTurn(
     ...(hook.allowedToolSets ? { allowedToolSets: hook.allowedToolSets } : {}),
   });
   const turn = deps.streams.start({ chatId: sessionId, userId, messageId: deps.generateId('msg'), events });
-  void turn.finished.finally(() => admission.release()).then(
+  // The run's record is written after the turn; the runtime is kept open until it is (app.close() waits for it,
+  // so it never meets a closed storage), and a failure is logged, never an unhandled rejection.
+  const bookkeeping = turn.finished.finally(() => admission.release()).then(
     async ({ end }) => {
       await storage.jobs.finishRun(claimed.id, claimed.owner, { endedAt: deps.now().toISOString(), outcome: end?.stopReason === 'error' ? 'failed' : 'ok', detail: `${sessionId}: ${end?.stopReason ?? 'no end'}` });
     },
     (error: unknown) => deps.logger.error('gateway: webhook turn failed', { webhook: name, error: error instanceof Error ? error.message : String(error) }),
-  );
+  ).catch((error: unknown) => deps.logger.warn('gateway: recording a webhook run failed', { webhook: name, error: error instanceof Error ? error.message : String(error) }));
+  deps.options.runtime.keepOpenUntil?.(bookkeeping);
   return json(202, { accepted: true, sessionId });
 }

@@ -3,7 +3,7 @@
  *
  * @module
  */
-export { createAgentRuntime, type AgentRuntime } from './runtime';
+export { createAgentRuntime, type AgentRuntime, DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS } from './runtime';
 export type { AgentRuntimeOptions, ApprovalDecision, ResolvedRuntimeOptions, GenerateResult, RunInput, ScenarioClassifier, ScenarioMatch, TurnScope, TurnStartInfo, TurnSummary, TurnToolCall } from './types';
 export type { PostTurnRecord, TurnExecution, TurnExecutionFill, TurnLearning, TurnLearningContext } from './types';
 export { type AgentEvent, type AgentEventType, type PendingApproval, type TurnStopReason, type TurnUsage } from './events';

@@ -31,8 +31,23 @@ export interface AgentRuntime {
   buildSystemPromptBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }): Promise<{ blocks: PromptBlock[]; toolNames: string[] }>;
   /** The same as one plain string (for `--dump-prompt` and `/prompt`). */
   buildSystemPrompt(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }): Promise<string>;
+  /**
+   * Keep the runtime open until `work` settles: what a host does after a turn (the gateway's webhook bookkeeping)
+   * that must reach storage before {@link AgentRuntime.close} lets the app close it. A rejection is logged, never thrown.
+   */
+  keepOpenUntil(work: Promise<unknown>): void;
+  /**
+   * Stop taking turns (`run` then throws `RUNTIME_CLOSED`), wait up to `timeoutMs` for the running turns and the
+   * work kept open with `keepOpenUntil`, abort the turns still running, and wait for them to settle. `app.close()`
+   * calls it before closing storage, so nothing in flight writes to a closed storage.
+   * @returns how many turns were running, and how many of them were aborted
+   */
+  close(options?: { readonly timeoutMs?: number | undefined }): Promise<{ readonly running: number; readonly aborted: number }>;
   readonly options: ResolvedRuntimeOptions;
 }
+
+/** How long `close` waits for running turns before aborting them. */
+export const DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS = 10_000;
 
 const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -110,6 +125,10 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   };
   // One turn at a time per session in this process; different sessions run concurrently.
   const sessionTails = new Map<string, Promise<void>>();
+  // What close() waits for: the running turns (each abortable) and the work hosts keep open after them.
+  const turns = new Set<{ readonly done: Promise<void>; readonly abort: AbortController }>();
+  const kept = new Set<Promise<unknown>>();
+  let closed = false;
 
   function validate(input: RunInput): RunInput {
     if (!input || typeof input !== 'object') throw new MinaraError('INVALID_ARGUMENT', 'run: input must be an object.');
@@ -149,7 +168,11 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   }
 
   function run(raw: RunInput): AsyncIterable<AgentEvent> {
-    const input = validate(raw);
+    if (closed) throw new MinaraError('RUNTIME_CLOSED', 'run: the runtime is closed (app.close() was called); no new turns start.');
+    const validated = validate(raw);
+    // Every turn can be aborted by close(), besides the caller's own signal.
+    const abort = new AbortController();
+    const input = { ...validated, abortSignal: validated.abortSignal ? AbortSignal.any([validated.abortSignal, abort.signal]) : abort.signal };
     const queue = createEventQueue<AgentEvent>();
     const turnId = deps.generateId('turn');
     const previous = sessionTails.get(input.sessionId) ?? Promise.resolve();
@@ -157,6 +180,9 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
       .then(() => executeTurn(deps, input, turnId, (e) => queue.push(e)))
       .then(() => queue.close(), (error: unknown) => queue.fail(error));
     const tail = task.then(() => undefined, () => undefined);
+    const entry = { done: tail, abort };
+    turns.add(entry);
+    void tail.then(() => turns.delete(entry));
     sessionTails.set(input.sessionId, tail);
     void tail.then(() => {
       if (sessionTails.get(input.sessionId) === tail) sessionTails.delete(input.sessionId);
@@ -189,6 +215,36 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
     ),
     buildSystemPromptBlocks: buildBlocks,
     buildSystemPrompt: async (input) => renderSystemPrompt((await buildBlocks(input)).blocks),
+    keepOpenUntil(work) {
+      const settled = Promise.resolve(work).then(
+        () => undefined,
+        (error: unknown) => logger.warn('work kept open after a turn failed', { error: error instanceof Error ? error.message : String(error) }),
+      );
+      kept.add(settled);
+      void settled.then(() => kept.delete(settled));
+    },
+    async close(closeOptions = {}) {
+      closed = true;
+      const timeoutMs = closeOptions.timeoutMs ?? DEFAULT_RUNTIME_CLOSE_TIMEOUT_MS;
+      if (!(Number.isFinite(timeoutMs) && timeoutMs >= 0)) throw new MinaraError('INVALID_ARGUMENT', `close: "timeoutMs" must be a number of ms ≥ 0, got ${String(timeoutMs)}.`);
+      const running = turns.size;
+      const settle = async () => {
+        // Turns first, then the work hosts kept open after them (which a finishing turn may still add).
+        while (turns.size > 0 || kept.size > 0) await Promise.all([...[...turns].map((t) => t.done), ...kept]);
+      };
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = await Promise.race([settle().then(() => false), new Promise<boolean>((r) => (timer = setTimeout(() => r(true), timeoutMs)))]);
+      clearTimeout(timer);
+      let aborted = 0;
+      if (timedOut) {
+        aborted = turns.size;
+        if (aborted > 0) logger.warn('closing: aborting turns still running', { turns: aborted, timeoutMs });
+        for (const t of turns) t.abort.abort(new MinaraError('RUNTIME_CLOSED', 'the runtime is closing'));
+        // An aborted turn ends at its next step; bounded again so a stuck tool cannot hold close forever.
+        await Promise.race([settle(), new Promise((r) => setTimeout(r, Math.max(timeoutMs, 1000)).unref())]);
+      }
+      return { running, aborted };
+    },
     options,
   };
 }

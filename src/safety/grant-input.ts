@@ -1,15 +1,51 @@
 import { MinaraError } from '../errors/minara-error';
 import type { GrantArgLimit } from '../storage/types';
 import type { StoredGrantInput } from '../tools/types';
-import { AUTONOMOUS_SOURCES } from './permission-tier';
+import { AUTONOMOUS_SOURCES, PermissionTier } from './permission-tier';
 
 /** What the grant service knows of the registry, to check a grant's tools and tool sets when it is created. */
 export interface GrantCatalog {
-  /** The tool's static tier, or undefined when no such tool is registered. (A MANUAL_ONLY tool may be named; the gate still refuses it to autonomous sources.) */
+  /** The tool's static tier, or undefined when no such tool is registered. A grant naming a MANUAL_ONLY tool is refused. */
   toolTier(name: string): number | undefined;
   /** True when a tool set of that name is known. */
   hasToolSet(name: string): boolean;
+  /** The MANUAL_ONLY tools the sets cover (through `includes` too): a grant for such a set is refused. @default none known */
+  manualOnlyIn?(toolSets: readonly string[]): readonly string[];
 }
+
+/**
+ * The most a stored grant may allow, set by the operator: a cap per call and per UTC day in USD, and a longest
+ * lifetime. A grant above any bound is refused (`INVALID_ARGUMENT` naming the field); a grant that leaves a cap or
+ * its expiry out gets the bound. `createApp` takes the caps from the finance limits (`maxTradeUsd` per call,
+ * `maxTotalExposureUsd` per day) and the lifetime from `MINARA_GRANT_MAX_DAYS`.
+ */
+export interface GrantBounds {
+  /** Largest `capPerCallUsd`. @default no bound */
+  readonly maxCapPerCallUsd?: number | undefined;
+  /** Largest `capPerDayUsd`. @default no bound */
+  readonly maxCapPerDayUsd?: number | undefined;
+  /** Longest lifetime in ms from creation. @default {@link DEFAULT_GRANT_MAX_LIFETIME_MS} (90 days) */
+  readonly maxLifetimeMs?: number | undefined;
+}
+
+/** The longest a stored grant lives unless the operator says otherwise: 90 days. */
+export const DEFAULT_GRANT_MAX_LIFETIME_MS = 90 * 86_400_000;
+
+/**
+ * Check grant bounds (a registry's `grantBounds`): each a finite number > 0 when given.
+ * @throws MinaraError `CONFIG_INVALID` naming `where` and the field
+ */
+export function checkGrantBounds(bounds: GrantBounds, where: string): GrantBounds {
+  if (typeof bounds !== 'object' || bounds === null) throw new MinaraError('CONFIG_INVALID', `${where}: expected { maxCapPerCallUsd?, maxCapPerDayUsd?, maxLifetimeMs? }.`);
+  for (const key of ['maxCapPerCallUsd', 'maxCapPerDayUsd', 'maxLifetimeMs'] as const) {
+    const v = bounds[key];
+    if (v !== undefined && !(typeof v === 'number' && Number.isFinite(v) && v > 0)) throw new MinaraError('CONFIG_INVALID', `${where}.${key}: expected a finite number > 0, got ${JSON.stringify(v)}.`);
+  }
+  return bounds;
+}
+
+const money = (n: number) => `$${n.toLocaleString('en-US', { maximumFractionDigits: 2 })}`;
+const days = (ms: number) => (ms % 86_400_000 === 0 ? `${ms / 86_400_000} days` : `${Math.round(ms / 3_600_000)} hours`);
 
 /** A grant input, checked: the fields a stored grant record takes. */
 export interface CheckedGrantInput {
@@ -42,6 +78,14 @@ function usd(value: unknown, field: string): number | undefined {
   return value;
 }
 
+/** A cap within the operator's bound: above it is refused; left out, it is the bound. */
+function bounded(cap: number | undefined, bound: number | undefined, field: string, per: string): number | undefined {
+  if (bound === undefined) return cap;
+  if (cap === undefined) return bound;
+  if (cap > bound) throw bad(field, `(${money(cap)}) is above the operator's limit of ${money(bound)} ${per}; give at most ${bound}`);
+  return cap;
+}
+
 function checkLimits(limits: Readonly<Record<string, GrantArgLimit>> | undefined): void {
   if (limits === undefined) return;
   if (typeof limits !== 'object' || limits === null || Array.isArray(limits)) throw bad('argLimits', 'must be an object of field → { max?, min?, oneOf? }');
@@ -58,7 +102,7 @@ function checkLimits(limits: Readonly<Record<string, GrantArgLimit>> | undefined
  * the registry, autonomous sources only, caps that are USD amounts ≥ 0,
  * an expiry in the future. Nothing is stored when it throws.
  */
-export function checkGrantInput(input: StoredGrantInput, catalog: GrantCatalog | undefined, now: Date): CheckedGrantInput {
+export function checkGrantInput(input: StoredGrantInput, catalog: GrantCatalog | undefined, now: Date, bounds: GrantBounds = {}): CheckedGrantInput {
   if (typeof input !== 'object' || input === null) throw new MinaraError('INVALID_ARGUMENT', 'grants.create: expected an object { tools | toolSets | toolName, sources?, capPerCallUsd?, capPerDayUsd?, expiresAt?, userId? }.');
   if (input.toolName !== undefined && (typeof input.toolName !== 'string' || input.toolName === '')) throw bad('toolName', 'must be a non-empty string');
   const tools = names(input.tools, 'tools');
@@ -72,6 +116,16 @@ export function checkGrantInput(input: StoredGrantInput, catalog: GrantCatalog |
       if (tier === undefined) throw bad(single === t && !tools?.includes(t) ? 'toolName' : 'tools', `names an unknown tool ${JSON.stringify(t)}`);
     }
     for (const s of toolSets ?? []) if (!catalog.hasToolSet(s)) throw bad('toolSets', `names an unknown tool set ${JSON.stringify(s)}`);
+    // MANUAL_ONLY means a person approves every call: no grant stands in for that, named or through a set.
+    for (const t of allTools) {
+      if (catalog.toolTier(t) === PermissionTier.MANUAL_ONLY) {
+        throw bad(single === t && !tools?.includes(t) ? 'toolName' : 'tools', `names ${JSON.stringify(t)}, a MANUAL_ONLY tool: it needs a person's approval on every call and can never be granted`);
+      }
+    }
+    const manual = toolSets && catalog.manualOnlyIn ? catalog.manualOnlyIn(toolSets) : [];
+    if (manual.length > 0) {
+      throw bad('toolSets', `covers ${manual.map((t) => JSON.stringify(t)).join(', ')}, a MANUAL_ONLY tool (it needs a person's approval on every call and can never be granted); name the tools to grant in "tools" instead`);
+    }
   }
   if (input.userId !== undefined && (typeof input.userId !== 'string' || !USER_ID.test(input.userId))) throw bad('userId', 'must be 1–128 letters, digits or . _ : @ -');
   let sources: string[] | undefined;
@@ -83,8 +137,8 @@ export function checkGrantInput(input: StoredGrantInput, catalog: GrantCatalog |
     sources = [...new Set(input.sources as string[])];
   }
   checkLimits(input.argLimits);
-  const capPerCallUsd = usd(input.capPerCallUsd, 'capPerCallUsd');
-  const capPerDayUsd = usd(input.capPerDayUsd, 'capPerDayUsd');
+  const capPerCallUsd = bounded(usd(input.capPerCallUsd, 'capPerCallUsd'), bounds.maxCapPerCallUsd, 'capPerCallUsd', 'per call');
+  const capPerDayUsd = bounded(usd(input.capPerDayUsd, 'capPerDayUsd'), bounds.maxCapPerDayUsd, 'capPerDayUsd', 'per day');
   let expiresAt: string | undefined;
   if (typeof input.expiresAt === 'number') {
     if (!(Number.isFinite(input.expiresAt) && input.expiresAt > 0)) throw bad('expiresAt', 'as a duration must be a positive number of milliseconds');
@@ -95,6 +149,13 @@ export function checkGrantInput(input: StoredGrantInput, catalog: GrantCatalog |
     if (at <= now.getTime()) throw bad('expiresAt', `is in the past (${input.expiresAt}); give a time after ${now.toISOString()}`);
     expiresAt = new Date(at).toISOString();
   } else if (input.expiresAt !== undefined) throw bad('expiresAt', 'must be an ISO date string or a duration in ms');
+  // No grant lives forever: at most the operator's longest lifetime, which one without an expiry gets.
+  const maxLifetimeMs = bounds.maxLifetimeMs ?? DEFAULT_GRANT_MAX_LIFETIME_MS;
+  const latest = now.getTime() + maxLifetimeMs;
+  if (expiresAt === undefined) expiresAt = new Date(latest).toISOString();
+  else if (Date.parse(expiresAt) > latest) {
+    throw bad('expiresAt', `(${expiresAt}) outlives the longest a grant may live (${days(maxLifetimeMs)}, set by the operator); give a time before ${new Date(latest).toISOString()}`);
+  }
   if (input.note !== undefined && (typeof input.note !== 'string' || input.note.length > 2000)) throw bad('note', 'must be a string of at most 2000 characters');
   const toolName = allTools.length === 1 && toolSets === undefined ? allTools[0]! : '*';
   return {

@@ -2,7 +2,7 @@ import { MinaraError } from '../errors/minara-error';
 import type { GrantRecord, Storage } from '../storage/types';
 import type { IdGenerator } from '../util/ids';
 import type { GrantActor, GrantsApi, StoredGrantInput } from '../tools/types';
-import { checkGrantInput, type GrantCatalog } from './grant-input';
+import { checkGrantBounds, checkGrantInput, type GrantBounds, type GrantCatalog } from './grant-input';
 import { type GrantMatch, type GrantQueryCall, grantIsLive, grantLeftTodayUsd, matchStoredGrant, utcDay } from './grant-match';
 
 export { withinLimits } from './grant-limits';
@@ -30,6 +30,11 @@ export interface GrantServiceOptions {
   readonly generateId: IdGenerator;
   /** The registry's tools and tool sets, so a grant naming an unknown one is refused at creation. */
   readonly catalog?: GrantCatalog | undefined;
+  /**
+   * The most a stored grant may allow (caps per call and per day, longest lifetime), or a function read at each
+   * create (so it follows limits that change). @default only the 90-day lifetime
+   */
+  readonly bounds?: GrantBounds | (() => GrantBounds | Promise<GrantBounds>) | undefined;
   /** Expand tool-set names through `includes` (a grant for `trade` covers the sets it includes). @default the names as given */
   readonly expandToolSets?: ((names: readonly string[]) => ReadonlySet<string>) | undefined;
 }
@@ -54,7 +59,8 @@ export function createGrantService(options: GrantServiceOptions): GrantService {
   return {
     async create(input: StoredGrantInput, actor?: GrantActor) {
       const created = now();
-      const checked = checkGrantInput(input, catalog, created);
+      const bounds = checkGrantBounds((typeof options.bounds === 'function' ? await options.bounds() : options.bounds) ?? {}, 'grant bounds');
+      const checked = checkGrantInput(input, catalog, created, bounds);
       const grant: GrantRecord = {
         id: generateId('grt'),
         kind: 'stored',

@@ -6,6 +6,7 @@ import { createApprovalService } from '../safety/approvals';
 import { createCircuitBreakers, type CircuitBreakers } from '../safety/circuit-breakers';
 import { resolveUntrustedContentPolicy, type UntrustedContentPolicy } from '../safety/untrusted';
 import { createEmergencyStop } from '../safety/emergency-stop';
+import { checkGrantBounds, type GrantBounds } from '../safety/grant-input';
 import { createGrantService } from '../safety/grants';
 import { createCapabilitySwitches } from '../safety/capability-switches';
 import { isPermissionTier, PermissionTier, permissionTierName } from '../safety/permission-tier';
@@ -62,6 +63,13 @@ export interface ToolRegistryOptions {
    * whether a MANUAL_ONLY call is refused (docs/safety.md, "Untrusted content"). @default the safe defaults
    */
   untrustedContent?: UntrustedContentPolicy | undefined;
+  /**
+   * The most a stored grant may allow: caps per call and per UTC day in USD and a longest lifetime (a function is
+   * read at each create). A grant above a bound, or naming a MANUAL_ONLY tool (directly or through a set), is
+   * refused. `createApp` passes the finance limits and `MINARA_GRANT_MAX_DAYS`.
+   * @default a 90-day lifetime, no cap bounds
+   */
+  grantBounds?: GrantBounds | (() => GrantBounds | Promise<GrantBounds>) | undefined;
   bus?: MinaraBus | undefined;
   logger?: Logger | undefined;
   now?: (() => Date) | undefined;
@@ -101,11 +109,20 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   if (approvalKey !== undefined && !(approvalKey instanceof Uint8Array && approvalKey.length >= APPROVAL_KEY_BYTES)) {
     throw new MinaraError('CONFIG_INVALID', `createToolRegistry: "approvalKey" must be a Uint8Array of at least ${APPROVAL_KEY_BYTES} bytes (see resolveApprovalKey / parseApprovalKey).`);
   }
+  if (options.grantBounds !== undefined && typeof options.grantBounds !== 'function') checkGrantBounds(options.grantBounds, 'createToolRegistry: "grantBounds"');
   const approvals = createApprovalService({ storage, now, generateId, ttlMs: approvalTtlMs, bus, key: approvalKey });
   const grants = createGrantService({
     storage, now, generateId,
-    catalog: { toolTier: (name) => tools.get(name)?.permissionTier, hasToolSet: (name) => sets.has(name) },
+    catalog: {
+      toolTier: (name) => tools.get(name)?.permissionTier,
+      hasToolSet: (name) => sets.has(name),
+      manualOnlyIn: (names) => {
+        const covered = expandToolSetNames(names, sets);
+        return [...tools.values()].filter((t) => covered.has(t.toolSet) && t.permissionTier === PermissionTier.MANUAL_ONLY).map((t) => t.name);
+      },
+    },
     expandToolSets: (names) => expandToolSetNames(names, sets),
+    bounds: options.grantBounds,
   });
   const emergencyStop = createEmergencyStop({ storage, now, bus });
   const capabilities = createCapabilitySwitches({ storage, now, hasToolSet: (name) => sets.has(name) });

@@ -348,8 +348,15 @@ export interface CapabilitiesApi {
 /** Which stop: a user's (`{ userId }`), or the global one (no scope, or no `userId`). */
 export interface EmergencyStopScope {
   readonly userId?: string | undefined;
-  /** Who engages or releases it, for the audit row (a user id, `cli`, `sdk`). @default 'sdk' */
+  /** Who engages or releases it, for the audit row and the stored stop (a user id, `cli`, `sdk`). @default 'sdk' */
   readonly by?: string | undefined;
+  /**
+   * The authority acting: `operator` (the SDK host, the CLI, an operator's credential) or `user` (a tenant acting
+   * on their own stop: the gateway for a tenant's credential, the `emergency_stop` tool). A stop is released only
+   * at the level it was engaged: a `user` may release only the stop they engaged themselves, never the global
+   * stop or one an operator engaged on them (`STOP_RELEASE_FORBIDDEN`). @default 'operator'
+   */
+  readonly actor?: 'operator' | 'user' | undefined;
 }
 
 /** Whether a stop applies, and which one. */
@@ -362,6 +369,10 @@ export interface EmergencyStopStatus {
   readonly scope?: 'global' | 'user' | undefined;
   /** The user of a `user` stop. */
   readonly userId?: string | undefined;
+  /** Who engaged it: `operator` (only an operator releases it) or `user` (the user themself). Absent when not engaged. */
+  readonly engagedBy?: 'operator' | 'user' | undefined;
+  /** The `by` it was engaged with (a user id, `cli`, `sdk`), when recorded. */
+  readonly by?: string | undefined;
 }
 
 /**

@@ -103,10 +103,10 @@ describe('operator controls in the app', () => {
       repl.type('/help');
       await repl.waitFor('/exit');
       expect(repl.screen()).not.toContain('⏹ stopped');
-      await repl.app.tools.emergencyStop.engage('drill', { userId: 'default' });
+      await repl.app.tools.emergencyStop.engage('drill', { userId: 'default', by: 'default', actor: 'user' });
       const from = repl.screen().length;
       repl.type('/help');
-      await repl.waitFor('⏹ stopped (your stop) › ', from);
+      await repl.waitFor("⏹ stopped (your stop) › ", from);
       await repl.app.tools.emergencyStop.release({ userId: 'default' });
       await repl.app.tools.emergencyStop.engage('everyone');
       const again = repl.screen().length;
@@ -130,6 +130,13 @@ describe('operator controls in the app', () => {
     expect(errOut).toContain('"capPerDayUsd"');
     expect(await run('grants', 'create', '--tool-sets', 'trade', '--cap-per-call', '5', '--cap-per-day', '10', '--expires', '2001-01-01T00:00:00Z')).toBe(1);
     expect(errOut).toContain('"expiresAt" is in the past');
+    // Bounds (issue 37): no MANUAL_ONLY tool, caps within the finance limits, no lifetime past MINARA_GRANT_MAX_DAYS (90).
+    expect(await run('grants', 'create', '--tool-sets', 'transfer', '--cap-per-call', '5', '--cap-per-day', '10', '--expires', '1d')).toBe(1);
+    expect(errOut).toContain('a MANUAL_ONLY tool');
+    expect(await run('grants', 'create', '--tool-sets', 'trade', '--cap-per-call', '1000000000000', '--cap-per-day', '10', '--expires', '1d')).toBe(1);
+    expect(errOut).toContain("above the operator's limit of $5,000 per call");
+    expect(await run('grants', 'create', '--tool-sets', 'trade', '--cap-per-call', '5', '--cap-per-day', '10', '--expires', '9999-12-31T00:00:00Z')).toBe(1);
+    expect(errOut).toContain('outlives the longest a grant may live (90 days');
     expect(await run('grants', 'create', '--tool-sets', 'trade', '--cap-per-day', '10', '--expires', '1d')).toBe(2);
     expect(errOut).toContain('grants create needs --cap-per-call');
     out = '';

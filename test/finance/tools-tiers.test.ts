@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { PermissionTier } from '@minara/agent';
+import { createToolCallContext, PermissionTier } from '@minara/agent';
 import { ctxOf, setup } from './helpers';
 
 describe('finance tools: tiers and preview/confirm', () => {
@@ -162,5 +162,21 @@ describe('finance tools: tiers and preview/confirm', () => {
     const r3 = await call(ctx, 'emergency_stop', { action: 'release' }, { toolCallId: 'rel-2', approvalId: r2.approval!.approvalId });
     expect(r3.code).toBe('APPROVAL_DENIED');
     expect((await registry.emergencyStop.status()).engaged).toBe(true);
+  });
+
+  it("emergency_stop (the tool an MCP host or the REPL's model calls) never releases a stop an operator engaged on the user, even approved", async () => {
+    const { registry, approveAndRun } = setup();
+    const ctx = createToolCallContext({ sessionId: 's6', source: 'user', userId: 'bob' });
+    await registry.emergencyStop.engage('compliance hold', { userId: 'bob', by: 'ops' });
+    const rel = await approveAndRun(ctx, 'emergency_stop', { action: 'release' });
+    expect(rel.result).toMatchObject({ ok: false, code: 'STOP_RELEASE_FORBIDDEN' });
+    expect(await registry.emergencyStop.userStatus('bob')).toMatchObject({ engaged: true, engagedBy: 'operator' });
+    // Bob's own stop, engaged through the tool, he releases through it.
+    await registry.emergencyStop.release({ userId: 'bob', by: 'ops' });
+    expect((await approveAndRun(ctx, 'emergency_stop', { action: 'engage', reason: 'mine' })).first.ok).toBe(true);
+    expect(await registry.emergencyStop.userStatus('bob')).toMatchObject({ engaged: true, engagedBy: 'user', by: 'bob' });
+    const own = await approveAndRun(ctx, 'emergency_stop', { action: 'release' });
+    expect(own.result.ok).toBe(true);
+    expect((await registry.emergencyStop.userStatus('bob')).engaged).toBe(false);
   });
 });

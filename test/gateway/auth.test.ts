@@ -109,3 +109,18 @@ describe('per-user JWT (JWKS on 127.0.0.1)', () => {
     expect((await get('/v1/memory', { authorization: `Bearer ${wrongIssuer}` })).status).toBe(401);
   });
 });
+
+describe('attack (issue 37): a JWKS fetched over plain http', () => {
+  it('is refused unless the host is loopback (a network attacker could swap the keys and mint any user)', () => {
+    for (const jwksUrl of ['http://id.example.com/.well-known/jwks.json', 'http://10.0.0.5/jwks.json', 'http://id.example.com:443/jwks.json']) {
+      expect(() => createJwtAuthenticator({ jwksUrl, audience: 'minara' }), jwksUrl).toThrow(/"jwksUrl" must use https:.*got http:\/\//);
+    }
+    for (const jwksUrl of ['ftp://id.example.com/jwks.json', 'file:///etc/jwks.json']) {
+      expect(() => createJwtAuthenticator({ jwksUrl, audience: 'minara' }), jwksUrl).toThrow(/"jwksUrl" must use https:/);
+    }
+    // https anywhere, and http on loopback (a sidecar, a test) are accepted.
+    for (const jwksUrl of ['https://id.example.com/.well-known/jwks.json', 'http://127.0.0.1:8080/jwks.json', 'http://localhost/jwks.json', 'http://[::1]:9000/jwks.json']) {
+      expect(() => createJwtAuthenticator({ jwksUrl, audience: 'minara' }), jwksUrl).not.toThrow();
+    }
+  });
+});

@@ -6,6 +6,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { SignJWT } from 'jose';
+import { createToolCallContext } from '@minara/agent';
 import { createJwtAuthenticator, quotaFromClaim, signWebhook, USER_TURN_SOURCES } from '@minara/agent/gateway';
 import { chatBody, type Harness, startGateway, TOKEN } from './helpers';
 
@@ -79,6 +80,82 @@ describe('attacks on the controls', () => {
     expect((await send('POST', '/v1/stop', { action: 'release', scope: 'global' }, as('ops', { operator: true, decide: true }))).status).toBe(200);
     const audit = (await h.tools.queryAudit({})).filter((r) => r.toolName.startsWith('stop.'));
     expect(audit.map((r) => [r.toolName, JSON.parse(r.argsJson).scope, JSON.parse(r.argsJson).by])).toEqual([['stop.release', 'global', 'ops'], ['stop.engage', 'global', 'ops']]);
+  });
+});
+
+describe('attack (issue 37): a tenant releases the stop the operator engaged on them', () => {
+  const cronSwap = () =>
+    h!.tools.dispatchDetailed('swap_tokens', { from: 'USDC', to: 'ETH', amountUsd: 5, confirm: true }, { context: createToolCallContext({ sessionId: 'cron-bob', source: 'cron', userId: 'bob' }) });
+
+  it("Bob, with a person's credential, cannot release the operator's stop on him; his cron swap does not fill", async () => {
+    h = await startGateway();
+    await h.tools.grants.create({ tools: ['swap_tokens'], userId: 'bob', sources: ['cron'], capPerCallUsd: 50, capPerDayUsd: 100, expiresAt: 3_600_000 });
+    expect((await send('POST', '/v1/stop', { action: 'engage', userId: 'bob', reason: 'compliance hold' }, as('ops', { operator: true, decide: true }))).status).toBe(200);
+    const release = await send('POST', '/v1/stop', { action: 'release' }, as('bob', { decide: true }));
+    expect(release.status).toBe(403);
+    expect(((await release.json()) as Json).error).toMatchObject({ code: 'STOP_RELEASE_FORBIDDEN', message: expect.stringMatching(/engaged by an operator.*only an operator releases it/) });
+    expect(await h.tools.emergencyStop.userStatus('bob')).toMatchObject({ engaged: true, reason: 'compliance hold', engagedBy: 'operator', by: 'ops' });
+    // Engaging his own stop on top does not turn the operator's into his.
+    expect((await send('POST', '/v1/stop', { action: 'engage', reason: 'mine' }, as('bob'))).status).toBe(200);
+    expect((await send('POST', '/v1/stop', { action: 'release' }, as('bob', { decide: true }))).status).toBe(403);
+    const cron = await cronSwap();
+    expect(cron.envelope).toMatchObject({ ok: false, code: 'EMERGENCY_STOP' });
+    expect(h.ledger).toEqual([]);
+    // The operator releases it (both the operator's and Bob's own); then the cron swap fills under its grant.
+    expect((await send('POST', '/v1/stop', { action: 'release', userId: 'bob' }, as('ops', { operator: true, decide: true }))).status).toBe(200);
+    expect((await h.tools.emergencyStop.userStatus('bob')).engaged).toBe(false);
+    expect((await cronSwap()).envelope.ok).toBe(true);
+    expect(h.ledger).toEqual(['swap:USDC->ETH:5']);
+  });
+
+  it('a user releases a stop they engaged themselves; the SDK refuses a user-level release of the global or an operator stop', async () => {
+    h = await startGateway();
+    expect((await send('POST', '/v1/stop', { action: 'engage', reason: 'panic' }, as('bob'))).status).toBe(200);
+    expect(await h.tools.emergencyStop.userStatus('bob')).toMatchObject({ engaged: true, engagedBy: 'user', by: 'bob' });
+    expect((await send('POST', '/v1/stop', { action: 'release' }, as('bob', { decide: true }))).status).toBe(200);
+    expect((await h.tools.emergencyStop.userStatus('bob')).engaged).toBe(false);
+    // One enforcement point: the stop itself, whatever surface calls it.
+    await h.tools.emergencyStop.engage('hold', { userId: 'bob', by: 'ops' });
+    await expect(h.tools.emergencyStop.release({ userId: 'bob', by: 'bob', actor: 'user' })).rejects.toMatchObject({ code: 'STOP_RELEASE_FORBIDDEN' });
+    await h.tools.emergencyStop.engage('drill', { by: 'ops' });
+    await expect(h.tools.emergencyStop.release({ by: 'bob', actor: 'user' })).rejects.toMatchObject({ code: 'STOP_RELEASE_FORBIDDEN' });
+    await expect(h.tools.emergencyStop.engage('mine', { by: 'bob', actor: 'user' })).rejects.toMatchObject({ code: 'STOP_RELEASE_FORBIDDEN' });
+    expect((await h.tools.emergencyStop.status()).engaged).toBe(true);
+    expect((await h.tools.emergencyStop.userStatus('bob')).engaged).toBe(true);
+  });
+});
+
+describe('attack (issue 37): grants without bounds', () => {
+  it('a grant naming a MANUAL_ONLY tool (directly or through its set), caps of 1e12 or an expiry in 9999 is refused naming the field; nothing is stored', async () => {
+    h = await startGateway([], { withdraw: true, registry: { grantBounds: { maxCapPerCallUsd: 5_000, maxCapPerDayUsd: 25_000 } } });
+    const alice = as('alice', { decide: true });
+    const cases: Array<[Record<string, unknown>, RegExp]> = [
+      [grantBody({ tools: ['withdraw_funds'] }), /^grants\.create: "tools" names "withdraw_funds", a MANUAL_ONLY tool/],
+      [grantBody({ tools: undefined, toolSets: ['transfer'] }), /^grants\.create: "toolSets" covers "withdraw_funds", a MANUAL_ONLY tool/],
+      [grantBody({ capPerCallUsd: 1e12 }), /^grants\.create: "capPerCallUsd" .*above the operator's limit of \$5,000/],
+      [grantBody({ capPerDayUsd: 1e12 }), /^grants\.create: "capPerDayUsd" .*above the operator's limit of \$25,000/],
+      [grantBody({ expiresAt: '9999-12-31T00:00:00Z' }), /^grants\.create: "expiresAt" .*outlives the longest a grant may live \(90 days/],
+    ];
+    for (const [body, message] of cases) {
+      const r = await send('POST', '/v1/grants', body, alice);
+      expect(r.status, JSON.stringify(body)).toBe(400);
+      expect(((await r.json()) as Json).error.message, JSON.stringify(body)).toMatch(message);
+    }
+    expect(await h.tools.grants.list({ includeRevoked: true })).toEqual([]);
+    // Within the bounds, it is stored.
+    expect((await send('POST', '/v1/grants', grantBody({ capPerCallUsd: 5_000, capPerDayUsd: 25_000 }), alice)).status).toBe(201);
+  });
+
+  it('without any bound configured, the default lifetime (90 days) still holds, and the SDK refuses the same', async () => {
+    h = await startGateway([], { withdraw: true });
+    const r = await send('POST', '/v1/grants', grantBody({ expiresAt: '9999-12-31T00:00:00Z' }), as('alice', { decide: true }));
+    expect(r.status).toBe(400);
+    await expect(h.tools.grants.create({ tools: ['swap_tokens'], userId: 'alice', expiresAt: 400 * 86_400_000 })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('"expiresAt"') });
+    await expect(h.tools.grants.create({ toolName: 'withdraw_funds', userId: 'alice', expiresAt: 60_000 })).rejects.toMatchObject({ message: expect.stringContaining('"toolName" names "withdraw_funds", a MANUAL_ONLY tool') });
+    // A grant without an expiry gets the longest lifetime, not forever.
+    const g = await h.tools.grants.create({ tools: ['swap_tokens'], userId: 'alice', capPerDayUsd: 10 });
+    expect(Date.parse(g.expiresAt!) - Date.parse(g.createdAt)).toBe(90 * 86_400_000);
+    expect(await h.tools.grants.list({ includeRevoked: true })).toHaveLength(1);
   });
 });
 

@@ -35,12 +35,13 @@ export interface Harness {
 /** A real gateway on 127.0.0.1 (port 0) over the scripted model, in-memory storage, memory and a temp workspace. */
 export async function startGateway(
   script: ScriptEntry[] = [],
-  options: { model?: ScriptedModelOptions; gateway?: Partial<GatewayOptions> } = {},
+  options: { model?: ScriptedModelOptions; gateway?: Partial<GatewayOptions>; withdraw?: boolean; registry?: Partial<Parameters<typeof createToolRegistry>[0]> } = {},
 ): Promise<Harness> {
   const ledger: string[] = [];
   const storage = createInMemoryStorage();
   const tools = createToolRegistry({
     storage,
+    ...options.registry,
     tools: [
       defineTool({
         name: 'get_price', toolSet: 'read', description: 'Spot price', permissionTier: PermissionTier.READ_ONLY,
@@ -57,6 +58,17 @@ export async function startGateway(
           return { filled: true, from, to, amountUsd };
         },
       }),
+      // A MANUAL_ONLY withdrawal (only when asked: most tests list the registry's tools).
+      ...(options.withdraw !== true ? [] : [defineTool({
+        name: 'withdraw_funds', toolSet: 'transfer', description: 'Withdraw to an external address', permissionTier: PermissionTier.MANUAL_ONLY, isFundMoving: true,
+        inputSchema: z.object({ asset: z.string(), amountUsd: z.number().positive(), address: z.string() }),
+        orderFacts: ({ asset, amountUsd }) => ({ notionalUsd: amountUsd, asset, side: 'withdraw' }),
+        preview: ({ asset, amountUsd, address }) => ({ preview: true, asset, amountUsd, address }),
+        execute: ({ asset, amountUsd, address }) => {
+          ledger.push(`withdraw:${asset}:${amountUsd}:${address}`);
+          return { sent: true, asset, amountUsd, address };
+        },
+      })]),
     ],
   });
   const stores = new Map<string, MemoryStore>();

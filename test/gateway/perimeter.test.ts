@@ -77,7 +77,7 @@ describe('attack 1: DNS rebinding and cross-site requests against a gateway with
       expect(r.status, `${a.method} ${a.path}`).toBe(403);
       expect(code(r), `${a.method} ${a.path}`).toMatchObject({ code: 'HTTP_HOST_NOT_ALLOWED' });
       expect(r.body).not.toContain(approval.id);
-      expect(r.body).not.toContain(h!.gateway.localKey!);
+      expect(r.headers['set-cookie']).toBeUndefined();
     }
     // Nothing happened: the approval is still pending, no SOUL.md was written, no attacker session exists.
     expect((await h!.tools.approvals.get(approval.id))?.status).toBe('pending');
@@ -201,25 +201,25 @@ describe('attack 2: requesting and deciding are different capabilities', () => {
     expect(h!.ledger).toEqual(['swap:USDC->ETH:50']);
   });
 
-  it('without authentication, only a caller holding the per-start local key (the served web app) decides', async () => {
+  it('without authentication, only the browser that opened the one-time link decides (test/gateway/local-login.test.ts covers the link)', async () => {
     const web = mkdtempSync(path.join(tmpdir(), 'minara-perimeter-web-'));
     mkdirSync(path.join(web, 'assets'));
     writeFileSync(path.join(web, 'index.html'), '<!doctype html><html><head><title>x</title></head><body><div id="root"></div></body></html>');
     const approval = await withPendingApproval({ gateway: { web: { dir: web } } });
-    const key = h!.gateway.localKey!;
-    expect(key).toMatch(/^[A-Za-z0-9_-]{40,}$/);
     const decide = (headers: Record<string, string>) => fetch(`${h!.url}/v1/approvals/${approval.id}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify({ approved: true }) });
     // An MCP host or a script on this machine follows the approval hint: refused.
     expect((await decide({})).status).toBe(403);
-    expect((await decide({ 'x-minara-local-key': `${key.slice(0, -1)}${key.endsWith('A') ? 'B' : 'A'}` })).status).toBe(403);
     expect((await h!.tools.approvals.get(approval.id))?.status).toBe('pending');
-    // The served page carries the key (same origin only: a foreign Host never gets the page, see attack 1).
-    const page = await (await fetch(`${h!.url}/`)).text();
-    expect(page).toContain(`<meta name="minara-local-key" content="${key}">`);
-    const info = (await (await fetch(`${h!.url}/v1/info`, { headers: { 'x-minara-local-key': key } })).json()) as { identity: { userId: string; canDecide: boolean } };
-    expect(info.identity).toEqual({ userId: 'default', canDecide: true });
-    expect(((await (await fetch(`${h!.url}/v1/info`)).json()) as { identity: unknown }).identity).toEqual({ userId: 'default', canDecide: false });
-    expect((await decide({ 'x-minara-local-key': key })).status).toBe(200);
+    // The served page carries no secret and sets no cookie.
+    const page = await fetch(`${h!.url}/`);
+    expect(await page.text()).not.toContain('minara-local');
+    expect(page.headers.get('set-cookie')).toBeNull();
+    const login = await fetch(`${h!.url}${h!.gateway.localLoginPath()!}`, { redirect: 'manual' });
+    const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const info = (await (await fetch(`${h!.url}/v1/info`, { headers: { cookie } })).json()) as { identity: { userId: string; canDecide: boolean } };
+    expect(info.identity).toMatchObject({ userId: 'default', canDecide: true });
+    expect(((await (await fetch(`${h!.url}/v1/info`)).json()) as { identity: unknown }).identity).toMatchObject({ userId: 'default', canDecide: false });
+    expect((await decide({ cookie })).status).toBe(200);
     expect(h!.ledger).toEqual(['swap:USDC->ETH:50']);
   });
 

@@ -79,7 +79,9 @@ describe('tier gate', () => {
     const { run, registry, log } = setup();
     const r = await run(user(), 'withdraw', { address: '0xabc', amount: 1 });
     expect(r.code).toBe('APPROVAL_REQUIRED');
-    await registry.grants.create({ toolName: 'withdraw' });
+    // A grant for it is refused when created; one stored by an older version (or written straight to storage) covers nothing either.
+    await expect(registry.grants.create({ toolName: 'withdraw' })).rejects.toMatchObject({ code: 'INVALID_ARGUMENT', message: expect.stringContaining('MANUAL_ONLY') });
+    await registry.storage.grants.create({ id: 'grt_legacy', kind: 'stored', toolName: 'withdraw', createdAt: new Date().toISOString() });
     expect((await run(cron(), 'withdraw', { address: '0xabc', amount: 1 })).code).toBe('MANUAL_ONLY_AUTONOMOUS');
     await registry.approvals.decide(r.approval!.approvalId, { approved: true });
     expect((await run(cron(), 'withdraw', { address: '0xabc', amount: 1 }, r.approval!.approvalId)).code).toBe('MANUAL_ONLY_AUTONOMOUS');

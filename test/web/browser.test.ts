@@ -34,6 +34,8 @@ let webDir: string;
 let bundleGzip = 0;
 let browser: Browser | undefined;
 const running: Array<{ app: MinaraApp; served: ServedGateway }> = [];
+/** The gateway behind each served origin: each new page opens a fresh one-time login link, as the person would. */
+const logins = new Map<string, () => string | undefined>();
 /** Uncaught errors in any page: none is expected. */
 const pageErrors: string[] = [];
 /** Console errors and warnings of pages in a normal session (404s, CSP reports, React warnings): none is expected. */
@@ -62,11 +64,12 @@ async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; no
   await options.onApp?.(app);
   const served = await serveGateway({ gateway, port: 0 });
   running.push({ app, served });
+  logins.set(served.url, () => gateway.localLoginPath());
   return `${served.url}/`;
 }
 
 /** A page; its console is watched unless the test provokes an error on purpose (`provokesErrors`). */
-async function open(url: string, options: { provokesErrors?: boolean } = {}): Promise<Page> {
+async function open(url: string, options: { provokesErrors?: boolean; withoutLogin?: boolean } = {}): Promise<Page> {
   const page = await browser!.newPage({ viewport: DESKTOP });
   page.on('pageerror', (e) => pageErrors.push(e.message));
   if (!options.provokesErrors) {
@@ -74,7 +77,14 @@ async function open(url: string, options: { provokesErrors?: boolean } = {}): Pr
       if (m.type() === 'error' || m.type() === 'warning') consoleProblems.push(`${m.type()}: ${JSON.stringify(m.text().slice(0, 300))} (${m.location().url}:${m.location().lineNumber}:${m.location().columnNumber})`);
     });
   }
-  await page.goto(url);
+  // The one click of `minara serve`'s printed link: it sets the session cookie and lands on the app.
+  const origin = new URL(url).origin;
+  const login = options.withoutLogin ? undefined : logins.get(origin)?.();
+  if (login !== undefined) {
+    await page.goto(`${origin}${login}`);
+    expect(new URL(page.url()).search).toBe('');
+  }
+  if (page.url() !== url) await page.goto(url);
   return page;
 }
 
@@ -204,6 +214,23 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await page.locator('[data-role="user"]').getByText('perps sub-account 1').waitFor();
     await page.getByText('Using your perps sub-account.').waitFor();
     await page.close();
+  }, 60_000);
+
+  it('a browser that did not open the one-time link may chat but cannot approve, and says which link to open', async () => {
+    const buy = { symbol: 'ETH', amountUsd: 50, intent: 'buy 50 USD of ETH', slippageBps: 50, confirm: true };
+    const url = await start([{ toolCalls: [{ toolName: 'buy_token', input: buy }] }, { text: 'Bought.' }]);
+    const page = await open(url, { withoutLogin: true, provokesErrors: true });
+    expect(await page.getByTestId('cannot-decide').textContent()).toContain('minara serve');
+    await send(page, 'Buy $50 of ETH');
+    await page.getByRole('button', { name: 'Approve' }).click();
+    await page.getByText(/one-time link printed by minara serve/).first().waitFor();
+    expect(await page.getByText('Bought.').count()).toBe(0);
+    // The same browser after the one click: the notice is gone.
+    const person = await open(url);
+    await person.getByTestId('chat-empty').waitFor();
+    expect(await person.getByTestId('cannot-decide').count()).toBe(0);
+    await page.close();
+    await person.close();
   }, 60_000);
 
   it('approve a paper trade from the button and see the fill; deny another and nothing runs', async () => {

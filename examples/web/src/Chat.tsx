@@ -273,6 +273,13 @@ export function ChatPage({ chatId }: { chatId: string }) {
           </p>
         </div>
       ) : null}
+      {info && info.identity?.canDecide === false ? (
+        <div className="panel warn" data-testid="cannot-decide" role="status">
+          <p>
+            This browser can chat but cannot approve trades or withdrawals. Open the one-time link <code>minara serve</code> printed in its terminal (or start it with <code>--open</code>).
+          </p>
+        </div>
+      ) : null}
       {initial ? <Conversation chatId={chatId} initial={initial} /> : <p className="muted">Loading…</p>}
     </section>
   );

@@ -17,18 +17,14 @@ export function apiUrl(path: string): string {
 }
 
 /**
- * The per-start key a gateway without authentication puts in this page (`<meta name="minara-local-key">`): it is
- * what lets this page, and not an MCP host or a script on the machine, decide approvals.
+ * The token the person typed, when the gateway needs one. A gateway without authentication needs none: the browser
+ * that opened the one-time link `minara serve` printed holds an HttpOnly session cookie, sent with every
+ * same-origin request, and that cookie is what lets this page (and not an MCP host or a script on the machine)
+ * decide approvals.
  */
-function localKey(): string | undefined {
-  return document.querySelector<HTMLMetaElement>('meta[name="minara-local-key"]')?.content || undefined;
-}
-
 export function authHeaders(): Record<string, string> {
   const token = getToken();
-  if (token) return { authorization: `Bearer ${token}` };
-  const key = localKey();
-  return key ? { 'x-minara-local-key': key } : {};
+  return token ? { authorization: `Bearer ${token}` } : {};
 }
 
 /** An error answer of the gateway: `{ error: { code, message } }` plus the rest of the body. */
@@ -63,6 +59,8 @@ export async function api<T>(path: string, init: { method?: string; body?: unkno
 
 /** What `GET /v1/info` says about the server. */
 export interface ServerInfo {
+  /** Who this page is to the gateway; `canDecide` is false until the browser opened the one-time link (token-less gateway). */
+  readonly identity?: { readonly userId: string; readonly canDecide: boolean };
   readonly model: { readonly configured: boolean; readonly label?: string; readonly reason?: string };
   readonly features: { readonly memory: boolean; readonly workspace: boolean; readonly approvals: boolean; readonly deliveries?: boolean };
 }
