@@ -4,7 +4,7 @@
  * checkpoint, and inclusion proofs. `createApp` makes one from the approval key; a host that assembles its own
  * parts calls {@link createAuditIntegrity} with the same secret.
  */
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MinaraError } from '../errors/minara-error';
 import type { AuditVerifyReport } from '../storage/audit-types';
@@ -71,6 +71,7 @@ export function createAuditIntegrity(options: AuditIntegrityOptions): AuditInteg
   const sinks = [...(checkpointFile ? [createFileCheckpointSink({ path: checkpointFile })] : []), ...(options.sinks ?? [])];
   if (sinks.length === 0) throw new MinaraError('CONFIG_INVALID', 'createAuditIntegrity: give dataDir (the default checkpoint file) or at least one sink');
   if (dataDir !== undefined) {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const pub = path.join(dataDir, AUDIT_PUBLIC_KEY_FILE);
     if (!existsSync(pub) || readFileSync(pub, 'utf8') !== keys.publicKeyPem) writeFileSync(pub, keys.publicKeyPem, { mode: 0o600 }); // public, but the data directory is the owner's alone
   }
