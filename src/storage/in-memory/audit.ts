@@ -1,6 +1,7 @@
+import type { KeyObject } from 'node:crypto';
 import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead, AuditChainRow } from '../audit-types';
-import { AUDIT_GENESIS_HASH, auditContentOf, auditKeyRequired, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_GENESIS_HASH, auditContentOf, auditChainKeyObject, auditKeyRequired, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditEntry, AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 
@@ -23,7 +24,7 @@ function matches(e: AuditEntry, f: Omit<AuditQuery, 'limit'>): boolean {
 export function createInMemoryAuditStorage(): AuditStorage {
   const rows: AuditChainRow[] = [];
   let head: AuditChainHead = { seq: 0, hash: AUDIT_GENESIS_HASH, legacyRows: 0, legacyMaxId: 0 };
-  let chainKey: Uint8Array | undefined;
+  let chainKey: KeyObject | undefined;
   let onAppend: ((seq: number) => void) | undefined;
   const entries = () => rows.map(auditEntryOf);
   return {
@@ -42,7 +43,7 @@ export function createInMemoryAuditStorage(): AuditStorage {
     },
     useChainKey(options) {
       if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
-      chainKey = options.key;
+      chainKey = auditChainKeyObject(options.key);
       onAppend = options.onAppend;
     },
     async query(filter = {}) {

@@ -1,3 +1,4 @@
+import type { KeyObject } from 'node:crypto';
 /**
  * The `audit` domain on Postgres: an append-only, hash-chained table. Each append locks the chain-head row
  * (`SELECT … FOR UPDATE`), inserts the row with its link and moves the head in one transaction, so instances
@@ -5,7 +6,7 @@
  * (`../audit-chain.ts`).
  */
 import { MinaraError } from '../../errors/minara-error';
-import { AUDIT_CONTENT_COLUMNS, auditChainRowOf, auditKeyRequired, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, auditChainRowOf, auditChainKeyObject, auditKeyRequired, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 import type { PgHandle, PgRow } from './handle';
@@ -68,13 +69,13 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
   const t = h.t('audit_log');
   const headTable = h.t('audit_chain_head');
   const insert = `INSERT INTO ${t} (${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (${[...COLUMNS, 'seq', 'prev_hash', 'hash'].map((_, i) => `$${i + 1}`).join(', ')})`;
-  let chainKey: Uint8Array | undefined;
+  let chainKey: KeyObject | undefined;
   let onAppend: ((seq: number) => void) | undefined;
   const HEAD_COLUMNS = 'seq, hash, legacy_rows, legacy_max_id, keyed_from';
   return {
     useChainKey(options) {
       if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
-      chainKey = options.key;
+      chainKey = auditChainKeyObject(options.key);
       onAppend = options.onAppend;
     },
     async append(e) {

@@ -1,6 +1,7 @@
+import type { KeyObject } from 'node:crypto';
 import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead } from '../audit-types';
-import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditChainKeyObject, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
@@ -90,7 +91,7 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
 export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
   const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
   let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined } | undefined;
-  let chainKey: Uint8Array | undefined;
+  let chainKey: KeyObject | undefined;
   let onAppend: ((seq: number) => void) | undefined;
   /** The head as `verify` judges it: the counter's position, and the newest chained row's hash. */
   const headOf = (st: Record<string, unknown> | undefined): AuditChainHead => {
@@ -138,7 +139,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
 
     useChainKey(options) {
       if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
-      chainKey = options.key;
+      chainKey = auditChainKeyObject(options.key);
       onAppend = options.onAppend;
     },
 
