@@ -67,7 +67,7 @@ export interface CreateAppOptions {
    * and signed checkpoints to `<dataDir>/audit-checkpoints.jsonl` plus these sinks, every `checkpointEveryRows`
    * rows (`MINARA_AUDIT_CHECKPOINT_ROWS`, default 1000), every `checkpointEverySeconds` seconds
    * (`MINARA_AUDIT_CHECKPOINT_SECONDS`, default 60) and at close; `MINARA_AUDIT_CHECKPOINT_URL` adds an HTTP
-   * sink. `false` leaves links unkeyed and takes no checkpoints (not for production).
+   * sink. `false` takes no checkpoints and leaves the links to the tool registry (keyed with the approval key).
    */
   readonly auditIntegrity?: Pick<AuditIntegrityOptions, 'sinks' | 'checkpointEveryRows' | 'checkpointEverySeconds' | 'instance'> | false | undefined;
   /** Storage. @default SQLite at `${dataDir}/minara.db` */

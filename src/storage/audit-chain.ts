@@ -194,7 +194,7 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
         add({
           kind: 'edited', seq: row.seq, id: row.id,
           message: keyedRow
-            ? `row ${row.id} (seq ${row.seq}) does not match its keyed link: its content was edited, or the link was recomputed without the audit key`
+            ? `row ${row.id} (seq ${row.seq}) does not match its keyed link: its content was edited, or the link was recomputed without the audit key (or written by an instance holding another key: every instance sharing a database needs the same MINARA_APPROVAL_KEY or MINARA_AUDIT_KEY)`
             : `row ${row.id} (seq ${row.seq}) does not match its hash: its content was edited`,
         });
       } else if (inOrder && row.prevHash !== prev) {

@@ -151,6 +151,8 @@ export interface AuditChainKeyOptions {
   readonly key: Uint8Array;
   /** Called after each committed append of this storage, with the new seq (a checkpointer counts rows with it). */
   readonly onAppend?: ((seq: number) => void) | undefined;
+  /** Only when no key was given yet (a tool registry keying with its approval key does not replace createApp's). */
+  readonly ifUnkeyed?: boolean | undefined;
 }
 
 /** The raw stored content of one chained row, as the hash covers it (JSON columns as their stored text). */

@@ -10,6 +10,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AUDIT_CHECKPOINT_FILE, AUDIT_PUBLIC_KEY_FILE, createApp, formatDoctorReport, type MinaraApp, runDoctor, silentLogger, verifyAuditProof } from '@minara/agent';
+import { createGateway } from '@minara/agent/gateway';
 import { createScriptedModel } from '@minara/agent/testing';
 import { runAuditCommand } from '../../cli/audit-command';
 
@@ -85,6 +86,10 @@ describe('minara audit: checkpoint, prove, verify-proof, verify after an attack;
       expect(report.audit.chain).toMatchObject({ ok: false, problems: 1 });
       expect(report.warnings.join('\n')).toMatch(/hash chain does not verify: 1 problems \(first: the log ends at seq \d+, but a signed checkpoint recorded/);
       expect(formatDoctorReport(report)).toContain('hash chain BROKEN (1 problems)');
+      // The gateway's operator route verifies the same way.
+      const gateway = createGateway({ runtime: app.runtime, storage: app.storage, tools: app.tools, auditIntegrity: app.auditIntegrity, logger: silentLogger, trustUserHeader: true });
+      const res = await gateway.fetch(new Request('http://127.0.0.1/v1/audit/verify', { headers: { 'x-minara-user': 'ops', 'x-minara-roles': 'operator' } }));
+      expect(JSON.parse(await res.text())).toMatchObject({ ok: false, problems: [{ kind: 'truncated', seq: total - 1 }], checkpoints: { newest: { seq: total } } });
     } finally {
       await app.close();
     }

@@ -75,6 +75,7 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
   return {
     useChainKey(options) {
       if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
+      if (options.ifUnkeyed === true && chainKey !== undefined) return;
       chainKey = auditChainKeyObject(options.key);
       onAppend = options.onAppend;
     },
