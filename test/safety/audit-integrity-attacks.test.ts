@@ -530,3 +530,32 @@ describe('inclusion proofs', () => {
     }
   });
 });
+
+// ── the public names, through the package entry ────────────────────────────────────────────────────────────
+describe('the audit integrity names', () => {
+  it('keys, public keys, leaf text, a file sink read back, proveAuditRow and the instance name', async () => {
+    const keys = sdk.deriveAuditKeys(SECRET);
+    expect(sdk.deriveAuditKeys(SECRET).keyId).toBe(keys.keyId); // deterministic
+    expect(sdk.auditKeyId(sdk.parseAuditPublicKey(keys.publicKeyPem))).toBe(keys.keyId);
+    const raw = Buffer.from(String(keys.publicKey.export({ format: 'jwk' }).x), 'base64url');
+    expect(sdk.auditKeyId(sdk.parseAuditPublicKey(raw.toString('hex')))).toBe(keys.keyId);
+    expect(() => sdk.parseAuditPublicKey('not a key')).toThrow(/Ed25519 public key as SPKI PEM/);
+    expect(() => sdk.deriveAuditKeys(new Uint8Array(8))).toThrow(/at least 32 bytes/);
+    expect(sdk.defaultAuditInstance({ MINARA_INSTANCE_ID: 'node-7' })).toBe('node-7');
+    // The leaf text is the canonical JSON the link covers; a keyed link differs from a plain one.
+    const content = { toolName: 'get_price', at: '2026-11-01T00:00:00.000Z', tier: 0 };
+    expect(sdk.auditLeafText(3, content)).toBe('{"at":"2026-11-01T00:00:00.000Z","seq":3,"tier":0,"toolName":"get_price"}');
+    expect(sdk.auditRowHash('0'.repeat(64), 3, content)).toBe(createHash('sha256').update(`${'0'.repeat(64)}\n${sdk.auditLeafText(3, content)}`).digest('hex'));
+    expect(sdk.auditRowHash('0'.repeat(64), 3, content, keys.chainKey)).not.toBe(sdk.auditRowHash('0'.repeat(64), 3, content));
+    const sink = sdk.createFileCheckpointSink({ path: join(tmp.dir, 'names', 'cp.jsonl') });
+    expect(await sink.read!()).toEqual([]);
+    const storage = createInMemoryStorage();
+    storage.audit.useChainKey!({ key: keys.chainKey });
+    await storage.audit.append(row(1));
+    await sink.write(sdk.signAuditCheckpoint({ instance: 'i', seq: 1, head: (await storage.audit.head()).hash, at: '2026-11-01T00:00:00.000Z' }, keys));
+    expect(await sdk.verifyAuditTrail({ storage, publicKey: keys.publicKey, checkpoints: await sink.read!() })).toMatchObject({ ok: true, checkpoint: { seq: 1 } });
+    const proof = await sdk.proveAuditRow({ storage, keys, seq: 1, instance: 'i' });
+    expect(sdk.verifyAuditProof(proof, keys.publicKeyPem)).toMatchObject({ ok: true, treeSize: 1 });
+    expect(sdk.AUDIT_PUBLIC_KEY_FILE).toBe('audit-checkpoint.pub.pem');
+  });
+});
