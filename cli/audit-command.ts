@@ -1,9 +1,11 @@
 /**
  * `minara audit`: the audit trail for the operator. `list` (newest first, filtered), `trace <id>` (what one
- * alert, schedule entry or turn did, in order), `verify` (walk the hash chain; prints the head to keep elsewhere)
- * and `export` (JSONL or CSV, oldest first).
+ * alert, schedule entry or turn did, in order), `verify` (walk the keyed hash chain against the newest signed
+ * checkpoint; prints the head to keep elsewhere), `export` (JSONL or CSV, oldest first), `checkpoint` (sign one
+ * now), `prove <seq>` (an inclusion proof), `verify-proof <file> --public-key <pem>` (offline, no app) and
+ * `public-key`.
  */
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, readFileSync, writeFileSync } from 'node:fs';
 import type { AuditEntry, AuditFilter, AuditVerifyReport, MinaraApp } from '@minara/agent';
 import type { CliOptions } from './app';
 import { compactJson, truncate } from './render';
@@ -20,6 +22,10 @@ export interface AuditCommandOptions {
   readonly format?: string | undefined;
   readonly out?: string | undefined;
   readonly anchor?: string | undefined;
+  /** A checkpoint file kept elsewhere (JSONL), read besides the app's sinks. */
+  readonly checkpoints?: string | undefined;
+  /** A public key file (PEM) for verify-proof. */
+  readonly publicKey?: string | undefined;
   readonly write?: ((s: string) => void) | undefined;
   readonly writeErr?: ((s: string) => void) | undefined;
   /** Use this app instead of building one (tests). */
@@ -29,8 +35,12 @@ export interface AuditCommandOptions {
 
 const USAGE = `usage: minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
        minara audit trace <trace-id> [--json]
-       minara audit verify [--anchor seq:hash] [--json]
-       minara audit export --format jsonl|csv [--out file] [--user id] [--trace id] [--tool name] [--since 24h|ISO]`;
+       minara audit verify [--anchor seq:hash] [--checkpoints file] [--json]
+       minara audit export --format jsonl|csv [--out file] [--user id] [--trace id] [--tool name] [--since 24h|ISO]
+       minara audit checkpoint [--json]
+       minara audit prove <seq> [--out file]
+       minara audit verify-proof <proof file> --public-key <pem file> [--json]
+       minara audit public-key`;
 
 /** `24h`, `30m`, `7d` back from now, or an ISO time; undefined when absent; throws a usage message otherwise. */
 export function parseSince(value: string | undefined, now: Date): string | undefined {
@@ -76,9 +86,14 @@ function line(e: AuditEntry): string {
 
 /** The verify report as text; the last line is the head to keep outside the database. */
 export function formatVerifyReport(r: AuditVerifyReport): string {
+  const k = r.keyed;
+  const cps = r.checkpoints;
   const out = [
     r.ok ? `Audit chain intact: ${r.checked} chained row(s) verified.` : `Audit chain BROKEN: ${r.problems.length} problem(s) in ${r.checked} chained row(s).`,
     ...(r.unchainedPrefix > 0 ? [`${r.unchainedPrefix} row(s) were written before the chain began: kept and listed, not verifiable.`] : []),
+    ...(k && k.legacyLinks > 0 ? [`${k.legacyLinks} row(s) (seq 1–${k.legacyLinks}) carry legacy links (plain SHA-256, written before keyed links): a database writer could recompute them; checkpoints cover them.`] : []),
+    ...(k?.from !== undefined ? [`Keyed links (HMAC-SHA256, key outside the database) from seq ${k.from}${k.keyChecked ? '' : ' — NOT recomputed: this process does not hold the audit key'}.`] : []),
+    ...(cps ? [cps.newest ? `Checked against the newest signed checkpoint: seq ${cps.newest.seq} at ${cps.newest.at} (${cps.newest.instance}); ${cps.valid} of ${cps.read} checkpoint line(s) valid.` : `No signed checkpoint found (${cps.read} line(s) read): a truncated tail cannot be detected yet; run \`minara audit checkpoint\`.`] : []),
     ...r.problems.map((p) => `  ${p.kind}${p.seq !== undefined ? ` at seq ${p.seq}` : ''}: ${p.message}`),
     `Head: ${r.head.seq}:${r.head.hash}`,
     'Keep the head somewhere the database cannot reach; `minara audit verify --anchor <head>` later proves nothing up to it was rewritten.',
@@ -90,8 +105,14 @@ export async function runAuditCommand(cli: CliOptions, positionals: readonly str
   const write = options.write ?? ((s: string) => process.stdout.write(s));
   const writeErr = options.writeErr ?? ((s: string) => process.stderr.write(s));
   const [verb = 'list', arg, ...rest] = positionals;
-  if (!['list', 'trace', 'verify', 'export'].includes(verb) || rest.length > 0 || (verb === 'trace') !== (arg !== undefined)) {
+  const takesArg = verb === 'trace' || verb === 'prove' || verb === 'verify-proof';
+  if (!['list', 'trace', 'verify', 'export', 'checkpoint', 'prove', 'verify-proof', 'public-key'].includes(verb) || rest.length > 0 || takesArg !== (arg !== undefined)) {
     writeErr(`minara: ${USAGE}\n`);
+    return 2;
+  }
+  if (verb === 'verify-proof') return verifyProofFile(arg!, options, write, writeErr);
+  if (verb === 'prove' && !/^\d{1,15}$/u.test(arg!)) {
+    writeErr(`minara: prove expects a row's chain position (the number after the / in \`minara audit list\`), got ${JSON.stringify(arg)}\n`);
     return 2;
   }
   let filter: AuditFilter;
@@ -106,7 +127,10 @@ export async function runAuditCommand(cli: CliOptions, positionals: readonly str
       limit = Number(options.limit);
     }
     if (verb === 'export' && options.format !== 'jsonl' && options.format !== 'csv') throw new Error(`--format: expected jsonl or csv, got ${JSON.stringify(options.format ?? '')}`);
-    if (verb !== 'export' && (options.format !== undefined || options.out !== undefined)) throw new Error('--format and --out only apply to export');
+    if (verb !== 'export' && options.format !== undefined) throw new Error('--format only applies to export');
+    if (verb !== 'export' && verb !== 'prove' && options.out !== undefined) throw new Error('--out only applies to export and prove');
+    if (verb !== 'verify' && options.checkpoints !== undefined) throw new Error('--checkpoints only applies to verify');
+    if (options.publicKey !== undefined) throw new Error('--public-key only applies to verify-proof');
     if (verb !== 'verify' && options.anchor !== undefined) throw new Error('--anchor only applies to verify');
   } catch (error) {
     writeErr(`minara: ${error instanceof Error ? error.message : String(error)}\n`);
@@ -118,9 +142,34 @@ export async function runAuditCommand(cli: CliOptions, positionals: readonly str
   try {
     const storage = app.storage;
     if (verb === 'verify') {
-      const report = await storage.audit.verify(options.anchor !== undefined ? { anchor: options.anchor } : {});
+      const extra = options.checkpoints !== undefined ? readFileSync(options.checkpoints, 'utf8').split('\n').filter((l) => l.trim() !== '') : [];
+      const anchor = options.anchor !== undefined ? { anchor: options.anchor } : {};
+      const report = app.auditIntegrity ? await app.auditIntegrity.verify({ ...anchor, checkpoints: extra }) : await storage.audit.verify(anchor);
       write(options.json ? `${JSON.stringify(report, null, 2)}\n` : formatVerifyReport(report));
       return report.ok ? 0 : 1;
+    }
+    if (verb === 'checkpoint' || verb === 'prove' || verb === 'public-key') {
+      const integrity = app.auditIntegrity;
+      if (!integrity) {
+        writeErr('minara: audit integrity is off in this app (auditIntegrity: false): no key, no checkpoints\n');
+        return 1;
+      }
+      if (verb === 'public-key') {
+        write(integrity.publicKeyPem);
+        return 0;
+      }
+      if (verb === 'checkpoint') {
+        const cp = await integrity.checkpoint();
+        write(options.json ? `${JSON.stringify(cp, null, 2)}\n` : `Checkpoint signed: seq ${cp.seq}, head ${cp.head}, at ${cp.at} (${cp.instance}, key ${cp.keyId}); written to ${integrity.sinks.map((s) => s.name).join(', ')}.\n`);
+        return 0;
+      }
+      const proof = await integrity.prove(Number(arg));
+      const text = `${JSON.stringify(proof, null, 2)}\n`;
+      if (options.out !== undefined) {
+        writeFileSync(options.out, text, { mode: 0o600 });
+        writeErr(`Inclusion proof of seq ${proof.seq} in a tree of ${proof.treeHead.treeSize} row(s) written to ${options.out}. Check it anywhere with \`minara audit verify-proof ${options.out} --public-key <pem>\` or verifyAuditProof().\n`);
+      } else write(text);
+      return 0;
     }
     if (verb === 'export') {
       const format = options.format as 'jsonl' | 'csv';
@@ -147,4 +196,27 @@ export async function runAuditCommand(cli: CliOptions, positionals: readonly str
   } finally {
     if (!options.app) await app.close();
   }
+}
+
+/** `verify-proof <file> --public-key <pem>`: offline, no app, no data directory. Exit 0 valid, 1 invalid, 2 usage. */
+async function verifyProofFile(file: string, options: AuditCommandOptions, write: (s: string) => void, writeErr: (s: string) => void): Promise<number> {
+  if (options.publicKey === undefined) {
+    writeErr('minara: verify-proof needs --public-key <file> (the PEM `minara audit public-key` printed, kept off the machine)\n');
+    return 2;
+  }
+  const { verifyAuditProof } = await import('@minara/agent');
+  let proof: unknown;
+  let pem: string;
+  try {
+    proof = JSON.parse(readFileSync(file, 'utf8'));
+    pem = readFileSync(options.publicKey, 'utf8');
+  } catch (error) {
+    writeErr(`minara: verify-proof: ${error instanceof Error ? error.message : String(error)}\n`);
+    return 2;
+  }
+  const check = verifyAuditProof(proof, pem);
+  if (options.json) write(`${JSON.stringify(check, null, 2)}\n`);
+  else if (check.ok) write(`Proof valid: seq ${check.seq} is in the signed tree of ${check.treeSize} row(s) (${check.treeHead.instance}, ${check.treeHead.at}).\nRow: ${JSON.stringify(check.row)}\n`);
+  else write(`Proof INVALID: ${check.reason}\n`);
+  return check.ok ? 0 : 1;
 }

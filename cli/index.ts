@@ -58,8 +58,14 @@ Usage:
                                         Profile keys and who set each (yours win over the agent's)
   minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
   minara audit trace <id> [--json]      What one trace did, in order: signal, skills, calls and results, job run
-  minara audit verify [--anchor seq:hash] [--json]
-                                        Walk the audit hash chain; reports edited, deleted, reordered rows
+  minara audit verify [--anchor seq:hash] [--checkpoints file] [--json]
+                                        Walk the keyed audit chain against the newest signed checkpoint; exits 1
+                                        and names the rows when rows were edited, deleted, reordered, inserted or cut
+  minara audit checkpoint               Take a signed checkpoint now (also taken every N rows, T seconds, at close)
+  minara audit prove <seq> [--out file] An inclusion proof of one row (Merkle path + signed tree head)
+  minara audit verify-proof <file> --public-key <pem file>
+                                        Check a proof offline with the public key alone (no data directory needed)
+  minara audit public-key               Print the Ed25519 public key checkpoints and proofs are signed with
   minara audit export --format jsonl|csv [--out file] [filters]
   minara breakers [list] | status [--user id] [--json]
                                         Circuit breakers: who is halted and why, limits and current measures
@@ -122,11 +128,11 @@ interface Parsed {
   /** `--open` (serve): open the one-time login link in the browser */
   readonly open: boolean;
   /** audit, breakers and shadow flags */
-  readonly controls: { user?: string | undefined; trace?: string | undefined; tool?: string | undefined; since?: string | undefined; limit?: string | undefined; format?: string | undefined; out?: string | undefined; anchor?: string | undefined; json: boolean; reason?: string | undefined };
+  readonly controls: { user?: string | undefined; trace?: string | undefined; tool?: string | undefined; since?: string | undefined; limit?: string | undefined; format?: string | undefined; out?: string | undefined; anchor?: string | undefined; checkpoints?: string | undefined; publicKey?: string | undefined; json: boolean; reason?: string | undefined };
 }
 
 const VALUE_FLAGS = new Set(['--workspace', '--data-dir', '--model', '--mcp-config', '--port', '--host', '--tool-sets', '--reason', '--only', '--out', '--source', '--category',
-  '--user', '--trace', '--tool', '--since', '--limit', '--format', '--anchor']);
+  '--user', '--trace', '--tool', '--since', '--limit', '--format', '--anchor', '--checkpoints', '--public-key']);
 const BOOLEAN_FLAGS = new Set([
   '--help', '-h', '--version', '-v', '--verbose', '--dump-prompt', '--force', '--http', '--no-web', '--no-background', '--open', '--anonymous', '--json', '--fix', '--apply', '--sign',
   '--include-constraints', '--approve-hard-constraints',
@@ -156,6 +162,8 @@ const ONLY_FOR: Readonly<Record<string, readonly string[]>> = {
   '--since': ['audit', 'shadow'],
   '--format': ['audit'],
   '--anchor': ['audit'],
+  '--checkpoints': ['audit'],
+  '--public-key': ['audit'],
   '--sign': ['memory'],
   '--include-constraints': ['memory'],
   '--approve-hard-constraints': ['memory'],
@@ -239,7 +247,7 @@ export function parseArgs(argv: readonly string[]): Parsed {
   return { command, options, positionals, port, host: values.get('--host'), force: flags.has('--force'), http: flags.has('--http'), toolSets, reason: values.get('--reason'), ops, noWeb: flags.has('--no-web'), noBackground: flags.has('--no-background'), verbose: flags.has('--verbose'), open: flags.has('--open'),
     controls: {
       user: values.get('--user'), trace: values.get('--trace'), tool: values.get('--tool'), since: values.get('--since'), limit: values.get('--limit'), format: values.get('--format'),
-      out: values.get('--out'), anchor: values.get('--anchor'), json: flags.has('--json'), reason: values.get('--reason'),
+      out: values.get('--out'), anchor: values.get('--anchor'), checkpoints: values.get('--checkpoints'), publicKey: values.get('--public-key'), json: flags.has('--json'), reason: values.get('--reason'),
     } };
 }
 

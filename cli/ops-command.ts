@@ -62,7 +62,7 @@ export async function runDoctorCommand(cli: CliOptions, positionals: readonly st
     }
     const report = await agent.runDoctor({
       storage: app.storage, memory: app.memory, ...(app.workspace ? { workspace: app.workspace } : {}), modelStatus: app.modelStatus, embedder: app.embedderConfigured, privatePaths, disabledFeatures: app.disabledFeatures,
-      anonymous: flags.anonymous === true, ...(flags.now ? { now: flags.now } : {}),
+      ...(app.auditIntegrity ? { auditIntegrity: app.auditIntegrity } : {}), anonymous: flags.anonymous === true, ...(flags.now ? { now: flags.now } : {}),
     });
     out(flags)(`${flags.json ? JSON.stringify(report, null, 2) : agent.formatDoctorReport(report)}\n`);
     return 0;

@@ -69,6 +69,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     runtime: app.runtime,
     storage: app.storage,
     tools: app.tools,
+    ...(app.auditIntegrity ? { auditIntegrity: app.auditIntegrity } : {}),
     memoryFor: app.memoryFor,
     learningFor: (userId: string) => app.learningFor(userId),
     ...(app.workspace ? { workspace: app.workspace } : {}),

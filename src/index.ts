@@ -153,9 +153,22 @@ export type {
 } from './storage/types';
 // ── the audit trail: outcomes, the hash chain, verify ─────────────────────────
 export type {
-  AuditChainHead, AuditChainLink, AuditChainProblem, AuditFill, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport,
+  AuditChainHead, AuditChainKeyOptions, AuditChainLink, AuditChainProblem, AuditChainRow, AuditFill, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport,
 } from './storage/audit-types';
-export { AUDIT_GENESIS_HASH, AUDIT_KINDS } from './storage/audit-chain';
+export { AUDIT_GENESIS_HASH, AUDIT_KINDS, auditLeafText, auditRowHash } from './storage/audit-chain';
+// ── the audit trail's integrity: keyed links, signed checkpoints, inclusion proofs ──
+export { type AuditKeys, auditKeyId, deriveAuditKeys, parseAuditPublicKey } from './safety/audit-keys';
+export {
+  type AuditCheckpoint, type AuditCheckpointer, type AuditCheckpointerOptions, type AuditCheckpointSink, createAuditCheckpointer, createFileCheckpointSink,
+  createHttpCheckpointSink, defaultAuditInstance, type HttpCheckpointSinkOptions, signAuditCheckpoint, type SignedAuditCheckpoint, verifyAuditCheckpoint,
+} from './safety/audit-checkpoint';
+export {
+  type AuditInclusionProof, auditMerkleLeafHash, auditMerkleProof, type AuditProofCheck, proveAuditRow, type ProveAuditRowOptions, type SignedAuditTreeHead, verifyAuditProof,
+} from './safety/audit-proof';
+export { verifyAuditTrail, type VerifyAuditTrailOptions } from './safety/audit-verify';
+export {
+  AUDIT_CHECKPOINT_FILE, AUDIT_PUBLIC_KEY_FILE, type AuditIntegrity, type AuditIntegrityOptions, createAuditIntegrity,
+} from './safety/audit-integrity';
 export { extractAuditOutcome } from './tools/dispatch/outcome';
 export {
   type BreakerStatus, type BreakerTrip, type CircuitBreakers, type CircuitBreakersOptions, createCircuitBreakers, deliverNotice,

@@ -11,6 +11,7 @@ import { assembleSecurity, listenForFleetStop } from './security';
 import { resolveAppSettings } from './settings';
 import { assembleSkills } from './skills';
 import { openAppStorage } from './storage';
+import { assembleAuditIntegrity } from './audit-integrity';
 import type { CreateAppOptions, MinaraApp } from './types';
 import { assembleWorkspace } from './workspace';
 
@@ -39,6 +40,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   const disposers = createDisposerStack();
   const storage = await openAppStorage(settings, disposers);
   try {
+    const auditIntegrity = assembleAuditIntegrity(settings, storage, disposers); // keyed audit links, signed checkpoints
     const models = await resolveAppModels(settings); // model, its status, embedder
     const memory = assembleMemoryAndLearning(settings, storage, models, disposers); // per tenant, made on first use
     await indexTradeCases(storage, memory, logger); // trade cases without their memory row get one (learning migration v3)
@@ -83,6 +85,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
       finance: packs.finance,
       mcp: packs.mcp,
       background: jobs.background,
+      auditIntegrity,
       workflows: jobs.workflows,
       artifacts: artifacts.artifacts,
       materializer: artifacts.materializer,

@@ -1,5 +1,6 @@
 import type { AutonomousAdmission } from '../safety/autonomy-admission';
 import type { UntrustedContentPolicy } from '../safety/untrusted';
+import type { AuditIntegrity, AuditIntegrityOptions } from '../safety/audit-integrity';
 import type { BreakerLimits } from '../safety/breaker-rules';
 import type { DisabledFeature } from './feature-gates';
 import type { ResearchPackOptions } from './research-pack';
@@ -63,6 +64,14 @@ export interface CreateAppOptions {
    * on first run; never created in production mode, where a missing key refuses to start).
    */
   readonly approvalKey?: Uint8Array | undefined;
+  /**
+   * The audit trail's integrity: links keyed with a key derived from the approval key (or `MINARA_AUDIT_KEY`),
+   * and signed checkpoints to `<dataDir>/audit-checkpoints.jsonl` plus these sinks, every `checkpointEveryRows`
+   * rows (`MINARA_AUDIT_CHECKPOINT_ROWS`, default 1000), every `checkpointEverySeconds` seconds
+   * (`MINARA_AUDIT_CHECKPOINT_SECONDS`, default 60) and at close; `MINARA_AUDIT_CHECKPOINT_URL` adds an HTTP
+   * sink. `false` takes no checkpoints and leaves the links to the tool registry (keyed with the approval key).
+   */
+  readonly auditIntegrity?: Pick<AuditIntegrityOptions, 'sinks' | 'checkpointEveryRows' | 'checkpointEverySeconds' | 'instance'> | false | undefined;
   /** Storage. @default SQLite at `${dataDir}/minara.db` */
   readonly storage?: Storage | undefined;
   /** The model, or a `provider:model` string. @default resolved from MINARA_MODEL and provider keys */
@@ -245,6 +254,8 @@ export interface MinaraApp {
   readonly mcp: McpTools | undefined;
   /** The background runner (heartbeat, the user's schedule, maintenance); built, not started. */
   readonly background: AgentBackground;
+  /** Keyed links, signed checkpoints, verification and proofs of the audit trail (undefined with `auditIntegrity: false`). */
+  readonly auditIntegrity: AuditIntegrity | undefined;
   /** The artifact store (charts, reports, spreadsheets); undefined when `artifacts: false`. */
   readonly artifacts: ArtifactStore | undefined;
   /** The file store of uploads (`<dataDir>/files`); undefined when `files: false`. */

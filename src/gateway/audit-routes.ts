@@ -104,12 +104,13 @@ export function getAuditTrace(deps: GatewayDeps): RouteHandler {
   };
 }
 
-/** `GET /v1/audit/verify?anchor=seq:hash` (operators): walk the whole chain. */
+/** `GET /v1/audit/verify?anchor=seq:hash` (operators): walk the whole chain (keyed, against the newest signed checkpoint when the gateway has `auditIntegrity`). */
 export function verifyAudit(deps: GatewayDeps): RouteHandler {
   return async ({ url, operator }) => {
     if (!operator) throw new HttpError(403, 'HTTP_FORBIDDEN', 'Verifying the audit chain reads every tenant\'s rows: operators only.');
     const anchor = url.searchParams.get('anchor') ?? undefined;
-    const report = await deps.options.storage.audit.verify(anchor !== undefined ? { anchor } : {});
+    const o = anchor !== undefined ? { anchor } : {};
+    const report = deps.options.auditIntegrity ? await deps.options.auditIntegrity.verify(o) : await deps.options.storage.audit.verify(o);
     return json(200, report);
   };
 }

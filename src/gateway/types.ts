@@ -1,5 +1,6 @@
 import type { MinaraBus } from '../events/bus';
 import type { AutonomousAdmission } from '../safety/autonomy-admission';
+import type { AuditVerifyReport } from '../storage/audit-types';
 import type { GatewayAuthenticate, GatewayQuota } from './auth';
 import type { QuotaGate } from './quotas';
 import type { SessionLocks } from './session-lock';
@@ -25,6 +26,11 @@ export interface GatewayOptions {
   readonly storage: Storage;
   /** The tool registry; its approvals back `/v1/approvals`. */
   readonly tools: ToolRegistry;
+  /**
+   * The audit trail's integrity (`app.auditIntegrity`): `GET /v1/audit/verify` then checks the keyed links and the
+   * newest signed checkpoint instead of the storage's plain walk.
+   */
+  readonly auditIntegrity?: { verify(options?: { readonly anchor?: string | undefined }): Promise<AuditVerifyReport> } | undefined;
   /** The memory store of a tenant; without it the `/v1/memory` routes answer 404. */
   readonly memoryFor?: ((userId: string) => MemoryStore) | undefined;
   /** The learning store of a tenant: enables `/v1/learning/*` and `/v1/preferences` (createApp's `learningFor`). */

@@ -16,6 +16,7 @@ import type { MemoryStore } from '../memory/types';
 import { DEFAULT_METHODOLOGY_POLICY, wilsonLowerBound } from '../storage/learning-logic';
 import type { LearningStats, MethodologyPolicy } from '../storage/learning-types';
 import type { EmbeddingState, MemoryEdgeInput, MemoryScope, MemoryStats } from '../storage/memory-types';
+import type { AuditVerifyReport } from '../storage/audit-types';
 import type { Storage } from '../storage/types';
 import { findLoosePaths, type LoosePath, tightenPaths } from '../util/private-fs';
 import { WORKSPACE_FILE_NAMES } from '../workspace/files';
@@ -54,6 +55,12 @@ export interface DoctorOptions {
    * report slower; turn it off there and run `minara audit verify` on its own. @default true
    */
   readonly verifyAuditChain?: boolean | undefined;
+  /**
+   * Verify with the audit key and against the newest signed checkpoint instead of the storage's plain walk
+   * (`app.auditIntegrity`, as `minara doctor` passes it): a truncated tail with its head rolled back, a history
+   * recomputed without the key, or a tampered checkpoint line is then reported too.
+   */
+  readonly auditIntegrity?: { verify(): Promise<AuditVerifyReport> } | undefined;
   readonly now?: (() => Date) | undefined;
 }
 
@@ -270,7 +277,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
     storage.approvals.list({ status: 'expired', limit: 10_000 }),
     storage.audit.count(),
     anonymous ? Promise.resolve([]) : storage.memory.topEntities(scope, { limit: 10 }),
-    options.verifyAuditChain === false ? Promise.resolve(undefined) : storage.audit.verify(),
+    options.verifyAuditChain === false ? Promise.resolve(undefined) : options.auditIntegrity ? options.auditIntegrity.verify() : storage.audit.verify(),
   ]);
   // A pending approval past its expiry is expired in effect (the gate expires it on the next touch).
   const stale = pending.filter((a) => Date.parse(a.expiresAt) <= now.getTime()).length;
@@ -287,7 +294,7 @@ export async function runDoctor(options: DoctorOptions): Promise<DoctorReport> {
   if (oldestQueued !== undefined && oldestQueued < overdueBefore) {
     warnings.push(`${c(learning.extractionQueue.waiting)} user turns wait for memory extraction, the oldest for more than ${Math.round(overdueMs(op, options.overdueAfterMs) / 3_600_000)} h: the pass needs a model and MEMORY_EXTRACTION on (after_turn or nightly) in a process that runs background jobs.`);
   }
-  if (chain && !chain.ok) warnings.push(`The audit log's hash chain does not verify: ${c(chain.problems.length)} problems${anonymous ? '' : ` (first: ${chain.problems[0]?.message ?? 'unknown'})`}; a row was edited, deleted, reordered or inserted outside the audit writer. "minara audit verify" lists them.`);
+  if (chain && !chain.ok) warnings.push(`The audit log's hash chain does not verify: ${c(chain.problems.length)} problems${anonymous ? '' : ` (first: ${chain.problems[0]?.message ?? 'unknown'})`}; a row was edited, deleted, reordered or inserted outside the audit writer, the tail was cut back behind a signed checkpoint, or a checkpoint line was tampered with. "minara audit verify" lists them.`);
   let permissions: DoctorReport['permissions'];
   if (options.privatePaths !== undefined) {
     const loose = findLoosePaths(checkPaths(op, options.privatePaths));

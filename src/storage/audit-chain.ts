@@ -4,7 +4,7 @@
  * the verifier that walks a whole log page by page. Engine-neutral: no driver is imported here.
  */
 import { MinaraError } from '../errors/minara-error';
-import { hash } from 'node:crypto';
+import { createHmac, createSecretKey, hash, type KeyObject } from 'node:crypto';
 import { canonicalJson } from '../util/canonical-json';
 import type {
   AuditChainHead, AuditChainProblem, AuditChainRow, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport,
@@ -50,17 +50,35 @@ export function auditContentOf(entry: AuditEntryInput, operation = 'audit.append
   };
 }
 
-/** The hash of one row: its place (`seq`), the previous hash and its content (absent fields left out). */
-export function auditRowHash(prevHash: string, seq: number, content: Readonly<Record<string, string | number | null | undefined>>): string {
-  // The canonical JSON of `{ seq, ...present content }` (keys sorted, absent ones left out), written directly:
-  // the same text `canonicalJson` gives, without building and sorting an object on every append.
+/**
+ * The canonical text of one row as its link and its Merkle leaf cover it: the canonical JSON of
+ * `{ seq, ...present content }` (keys sorted, absent ones left out), written directly: the same text
+ * `canonicalJson` gives, without building and sorting an object on every append.
+ */
+export function auditLeafText(seq: number, content: Readonly<Record<string, string | number | null | undefined>>): string {
   let json = '{';
   for (const key of HASHED_KEYS) {
     const v = key === 'seq' ? seq : content[key];
     if (v === undefined || v === null) continue;
     json += `${json.length > 1 ? ',' : ''}"${key}":${JSON.stringify(v)}`;
   }
-  return hash('sha256', `${prevHash}\n${json}}`, 'hex');
+  return `${json}}`;
+}
+
+/**
+ * The hash of one row: its place (`seq`), the previous hash and its content (absent fields left out). With a
+ * key, HMAC-SHA256 under it (a keyed link: recomputing it needs the key kept outside the database); without,
+ * plain SHA-256 (a legacy link, written before keyed links began). Pass the key as a `KeyObject`
+ * ({@link auditChainKeyObject}) on a hot path: building one from raw bytes on every call costs several times the HMAC.
+ */
+export function auditRowHash(prevHash: string, seq: number, content: Readonly<Record<string, string | number | null | undefined>>, key?: KeyObject | Uint8Array): string {
+  const text = `${prevHash}\n${auditLeafText(seq, content)}`;
+  return key === undefined ? hash('sha256', text, 'hex') : createHmac('sha256', key).update(text).digest('hex');
+}
+
+/** The chain key as a `KeyObject`, made once (what the engines keep after `useChainKey`). */
+export function auditChainKeyObject(key: Uint8Array): KeyObject {
+  return createSecretKey(key);
 }
 
 /** The hashed keys in canonical (sorted) order. */
@@ -123,8 +141,13 @@ const MAX_PROBLEMS = 100;
  * began, the newest row equal to the head row, the unchained prefix of the size the migration recorded, and
  * (given an anchor kept elsewhere) the anchored position still carrying its hash.
  */
-export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPager, options: AuditVerifyOptions = {}): Promise<AuditVerifyReport> {
+export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPager, options: AuditVerifyOptions = {}, chainKey?: KeyObject | Uint8Array): Promise<AuditVerifyReport> {
+  const key = chainKey instanceof Uint8Array ? createSecretKey(chainKey) : chainKey;
   const anchor = options.anchor === undefined ? undefined : parseAnchor(options.anchor);
+  const checkpoint = options.checkpoint;
+  const keyedFrom = head.keyedFrom;
+  let legacyLinks = 0;
+  let checkpointSeen = false;
   const problems: AuditChainProblem[] = [];
   const add = (p: AuditChainProblem) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
@@ -149,6 +172,7 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
     const rows = await page(afterId, 1000);
     for (const row of rows) {
       afterId = row.id;
+      options.onRow?.(row);
       if (row.seq === null || row.hash === null || row.prevHash === null) {
         if (row.seq === null && row.hash === null && row.prevHash === null && row.id <= head.legacyMaxId) legacy++;
         else add({ kind: 'inserted', id: row.id, message: `row ${row.id} has no valid chain link but was written after the chain began (inserted or altered outside the audit writer)` });
@@ -162,14 +186,27 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
           ? { kind: 'reordered', seq: row.seq, id: row.id, message: `row ${row.id} has seq ${row.seq} but comes after seq ${expectedSeq - 1} in the table: rows were reordered or renumbered` }
           : { kind: 'inserted', seq: row.seq, id: row.id, message: `row ${row.id} repeats seq ${row.seq}: a copy was inserted or a row renumbered` });
       }
-      if (auditRowHash(row.prevHash, row.seq, row.content) !== row.hash) {
-        add({ kind: 'edited', seq: row.seq, id: row.id, message: `row ${row.id} (seq ${row.seq}) does not match its hash: its content was edited` });
+      const keyedRow = keyedFrom !== undefined && row.seq >= keyedFrom;
+      if (!keyedRow) legacyLinks++;
+      // A keyed link is recomputed with the key; without the key it is only checked for order and linkage.
+      const recompute = !keyedRow || key !== undefined;
+      if (recompute && auditRowHash(row.prevHash, row.seq, row.content, keyedRow ? key : undefined) !== row.hash) {
+        add({
+          kind: 'edited', seq: row.seq, id: row.id,
+          message: keyedRow
+            ? `row ${row.id} (seq ${row.seq}) does not match its keyed link: its content was edited, or the link was recomputed without the audit key (or written by an instance holding another key: every instance sharing a database needs the same MINARA_APPROVAL_KEY or MINARA_AUDIT_KEY)`
+            : `row ${row.id} (seq ${row.seq}) does not match its hash: its content was edited`,
+        });
       } else if (inOrder && row.prevHash !== prev) {
         add({ kind: 'edited', seq: prevSeq, id: row.id, message: `seq ${row.seq} (row ${row.id}) does not follow seq ${prevSeq}: the row before it was replaced or rehashed` });
       }
       if (anchor && row.seq === anchor.seq) {
         anchorSeen = true;
         if (row.hash !== anchor.hash) add({ kind: 'anchor_mismatch', seq: row.seq, id: row.id, message: `seq ${row.seq} carries hash ${row.hash.slice(0, 16)}…, not the anchored ${anchor.hash.slice(0, 16)}…: the chain was rewritten` });
+      }
+      if (checkpoint && row.seq === checkpoint.seq) {
+        checkpointSeen = true;
+        if (row.hash !== checkpoint.hash) add({ kind: 'checkpoint_mismatch', seq: row.seq, id: row.id, message: `seq ${row.seq} (row ${row.id}) carries hash ${row.hash.slice(0, 16)}…, not the ${checkpoint.hash.slice(0, 16)}… the signed checkpoint recorded: history up to it was rewritten` });
       }
       if (row.seq >= expectedSeq) {
         prev = row.hash;
@@ -187,13 +224,33 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
   else if (head.seq < last) add({ kind: 'head_mismatch', seq: last, message: `the log reaches seq ${last} but the head says seq ${head.seq} (rows added outside the audit writer, or the head was rolled back)` });
   else if (head.hash !== prev) add({ kind: 'head_mismatch', seq: last, message: `the newest row's hash differs from the head's (the newest row or the head was edited)` });
   if (legacy !== head.legacyRows) add({ kind: 'legacy_changed', message: `the unchained prefix had ${head.legacyRows} row(s) when the chain began; ${legacy} remain` });
+  if (checkpoint) {
+    if (!checkpointSeen && checkpoint.seq > last) {
+      add({ kind: 'truncated', seq: last + 1, message: `the log ends at seq ${last}, but a signed checkpoint recorded seq ${checkpoint.seq}: rows seq ${last + 1}–${checkpoint.seq} were deleted and the head rolled back` });
+    } else if (!checkpointSeen && checkpoint.seq > 0) {
+      add({ kind: 'checkpoint_mismatch', seq: checkpoint.seq, message: `seq ${checkpoint.seq}, which a signed checkpoint recorded, is not in the log` });
+    }
+    if (checkpoint.keyedFrom !== undefined && checkpoint.keyedFrom !== keyedFrom) {
+      add({ kind: 'key_downgrade', seq: checkpoint.keyedFrom, message: `keyed links began at seq ${checkpoint.keyedFrom} when checkpointed, the log now says ${keyedFrom === undefined ? 'none are keyed' : `seq ${keyedFrom}`}: the links were downgraded and recomputed` });
+    }
+  }
   if (anchor && !anchorSeen) add({ kind: 'anchor_mismatch', seq: anchor.seq, message: `the anchored seq ${anchor.seq} is not in the log (deleted, or the chain is shorter than when anchored)` });
   problems.sort((a, b) => (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER));
-  return { ok: problems.length === 0, checked, unchainedPrefix: legacy, head, problems };
+  return {
+    ok: problems.length === 0, checked, unchainedPrefix: legacy, head, problems,
+    keyed: { from: keyedFrom, legacyLinks, keyChecked: key !== undefined || keyedFrom === undefined },
+    ...(checkpoint ? { checkpoint: { seq: checkpoint.seq, hash: checkpoint.hash } } : {}),
+  };
 }
 
-/** The head row as stored (columns `seq`, `hash`, `legacy_rows`, `legacy_max_id`). */
+/** The head row as stored (columns `seq`, `hash`, `legacy_rows`, `legacy_max_id`, `keyed_from`). */
 export function auditHeadOf(row: Readonly<Record<string, unknown>> | undefined): AuditChainHead {
   if (!row) return { seq: 0, hash: AUDIT_GENESIS_HASH, legacyRows: 0, legacyMaxId: 0 };
-  return { seq: Number(row.seq), hash: String(row.hash), legacyRows: Number(row.legacy_rows), legacyMaxId: Number(row.legacy_max_id) };
+  const keyedFrom = row.keyed_from == null ? undefined : Number(row.keyed_from);
+  return { seq: Number(row.seq), hash: String(row.hash), legacyRows: Number(row.legacy_rows), legacyMaxId: Number(row.legacy_max_id), ...(keyedFrom !== undefined ? { keyedFrom } : {}) };
+}
+
+/** The error an append without the key gets once keyed links began. */
+export function auditKeyRequired(keyedFrom: number): MinaraError {
+  return new MinaraError('CONFIG_INVALID', `audit.append: this log's links are keyed since seq ${keyedFrom}; open the storage with its audit chain key (storage.audit.useChainKey, as createApp does) before appending`);
 }

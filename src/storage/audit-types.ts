@@ -80,11 +80,25 @@ export interface AuditChainHead {
   readonly legacyRows: number;
   /** The highest row id among them (0 when none). */
   readonly legacyMaxId: number;
+  /**
+   * The first seq whose link is keyed (HMAC-SHA256 with the audit chain key kept outside the database); rows
+   * before it are linked with plain SHA-256 (written before keyed links began). Absent while no keyed row exists.
+   */
+  readonly keyedFrom?: number | undefined;
 }
 
 /** One thing `verify` found wrong. */
 export interface AuditChainProblem {
-  readonly kind: 'edited' | 'deleted' | 'reordered' | 'inserted' | 'head_mismatch' | 'legacy_changed' | 'anchor_mismatch';
+  readonly kind:
+    | 'edited' | 'deleted' | 'reordered' | 'inserted' | 'head_mismatch' | 'legacy_changed' | 'anchor_mismatch'
+    /** The log ends before the newest signed checkpoint's seq: rows were deleted and the head rolled back. */
+    | 'truncated'
+    /** The row at the signed checkpoint's seq carries another hash: history up to it was rewritten. */
+    | 'checkpoint_mismatch'
+    /** Where keyed links begin differs from what the signed checkpoint recorded (a downgrade to plain SHA-256). */
+    | 'key_downgrade'
+    /** A checkpoint line that fails its Ed25519 signature or does not parse (reported by `verifyAuditTrail`). */
+    | 'checkpoint_invalid';
   /** The chain position where it shows. */
   readonly seq?: number | undefined;
   /** The row id, when a row shows it. */
@@ -103,6 +117,16 @@ export interface AuditVerifyReport {
   readonly head: AuditChainHead;
   /** Problems, in chain order; at most 100 are listed. */
   readonly problems: readonly AuditChainProblem[];
+  /**
+   * The keyed part of the chain: from which seq links are HMAC-keyed, and whether the verifier held the key
+   * (without it, keyed links are checked for order and linkage only, not recomputed). Rows before `from` are
+   * legacy links (plain SHA-256), listed as `legacyLinks`.
+   */
+  readonly keyed?: { readonly from: number | undefined; readonly legacyLinks: number; readonly keyChecked: boolean } | undefined;
+  /** The signed checkpoint the chain was checked against, when one was given. */
+  readonly checkpoint?: { readonly seq: number; readonly hash: string } | undefined;
+  /** The checkpoint lines read (`verifyAuditTrail`): how many, how many carried a valid signature, the newest. */
+  readonly checkpoints?: { readonly read: number; readonly valid: number; readonly newest?: { readonly seq: number; readonly at: string; readonly instance: string } | undefined } | undefined;
 }
 
 /** Options of {@link AuditStorage.verify}. */
@@ -112,6 +136,23 @@ export interface AuditVerifyOptions {
    * The row at that position must still carry that hash: this catches a chain rewritten from the start.
    */
   readonly anchor?: string | undefined;
+  /**
+   * A signed checkpoint already checked against its public key (`verifyAuditTrail` does this): the log must reach
+   * its seq, the row there must carry its hash, and keyed links must begin where it says.
+   */
+  readonly checkpoint?: { readonly seq: number; readonly hash: string; readonly keyedFrom?: number | undefined } | undefined;
+  /** Called with every row walked, in id order (an inclusion proof builds its Merkle tree from the same walk). */
+  readonly onRow?: ((row: AuditChainRow) => void) | undefined;
+}
+
+/** What {@link AuditStorage.useChainKey} takes. */
+export interface AuditChainKeyOptions {
+  /** The HMAC-SHA256 key of the links (at least 32 bytes), kept outside the database (`deriveAuditKeys`). */
+  readonly key: Uint8Array;
+  /** Called after each committed append of this storage, with the new seq (a checkpointer counts rows with it). */
+  readonly onAppend?: ((seq: number) => void) | undefined;
+  /** Only when no key was given yet (a tool registry keying with its approval key does not replace createApp's). */
+  readonly ifUnkeyed?: boolean | undefined;
 }
 
 /** The raw stored content of one chained row, as the hash covers it (JSON columns as their stored text). */

@@ -8,7 +8,7 @@
  */
 import type { ArtifactStorage, FileStorage } from './artifact-types';
 import type { AlertStorage, WorkflowRunStorage } from './automation-types';
-import type { AuditChainHead, AuditChainLink, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport } from './audit-types';
+import type { AuditChainHead, AuditChainKeyOptions, AuditChainLink, AuditKind, AuditOutcome, AuditVerifyOptions, AuditVerifyReport } from './audit-types';
 import type { JobStorage } from './job-types';
 import type { LearningStorage } from './learning-types';
 import type { UsageStorage } from './usage-types';
@@ -113,6 +113,12 @@ export interface AuditStorage {
   verify(options?: AuditVerifyOptions): Promise<AuditVerifyReport>;
   /** The chain head: how many rows are chained and the newest hash. */
   head(): Promise<AuditChainHead>;
+  /**
+   * Key the links from now on: each new row's hash is HMAC-SHA256 under this key (kept outside the database), so
+   * a database writer without it cannot recompute a tail; `verify` recomputes keyed links with it. Once a keyed
+   * row exists, an append without the key is refused. `createApp` calls this with `deriveAuditKeys(…).chainKey`.
+   */
+  useChainKey?(options: AuditChainKeyOptions): void;
 }
 
 /** Lifecycle of an approval request. `executed` is terminal and single-use. */

@@ -234,7 +234,8 @@ describe('minara (process)', () => {
     expect(csv.stdout.split('\n')[0]).toBe('id,seq,at,kind,user_id,source,session_id,trace_id,tool_call_id,tool_name,tier,mode,decision,code,reason,status,order_id,fill_symbol,fill_side,fill_quantity,fill_price_usd,fill_notional_usd,fill_fee_usd,fill_realized_pnl_usd,tx_hash,error_code,simulated,shadow,provider,approval_id,duration_ms,args_json,detail_json,prev_hash,hash');
     const verify = minara(['audit', 'verify', '--data-dir', dir]);
     expect(verify.code).toBe(0);
-    expect(verify.stdout).toMatch(/Audit chain intact: \d+ chained row\(s\) verified\.\nHead: \d+:[0-9a-f]{64}/);
+    // Keyed links, and the checkpoint the REPL process signed when it closed.
+    expect(verify.stdout).toMatch(/Audit chain intact: \d+ chained row\(s\) verified\.\nKeyed links \(HMAC-SHA256, key outside the database\) from seq 1\.\nChecked against the newest signed checkpoint: seq \d+ [^\n]*\nHead: \d+:[0-9a-f]{64}/);
     expect(minara(['audit', 'list', '--anchor', '1:ab', '--data-dir', dir])).toMatchObject({ code: 2, stderr: expect.stringContaining('--anchor only applies to verify') });
     expect(minara(['doctor', '--since', '1h'])).toMatchObject({ code: 2, stderr: expect.stringContaining('only applies to') });
     const breakers = minara(['breakers', '--data-dir', dir]);

@@ -145,7 +145,7 @@ describe('"what did the 14:03 alert do"', () => {
     expect(lines[1]!.chain.seq).toBe(lines[0]!.chain.seq + 1);
     out = '';
     expect(await runAuditCommand({}, ['verify'], { app: a, write })).toBe(0);
-    expect(out).toMatch(/Audit chain intact: \d+ chained row\(s\) verified\.\nHead: \d+:[0-9a-f]{64}/);
+    expect(out).toMatch(/Audit chain intact: \d+ chained row\(s\) verified\.\nKeyed links \(HMAC-SHA256, key outside the database\) from seq 1\.\n[^\n]*\nHead: \d+:[0-9a-f]{64}/);
     const head = /Head: (\S+)/.exec(out)![1]!;
     out = '';
     expect(await runAuditCommand({}, ['verify'], { app: a, anchor: head, json: true, write })).toBe(0);

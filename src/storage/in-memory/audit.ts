@@ -1,5 +1,7 @@
-import type { AuditChainRow } from '../audit-types';
-import { AUDIT_GENESIS_HASH, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import type { KeyObject } from 'node:crypto';
+import { MinaraError } from '../../errors/minara-error';
+import type { AuditChainHead, AuditChainRow } from '../audit-types';
+import { AUDIT_GENESIS_HASH, auditContentOf, auditChainKeyObject, auditKeyRequired, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditEntry, AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 
@@ -21,18 +23,29 @@ function matches(e: AuditEntry, f: Omit<AuditQuery, 'limit'>): boolean {
 /** The `audit` domain in memory: an append-only, hash-chained array (one JS thread: appends never interleave). */
 export function createInMemoryAuditStorage(): AuditStorage {
   const rows: AuditChainRow[] = [];
-  let head = { seq: 0, hash: AUDIT_GENESIS_HASH, legacyRows: 0, legacyMaxId: 0 };
+  let head: AuditChainHead = { seq: 0, hash: AUDIT_GENESIS_HASH, legacyRows: 0, legacyMaxId: 0 };
+  let chainKey: KeyObject | undefined;
+  let onAppend: ((seq: number) => void) | undefined;
   const entries = () => rows.map(auditEntryOf);
   return {
     async append(entry) {
       checkRecord('audit.append', 'entry', entry, AUDIT_ENTRY_SHAPE);
       const content = auditContentOf(entry);
       const seq = head.seq + 1;
-      const hash = auditRowHash(head.hash, seq, content);
+      if (head.keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(head.keyedFrom);
+      const keyedFrom = head.keyedFrom ?? (chainKey !== undefined ? seq : undefined);
+      const hash = auditRowHash(head.hash, seq, content, chainKey);
       const stored: Record<string, string | number> = {};
       for (const [k, v] of Object.entries(content)) if (v !== undefined) stored[k] = v;
       rows.push({ id: rows.length + 1, seq, prevHash: head.hash, hash, content: stored });
-      head = { ...head, seq, hash };
+      head = { ...head, seq, hash, ...(keyedFrom !== undefined ? { keyedFrom } : {}) };
+      onAppend?.(seq);
+    },
+    useChainKey(options) {
+      if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
+      if (options.ifUnkeyed === true && chainKey !== undefined) return;
+      chainKey = auditChainKeyObject(options.key);
+      onAppend = options.onAppend;
     },
     async query(filter = {}) {
       const limit = checkLimit('audit.query', filter.limit, 100);
@@ -52,7 +65,7 @@ export function createInMemoryAuditStorage(): AuditStorage {
     },
     async verify(options = {}) {
       const snapshot = [...rows];
-      return verifyAuditChain({ ...head }, async (afterId, limit) => snapshot.filter((r) => r.id > afterId).slice(0, limit), options);
+      return verifyAuditChain({ ...head }, async (afterId, limit) => snapshot.filter((r) => r.id > afterId).slice(0, limit), options, chainKey);
     },
   };
 }

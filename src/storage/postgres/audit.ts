@@ -1,10 +1,12 @@
+import type { KeyObject } from 'node:crypto';
 /**
  * The `audit` domain on Postgres: an append-only, hash-chained table. Each append locks the chain-head row
  * (`SELECT … FOR UPDATE`), inserts the row with its link and moves the head in one transaction, so instances
  * sharing the database take turns and never fork the chain. Same content, hashes and verifier as every engine
  * (`../audit-chain.ts`).
  */
-import { AUDIT_CONTENT_COLUMNS, auditChainRowOf, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { MinaraError } from '../../errors/minara-error';
+import { AUDIT_CONTENT_COLUMNS, auditChainRowOf, auditChainKeyObject, auditKeyRequired, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 import type { PgHandle, PgRow } from './handle';
@@ -29,6 +31,14 @@ export const pgAuditMigrations: readonly PostgresMigration[] = [
         legacy_rows BIGINT NOT NULL, legacy_max_id BIGINT NOT NULL, started_at TEXT NOT NULL)`);
       await tx.run(`INSERT INTO ${t('audit_chain_head')} (singleton, seq, hash, legacy_rows, legacy_max_id, started_at)
         SELECT 1, 0, '${'0'.repeat(64)}', COUNT(*), COALESCE(MAX(id), 0), to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') FROM ${log}`);
+    },
+  },
+  {
+    domain: 'audit',
+    version: 2,
+    name: 'keyed audit links: where HMAC-keyed links begin',
+    async up(tx, { t }) {
+      await tx.run(`ALTER TABLE ${t('audit_chain_head')} ADD COLUMN keyed_from BIGINT`);
     },
   },
 ];
@@ -59,18 +69,31 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
   const t = h.t('audit_log');
   const headTable = h.t('audit_chain_head');
   const insert = `INSERT INTO ${t} (${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (${[...COLUMNS, 'seq', 'prev_hash', 'hash'].map((_, i) => `$${i + 1}`).join(', ')})`;
+  let chainKey: KeyObject | undefined;
+  let onAppend: ((seq: number) => void) | undefined;
+  const HEAD_COLUMNS = 'seq, hash, legacy_rows, legacy_max_id, keyed_from';
   return {
+    useChainKey(options) {
+      if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
+      if (options.ifUnkeyed === true && chainKey !== undefined) return;
+      chainKey = auditChainKeyObject(options.key);
+      onAppend = options.onAppend;
+    },
     async append(e) {
       checkRecord('audit.append', 'entry', e, AUDIT_ENTRY_SHAPE);
       const content = auditContentOf(e);
       const values = AUDIT_CONTENT_COLUMNS.map(([, key]) => content[key] ?? null);
-      await h.tx('audit.append', async (tx) => {
-        const head = auditHeadOf(await tx.get<PgRow>(`SELECT seq, hash, legacy_rows, legacy_max_id FROM ${headTable} WHERE singleton = 1 FOR UPDATE`));
+      const seq = await h.tx('audit.append', async (tx) => {
+        const head = auditHeadOf(await tx.get<PgRow>(`SELECT ${HEAD_COLUMNS} FROM ${headTable} WHERE singleton = 1 FOR UPDATE`));
         const seq = head.seq + 1;
-        const hash = auditRowHash(head.hash, seq, content);
+        if (head.keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(head.keyedFrom);
+        const keyedFrom = head.keyedFrom ?? (chainKey !== undefined ? seq : null);
+        const hash = auditRowHash(head.hash, seq, content, chainKey);
         await tx.run(insert, [...values, seq, head.hash, hash]);
-        await tx.run(`UPDATE ${headTable} SET seq = $1, hash = $2 WHERE singleton = 1`, [seq, hash]);
+        await tx.run(`UPDATE ${headTable} SET seq = $1, hash = $2, keyed_from = $3 WHERE singleton = 1`, [seq, hash, keyedFrom]);
+        return seq;
       });
+      onAppend?.(seq);
     },
     async query(filter = {}) {
       const limit = checkLimit('audit.query', filter.limit, 100);
@@ -84,15 +107,15 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
       return Number(row?.n ?? 0);
     },
     async head() {
-      return auditHeadOf(await h.op('audit.head').get(`SELECT seq, hash, legacy_rows, legacy_max_id FROM ${headTable} WHERE singleton = 1`));
+      return auditHeadOf(await h.op('audit.head').get(`SELECT ${HEAD_COLUMNS} FROM ${headTable} WHERE singleton = 1`));
     },
     async verify(options = {}) {
       // The head and the newest id in one statement (one snapshot): rows appended while the walk runs are not judged.
-      const snap = await h.op('audit.verify').get(`SELECT seq, hash, legacy_rows, legacy_max_id, (SELECT COALESCE(MAX(id), 0) FROM ${t}) AS max_id FROM ${headTable} WHERE singleton = 1`);
+      const snap = await h.op('audit.verify').get(`SELECT ${HEAD_COLUMNS}, (SELECT COALESCE(MAX(id), 0) FROM ${t}) AS max_id FROM ${headTable} WHERE singleton = 1`);
       const maxId = Number(snap?.max_id ?? 0);
       return verifyAuditChain(auditHeadOf(snap), async (afterId, limit) =>
         (await h.op('audit.verify').all(`SELECT * FROM ${t} WHERE id > $1 AND id <= $2 ORDER BY id LIMIT $3`, [afterId, maxId, limit])).map(auditChainRowOf),
-      options);
+      options, chainKey);
     },
   };
 }

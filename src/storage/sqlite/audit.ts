@@ -1,5 +1,7 @@
+import type { KeyObject } from 'node:crypto';
+import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead } from '../audit-types';
-import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditChainKeyObject, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
@@ -7,7 +9,7 @@ import type { SqliteHandle, SqliteMigration } from './handle';
 const COLUMNS = AUDIT_CONTENT_COLUMNS.map(([c]) => c);
 const INSERT = `INSERT INTO audit_log (id, ${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?, ?)`;
 /** The chain's state in one statement (one snapshot): where it started, the AUTOINCREMENT counter, the newest chained row. */
-const STATE = `SELECT h.legacy_rows, h.legacy_max_id,
+const STATE = `SELECT h.legacy_rows, h.legacy_max_id, h.keyed_from,
   COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0) AS last_id,
   COALESCE((SELECT MAX(id) FROM audit_log), 0) AS max_id,
   (SELECT hash FROM audit_log WHERE id > h.legacy_max_id AND seq IS NOT NULL ORDER BY id DESC LIMIT 1) AS newest_hash
@@ -44,6 +46,16 @@ export const auditMigrations: readonly SqliteMigration[] = [
       `);
     },
   },
+  {
+    domain: 'audit',
+    version: 2,
+    name: 'keyed audit links: where HMAC-keyed links begin',
+    up(db) {
+      // Rows already chained keep their plain SHA-256 links (verify lists them as legacy links); the first row
+      // appended with the audit chain key records its seq here.
+      db.exec('ALTER TABLE audit_chain_head ADD COLUMN keyed_from INTEGER');
+    },
+  },
 ];
 
 /** WHERE clause and parameters for an audit filter (`since` inclusive, `until` exclusive). */
@@ -78,11 +90,17 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
  */
 export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
   const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
-  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number } | undefined;
+  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined } | undefined;
+  let chainKey: KeyObject | undefined;
+  let onAppend: ((seq: number) => void) | undefined;
   /** The head as `verify` judges it: the counter's position, and the newest chained row's hash. */
   const headOf = (st: Record<string, unknown> | undefined): AuditChainHead => {
     const legacyMaxId = Number(st?.legacy_max_id ?? 0);
-    return { seq: Math.max(0, Number(st?.last_id ?? 0) - legacyMaxId), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyRows: Number(st?.legacy_rows ?? 0), legacyMaxId };
+    const keyedFrom = st?.keyed_from == null ? undefined : Number(st.keyed_from);
+    return {
+      seq: Math.max(0, Number(st?.last_id ?? 0) - legacyMaxId), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyRows: Number(st?.legacy_rows ?? 0), legacyMaxId,
+      ...(keyedFrom !== undefined ? { keyedFrom } : {}),
+    };
   };
   return {
     async append(entry) {
@@ -96,16 +114,34 @@ export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
         let tip = cached !== undefined && cached.version === version ? cached : undefined;
         if (!tip) {
           const st = state();
-          tip = { version, lastId: Math.max(Number(st?.last_id ?? 0), Number(st?.max_id ?? 0)), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyMaxId: Number(st?.legacy_max_id ?? 0) };
+          tip = {
+            version, lastId: Math.max(Number(st?.last_id ?? 0), Number(st?.max_id ?? 0)), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash),
+            legacyMaxId: Number(st?.legacy_max_id ?? 0), keyedFrom: st?.keyed_from == null ? undefined : Number(st.keyed_from),
+          };
         }
         const id = tip.lastId + 1;
         const seq = id - tip.legacyMaxId;
-        const hash = auditRowHash(tip.hash, seq, content);
+        let keyedFrom = tip.keyedFrom;
+        if (keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(keyedFrom);
+        if (keyedFrom === undefined && chainKey !== undefined) {
+          // The first keyed row: recorded once, in the same transaction (every later append reads it from the cache).
+          keyedFrom = seq;
+          handle.prepare('UPDATE audit_chain_head SET keyed_from = ? WHERE singleton = 1').run(seq);
+        }
+        const hash = auditRowHash(tip.hash, seq, content, chainKey);
         handle.prepare(INSERT).run(id, ...values, seq, tip.hash, hash);
-        return { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId };
+        return { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId, keyedFrom };
       });
       // Only after the commit: a rolled-back append leaves the cache as it was.
       cached = written;
+      onAppend?.(written.lastId - written.legacyMaxId);
+    },
+
+    useChainKey(options) {
+      if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
+      if (options.ifUnkeyed === true && chainKey !== undefined) return;
+      chainKey = auditChainKeyObject(options.key);
+      onAppend = options.onAppend;
     },
 
     async query(filter = {}) {
@@ -132,7 +168,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
       const maxId = Math.max(Number(st?.max_id ?? 0), Number(st?.last_id ?? 0));
       return verifyAuditChain(headOf(st), async (afterId, limit) =>
         handle.read('audit.verify', () => (handle.prepare('SELECT * FROM audit_log WHERE id > ? AND id <= ? ORDER BY id LIMIT ?').all(afterId, maxId, limit) as Record<string, unknown>[]).map(auditChainRowOf)),
-      options);
+      options, chainKey);
     },
   };
 }
