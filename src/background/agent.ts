@@ -203,7 +203,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
   const day = (slot: Date) => slot.toISOString().slice(0, 10);
 
   function scheduleJob(entry: ParsedSchedule['entries'][number]): BackgroundJob {
-    const timing = entry.every !== undefined ? { every: entry.every } : { cron: entry.cron! };
+    const timing = entry.every !== undefined ? { every: entry.every } : { cron: entry.cron!, ...(entry.timezone ? { timezone: entry.timezone } : {}) };
     const name = entry.workflow;
     if (name !== undefined && workflows) {
       return {
