@@ -4,7 +4,7 @@
  * Run: npm run bench -- dispatch
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { createToolCallContext, createToolRegistry, defineTool, PermissionTier } from '../../src/index';
@@ -55,3 +55,10 @@ console.log(
   ),
 );
 console.log(`\nTargets: ≥ 20,000 calls/s with audit off; ≥ 5,000 calls/s with the SQLite audit row (hash-chained). SQLite audit rows written: ${auditRows}; chain verified: ${chainOk}.`);
+// One line for CI logs (.ci/run greps it).
+const rate = (label: string) => Math.round(results.find((r) => r.label === label)!.perSec);
+const withRow = rate('dispatch, audit on (SQLite WAL)');
+console.log(
+  `target: dispatch ≥ 12,000 calls/s with the SQLite audit row (${withRow.toLocaleString('en-US')} ${withRow >= 12_000 ? 'met' : 'NOT met'}; audit off ${rate('dispatch, audit off').toLocaleString('en-US')}, ` +
+    `in-memory audit ${rate('dispatch, audit on (in-memory)').toLocaleString('en-US')}) — ${N} calls per row, load average ${loadavg()[0]!.toFixed(2)}`,
+);
