@@ -186,7 +186,10 @@ export function createLexicalCache(storage: MemoryStorage, options: LexicalCache
 
   /**
    * Queue a save of the entry's index when it is worth one: a scope of at least `snapshotMinRows` rows whose
-   * stored snapshot is missing, dropped or far behind. It runs after the lookup, under the entry's lock.
+   * stored snapshot is missing, dropped or far behind. It runs after the lookup: the encoding under the entry's
+   * lock (the next lookup's catch-up waits for it, so the snapshot is of one position), the write to storage
+   * outside it — a lookup never waits for the engine to store a snapshot (at 100k rows a multi-megabyte row on
+   * PostgreSQL: hundreds of milliseconds, which were the search tail after a bulk load).
    */
   const maybeSave = (scope: MemoryScope, entry: Entry): void => {
     if (!snapshots || entry.saving || entry.index.size < snapshotMinRows) return;
@@ -194,26 +197,29 @@ export function createLexicalCache(storage: MemoryStorage, options: LexicalCache
     const refresh = entry.dropped && now() - entry.savedAt >= snapshotRefreshMs;
     if (!behind && !refresh) return;
     entry.saving = true;
-    const run = (async () => {
+    const encoded = (async () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
-      try {
-        entry.savedAt = now();
-        const seq = entry.seq;
-        const maxId = entry.index.maxId;
-        const data = encodeIndexSnapshot({ scopeKey: scopeKey(scope), seq, state: entry.index.state() });
-        // Whatever happens, the next save waits for as many changes again (a refused save is retried then).
-        entry.sinceSnapshot = 0;
-        entry.dropped = false;
-        if (data !== undefined) await storage.saveTextIndex?.(scope, { data, seq, maxId });
-      } catch {
-        // A snapshot only speeds up the next process; a failed save (a read-only file, a closed storage) is not an error of the lookup.
-      } finally {
-        entry.saving = false;
-      }
+      entry.savedAt = now();
+      const seq = entry.seq;
+      const maxId = entry.index.maxId;
+      const data = encodeIndexSnapshot({ scopeKey: scopeKey(scope), seq, state: entry.index.state() });
+      // Whatever happens, the next save waits for as many changes again (a refused save is retried then).
+      entry.sinceSnapshot = 0;
+      entry.dropped = false;
+      return data === undefined ? undefined : { data, seq, maxId };
     })();
-    const locked = entry.lock.then(() => run);
+    const locked = entry.lock.then(() => encoded);
     entry.lock = locked.catch(() => undefined);
-    saves = saves.then(() => locked).catch(() => undefined);
+    const stored = locked
+      .then(async (snapshot) => {
+        if (snapshot !== undefined) await storage.saveTextIndex?.(scope, snapshot);
+      })
+      // A snapshot only speeds up the next process; a failed save (a read-only file, a closed storage) is not an error of the lookup.
+      .catch(() => undefined)
+      .finally(() => {
+        entry.saving = false;
+      });
+    saves = saves.then(() => stored).catch(() => undefined);
   };
 
   const evict = (): void => {
