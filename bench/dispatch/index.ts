@@ -30,7 +30,7 @@ const sqlite = createSqliteStorage({ path: path.join(dir, 'bench.db') });
 const ctx = createToolCallContext({ sessionId: 'bench', source: 'user' });
 const symbols = ['BTC', 'ETH', 'SOL', 'ARB'];
 
-const results = [];
+const results: Array<Awaited<ReturnType<typeof measure>>> = [];
 results.push(await measure('baseline: zod parse + handler', (i) => handler(schema.parse({ symbol: symbols[i % 4] }))));
 const off = createToolRegistry({ tools: [getPrice], audit: false });
 results.push(await measure('dispatch, audit off', (i) => off.dispatch('get_price', { symbol: symbols[i % 4] }, { context: ctx })));
