@@ -1,5 +1,5 @@
 import { renderSignalBlock } from '../../skills/signals';
-import { classifyMessage, type LifecycleStage } from '../../skills/taxonomy';
+import { inferLifecycleStages, type LifecycleStage } from '../../skills/taxonomy';
 import type { SkillSession } from '../../skills/session';
 import type { ToolCallContext } from '../../tools/types';
 import type { ApprovalRecord } from '../../storage/types';
@@ -139,6 +139,6 @@ function decisionContext(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, 
   const message = input.message ?? proposedBy;
   if (message === undefined || message.trim() === '') return {};
   const scenarioId = routedScenario ?? (input.message === undefined ? deps.options.scenarios?.classify(message, { source: ctx.source })?.id : undefined);
-  const stage = classifyMessage(message).stages[0];
+  const stage = inferLifecycleStages(message)[0]; // the stages alone: no entity extraction (the router did it)
   return { ...(scenarioId !== undefined ? { scenarioId } : {}), ...(stage !== undefined ? { stage } : {}) };
 }
