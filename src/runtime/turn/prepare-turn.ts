@@ -5,7 +5,7 @@ import type { ToolCallContext } from '../../tools/types';
 import type { ApprovalRecord } from '../../storage/types';
 import { buildIdentityText } from '../identity';
 import { buildSystemPromptBlocks } from '../prompt-blocks';
-import { loadSessionState, saveSessionState, type SessionState } from '../session-state';
+import { loadSessionState, saveSessionMemory, saveSessionState, type SessionState } from '../session-state';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
 import { renderRouting, routeSkills } from './route-skills';
@@ -97,7 +97,8 @@ async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallCo
   let snapshotLoaded = false;
   if (state.memorySnapshot === undefined && memory) {
     const snapshot = await memory.loadSnapshot();
-    state = { ...state, memorySnapshot: snapshot.text };
+    state = { ...state, memorySnapshot: snapshot.text, memoryStored: true };
+    await saveSessionMemory(options.storage, ctx.sessionId, snapshot.text);
     await saveSessionState(options.storage, ctx.sessionId, state);
     snapshotLoaded = true;
   }
