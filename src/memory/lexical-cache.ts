@@ -185,22 +185,19 @@ export function createLexicalCache(storage: MemoryStorage, options: LexicalCache
   };
 
   /**
-   * Queue a save of the entry's index when it is worth one: a scope of at least `snapshotMinRows` rows whose
-   * stored snapshot is missing, dropped or far behind. It runs after the lookup: the encoding under the entry's
-   * lock (the next lookup's catch-up waits for it, so the snapshot is of one position), the write to storage
-   * outside it — a lookup never waits for the engine to store a snapshot (at 100k rows a multi-megabyte row on
-   * PostgreSQL: hundreds of milliseconds, which were the search tail after a bulk load).
+   * Queue a save of the entry's index when it is worth one: a scope of at least `snapshotMinRows` rows whose stored
+   * snapshot is missing, dropped or far behind. It runs after the lookup; the next lookup waits for the encoding (one
+   * log position), never for the engine's write (at 100k rows on PostgreSQL ~1 s: the search tail after a bulk load).
    */
   const maybeSave = (scope: MemoryScope, entry: Entry): void => {
     if (!snapshots || entry.saving || entry.index.size < snapshotMinRows) return;
     const behind = entry.sinceSnapshot >= Math.max(snapshotMinChanges, entry.index.size * 0.02);
-    const refresh = entry.dropped && now() - entry.savedAt >= snapshotRefreshMs;
-    if (!behind && !refresh) return;
+    if (!behind && !(entry.dropped && now() - entry.savedAt >= snapshotRefreshMs)) return;
     entry.saving = true;
     const encoded = (async () => {
       await new Promise<void>((resolve) => setImmediate(resolve));
       entry.savedAt = now();
-      const seq = entry.seq;
+      const { seq } = entry;
       const maxId = entry.index.maxId;
       const data = encodeIndexSnapshot({ scopeKey: scopeKey(scope), seq, state: entry.index.state() });
       // Whatever happens, the next save waits for as many changes again (a refused save is retried then).
@@ -210,16 +207,9 @@ export function createLexicalCache(storage: MemoryStorage, options: LexicalCache
     })();
     const locked = entry.lock.then(() => encoded);
     entry.lock = locked.catch(() => undefined);
-    const stored = locked
-      .then(async (snapshot) => {
-        if (snapshot !== undefined) await storage.saveTextIndex?.(scope, snapshot);
-      })
-      // A snapshot only speeds up the next process; a failed save (a read-only file, a closed storage) is not an error of the lookup.
-      .catch(() => undefined)
-      .finally(() => {
-        entry.saving = false;
-      });
-    saves = saves.then(() => stored).catch(() => undefined);
+    // A snapshot only speeds up the next process; a failed save (a read-only file, a closed storage) is not an error of the lookup.
+    const stored = locked.then((snapshot) => snapshot && storage.saveTextIndex?.(scope, snapshot)).then(() => undefined, () => undefined).finally(() => (entry.saving = false));
+    saves = saves.then(() => stored);
   };
 
   const evict = (): void => {
