@@ -4,7 +4,7 @@
  * Run: npm run bench -- dispatch
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { z } from 'zod';
 import { createAuditIntegrity, createToolCallContext, createToolRegistry, defineTool, PermissionTier } from '../../src/index';
@@ -32,7 +32,7 @@ const integrity = createAuditIntegrity({ storage: sqlite, secret: new Uint8Array
 const ctx = createToolCallContext({ sessionId: 'bench', source: 'user' });
 const symbols = ['BTC', 'ETH', 'SOL', 'ARB'];
 
-const results = [];
+const results: Array<Awaited<ReturnType<typeof measure>>> = [];
 results.push(await measure('baseline: zod parse + handler', (i) => handler(schema.parse({ symbol: symbols[i % 4] }))));
 const off = createToolRegistry({ tools: [getPrice], audit: false });
 results.push(await measure('dispatch, audit off', (i) => off.dispatch('get_price', { symbol: symbols[i % 4] }, { context: ctx })));
@@ -73,3 +73,10 @@ console.log(
 );
 console.log(`\nTargets: ≥ 20,000 calls/s with audit off; ≥ 8,000 calls/s with the SQLite audit row (HMAC-keyed links, checkpoints every 1000 rows). SQLite audit rows written: ${auditRows}; chain verified against the newest checkpoint: ${chainOk}.`);
 console.log(`One checkpoint (file sink, fdatasync): p50 ${fmt(cpStats.p50, 3)} ms, p95 ${fmt(cpStats.p95, 3)} ms. Verify of ${auditRows} rows: ${Math.round(verifyMs)} ms. Inclusion proof over ${auditRows} rows: ${Math.round(proveMs)} ms.`);
+// One line for CI logs (.ci/run greps it).
+const rate = (label: string) => Math.round(results.find((r) => r.label === label)!.perSec);
+const withRow = rate('dispatch, audit on (SQLite WAL)');
+console.log(
+  `target: dispatch ≥ 12,000 calls/s with the SQLite audit row (${withRow.toLocaleString('en-US')} ${withRow >= 12_000 ? 'met' : 'NOT met'}; audit off ${rate('dispatch, audit off').toLocaleString('en-US')}, ` +
+    `in-memory audit ${rate('dispatch, audit on (in-memory)').toLocaleString('en-US')}) — ${N} calls per row, load average ${loadavg()[0]!.toFixed(2)}`,
+);

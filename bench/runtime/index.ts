@@ -6,7 +6,7 @@
  * Run: npm run bench -- runtime
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { isStepCount, jsonSchema, streamText, type SystemModelMessage, tool, type ToolSet } from 'ai';
 import { z } from 'zod';
@@ -125,3 +125,9 @@ console.log(`\nOnce per session (not in the turn times): session row + frozen me
 console.log('The added time is, per turn: session and state reads, routing, prompt blocks, the input scanner, persisting the user');
 console.log('message, the response and the session state; per tool call: validation, the gate and one audit row.');
 console.log('Targets: ≤ 1 ms added per step (p50); turn ≤ 1.25× plain streamText.');
+// One line for CI logs (.ci/run greps it): what the runtime adds to a turn over plain streamText, per storage.
+const added = (r: typeof onSqlite) => r.ours.p50 - r.plain.p50;
+console.log(
+  `target: runtime adds ≤ 1 ms per step over plain streamText (p50; SQLite ${fmt(added(onSqlite))} ms per turn = ${fmt(added(onSqlite) / 3)} per step ${added(onSqlite) / 3 <= 1 ? 'met' : 'NOT met'}, ` +
+    `in-memory ${fmt(added(inMemory))} ms per turn; plain ${fmt(onSqlite.plain.p50)} ms) — ${TURNS} turns, load average ${loadavg()[0]!.toFixed(2)}`,
+);

@@ -3,7 +3,6 @@ import type { UntrustedContentPolicy } from '../safety/untrusted';
 import type { AuditIntegrity, AuditIntegrityOptions } from '../safety/audit-integrity';
 import type { BreakerLimits } from '../safety/breaker-rules';
 import type { DisabledFeature } from './feature-gates';
-import type { ResearchPackOptions } from './research-pack';
 import type { LanguageModelV4 } from '@ai-sdk/provider';
 import type { EmbeddingModel, LanguageModel } from 'ai';
 import type { ArtifactMaterializer } from '../artifacts/materializer';
@@ -31,6 +30,9 @@ import type { SkillLoadIssue } from '../skills/skill-md';
 import type { Skill, SkillDefinition } from '../skills/types';
 import type { Storage } from '../storage/types';
 import type { BrowserToolsOptions } from '../tools/browser-tools';
+import type { WebSearchProvider } from '../tools/search-providers';
+import type { UrlPolicyOptions } from '../tools/url-policy';
+import type { CodeSandbox, QuickJsSandboxOptions } from '../research/quickjs-sandbox';
 import type { ToolEntry, ToolHook, ToolRegistry } from '../tools/types';
 import type { WebToolsOptions } from '../tools/web-tools';
 import type { Logger } from '../util/logger';
@@ -279,4 +281,33 @@ export interface MinaraApp {
   readonly logger: Logger;
   /** Close memory stores, the workspace and storage (if the app opened it). */
   close(): Promise<void>;
+}
+
+/**
+ * Options of the research pack `createApp` adds (`CreateAppOptions.research`): web search, the code sandbox,
+ * deep research and the baseline tools. Every part can be turned off with `false`.
+ */
+export interface ResearchPackOptions {
+  /**
+   * The `web_search` provider, or `false` for none. @default `webSearchProviderFromEnv(env)`: `MINARA_WEB_SEARCH`,
+   * else the first of `BRAVE_API_KEY`, `TAVILY_API_KEY`, `SEARXNG_URL`; absent when none is set
+   */
+  readonly webSearch?: WebSearchProvider | false | undefined;
+  /** Searches per turn. @default 8 */
+  readonly maxSearchesPerTurn?: number | undefined;
+  /**
+   * `run_code`: the JavaScript sandbox's limits (or another sandbox), the Python sandbox, or `false` for no tool.
+   * @default QuickJS (WebAssembly) for JavaScript; Python on e2b when `E2B_API_KEY` is set (`E2B_API_URL` or
+   * `E2B_DOMAIN` move the endpoint)
+   */
+  /** The baseline session tools `clarify`, `todo` and `recommend_features`; `false` for none. @default on */
+  readonly sessionTools?: boolean | undefined;
+  /**
+   * The research skills (`deep-research`, `analysis`, `code-analysis`, `memory.alerts`) and their tools
+   * (`create_research_report`, `methodology_lens`; `memory.alerts` uses the finance pack's `alert_request`); `false` for
+   * none. A SKILL.md with the same id wins.
+   * @default on
+   */
+  readonly skills?: boolean | undefined;
+  readonly runCode?: false | (QuickJsSandboxOptions & { readonly sandbox?: CodeSandbox | undefined; readonly python?: CodeSandbox | false | undefined }) | undefined;
 }

@@ -220,7 +220,7 @@ export function createAgentBackground(options: AgentBackgroundOptions): AgentBac
   }
 
   function scheduleJob(entry: ParsedSchedule['entries'][number]): BackgroundJob {
-    const timing = entry.every !== undefined ? { every: entry.every } : { cron: entry.cron! };
+    const timing = entry.every !== undefined ? { every: entry.every } : { cron: entry.cron!, ...(entry.timezone ? { timezone: entry.timezone } : {}) };
     const name = entry.workflow;
     if (name !== undefined && workflows) {
       return {

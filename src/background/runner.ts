@@ -21,7 +21,7 @@ export interface BackgroundJobContext {
 /** What a run may return: a short note of what it did, or that there was nothing to do. */
 export type BackgroundJobResult = string | { readonly skipped: string } | undefined | void;
 
-/** A job the runner schedules: every `every` ms (aligned to the epoch) or on a cron expression (UTC). */
+/** A job the runner schedules: every `every` ms (aligned to the epoch) or on a cron expression (UTC, or in `timezone`). */
 export interface BackgroundJob {
   /** `[a-z0-9][a-z0-9:._-]*`, at most 64 characters. */
   readonly id: string;
@@ -29,6 +29,8 @@ export interface BackgroundJob {
   readonly description: string;
   readonly every?: number | undefined;
   readonly cron?: string | undefined;
+  /** The time zone `cron` is read in (an IANA name or its city, e.g. `New York`), across daylight-saving changes. @default 'UTC' */
+  readonly timezone?: string | undefined;
   /** How long a run may hold its slot; past it the run is aborted and another process may take it over. @default 600000 */
   readonly leaseMs?: number | undefined;
   readonly run: (context: BackgroundJobContext) => BackgroundJobResult | Promise<BackgroundJobResult>;
@@ -38,7 +40,7 @@ export interface BackgroundJob {
 export interface BackgroundJobStatus {
   readonly id: string;
   readonly description: string;
-  /** `every 30m` or `cron 0 9 * * *`. */
+  /** `every 30m`, `cron 0 9 * * *` or `cron 0 9 * * 1-5 America/New_York`. */
   readonly schedule: string;
   readonly nextRunAt: string;
   readonly running: boolean;
@@ -159,7 +161,7 @@ export function createBackgroundRunner(options: BackgroundRunnerOptions): Backgr
     let cron: CronSchedule | undefined;
     if (job.cron !== undefined) {
       try {
-        cron = parseCron(job.cron);
+        cron = parseCron(job.cron, { timezone: job.timezone });
       } catch (error) {
         throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": cron ${JSON.stringify(job.cron)}: ${error instanceof Error ? error.message : String(error)}`);
       }
@@ -252,7 +254,7 @@ export function createBackgroundRunner(options: BackgroundRunnerOptions): Backgr
     return { started };
   }
 
-  const schedule = (e: Entry) => (e.job.every !== undefined ? `every ${formatInterval(e.job.every)}` : `cron ${e.job.cron}`);
+  const schedule = (e: Entry) => (e.job.every !== undefined ? `every ${formatInterval(e.job.every)}` : `cron ${e.job.cron}${e.cron && e.cron.timezone !== 'UTC' ? ` ${e.cron.timezone}` : ''}`);
 
   const runner: BackgroundRunner = {
     add,

@@ -43,7 +43,7 @@ export {
 } from './workflow-file';
 export { type StartedWorkflowRun, startStoredWorkflow, type StoredWorkflowOptions, toStoredStep } from './workflow-runs';
 export { createScheduler, type ScheduledJob, type Scheduler, type SchedulerOptions, type SchedulerTickResult, signalJob } from './scheduler';
-export { type CronSchedule, parseCron } from './cron';
+export { type CronOptions, type CronSchedule, parseCron, resolveTimeZone } from './cron';
 export { createDelegateTool, type DelegateToolOptions } from './delegate';
 export {
   createUIStreamEncoder,

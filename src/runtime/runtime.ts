@@ -7,7 +7,7 @@ import type { SkillSession } from '../skills/session';
 import { parseSignalContext } from '../skills/signals';
 import { createToolCallContext } from '../tools/context';
 import { generateId as defaultGenerateId } from '../util/ids';
-import { createConsoleLogger } from '../util/logger';
+import { createConsoleLogger, type Logger } from '../util/logger';
 import { createEventQueue } from './event-queue';
 import type { AgentEvent } from './events';
 import { renderSystemPrompt, type PromptBlock } from './prompt-blocks';
@@ -67,19 +67,7 @@ const SESSION_ID = /^[A-Za-z0-9._:-]{1,128}$/;
  * ```
  */
 export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntime {
-  if (!rawOptions || typeof rawOptions !== 'object') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: options are required.');
-  if (!rawOptions.model) throw new MinaraError('MODEL_NOT_CONFIGURED', 'createAgentRuntime: "model" is required (any AI SDK LanguageModel).');
-  if (!rawOptions.tools || typeof rawOptions.tools.dispatch !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "tools" must be a ToolRegistry (createToolRegistry).');
-  // One storage for the whole agent: the registry's approvals, grants and emergency stop must live where the
-  // runtime keeps its sessions, or approvals die with the process and a stop set through one is missed by the other.
-  const options: ResolvedRuntimeOptions = { ...rawOptions, storage: (rawOptions.storage ?? rawOptions.tools.storage)! };
-  if (!options.storage || typeof options.storage.conversations?.appendMessages !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "storage" must be a Storage (createSqliteStorage or createInMemoryStorage).');
-  if (options.tools.storage !== undefined && options.tools.storage !== options.storage) {
-    throw new MinaraError(
-      'CONFIG_INVALID',
-      'createAgentRuntime: "tools" keeps approvals, grants and the emergency stop in a different storage than "storage"; build the registry with createToolRegistry({ storage }) on the same storage (or omit "storage" here to use the registry\'s).',
-    );
-  }
+  const options = resolveRuntimeOptions(rawOptions);
   const maxSteps = options.maxSteps ?? 12;
   if (!Number.isInteger(maxSteps) || maxSteps < 1 || maxSteps > 100) throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "maxSteps" must be an integer from 1 to 100.');
   const turnTokenBudget = options.turnTokenBudget ?? 400_000;
@@ -95,20 +83,7 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
     typeof options.memory === 'function' ? options.memory(scope) : options.memory;
   const defaultUserId = options.defaultUserId ?? 'default';
   const logger = options.logger ?? createConsoleLogger({ level: 'warn' });
-  // One Workspace object serves its default user as is; any other user (only with `sharedWorkspace: true`, see
-  // `validate`) gets a tenant view over it: the operator's identity files, the user's own heartbeat and journal.
-  const tenantViews = new Map<string, Workspace>();
-  const workspaceFor = (scope: TurnScope): Workspace | undefined => {
-    if (typeof options.workspace === 'function') return options.workspace(scope);
-    const shared = options.workspace;
-    if (shared === undefined || scope.userId === defaultUserId) return shared;
-    let view = tenantViews.get(scope.userId);
-    if (!view) {
-      view = createTenantWorkspace({ operator: shared, userId: scope.userId, heartbeat: shared.settings.heartbeat, dailyLog: shared.settings.dailyLog, logger, ...(options.now ? { now: options.now } : {}) });
-      tenantViews.set(scope.userId, view);
-    }
-    return view;
-  };
+  const workspaceFor = createWorkspaceResolver(options, defaultUserId, logger);
   const deps: TurnDeps = {
     options,
     workspaceFor,
@@ -130,46 +105,9 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   const kept = new Set<Promise<unknown>>();
   let closed = false;
 
-  function validate(input: RunInput): RunInput {
-    if (!input || typeof input !== 'object') throw new MinaraError('INVALID_ARGUMENT', 'run: input must be an object.');
-    if (typeof input.sessionId !== 'string' || !SESSION_ID.test(input.sessionId)) {
-      throw new MinaraError('INVALID_ARGUMENT', 'run: "sessionId" must be 1–128 characters of letters, digits, ".", "_", ":" or "-".');
-    }
-    if (input.message !== undefined && typeof input.message !== 'string') throw new MinaraError('INVALID_ARGUMENT', 'run: "message" must be a string.');
-    if (input.message !== undefined && input.message.length > 200_000) throw new MinaraError('INVALID_ARGUMENT', 'run: "message" is longer than 200,000 characters.');
-    if (input.attachments !== undefined) {
-      if (!Array.isArray(input.attachments) || input.attachments.some((k) => typeof k !== 'string' || k === '')) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" must be an array of file keys.');
-      if (input.attachments.length > 0 && input.message === undefined) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need a "message" (it may be "").');
-      if (input.attachments.length > 0 && !options.messageTranslator) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need the runtime\'s "messageTranslator" (createMessageTranslator).');
-    }
-    if (input.userId !== undefined && input.userId !== defaultUserId && typeof options.workspace === 'object' && options.sharedWorkspace !== true) {
-      throw new MinaraError(
-        'CONFIG_INVALID',
-        `run: this runtime's "workspace" is one Workspace for its default user "${defaultUserId}", and this turn is for "${input.userId}": its heartbeat and journal (session and approval ids) would reach every user's prompt. Give "workspace" as a function of the turn's scope (createTenantWorkspace per user), or set "sharedWorkspace: true" to give each other user a tenant view over it.`,
-      );
-    }
-    if (input.message === undefined && (input.approvals?.length ?? 0) === 0) {
-      throw new MinaraError('INVALID_ARGUMENT', 'run: give a "message", "approvals", or both.');
-    }
-    for (const [i, a] of (input.approvals ?? []).entries()) {
-      if (typeof a?.approvalId !== 'string' || typeof a.approved !== 'boolean') {
-        throw new MinaraError('INVALID_ARGUMENT', `run: approvals[${i}] needs "approvalId" (string) and "approved" (boolean).`);
-      }
-    }
-    for (const field of ['maxSteps', 'turnTokenBudget'] as const) {
-      const v = input[field];
-      if (v !== undefined && !(Number.isSafeInteger(v) && v >= 1)) throw new MinaraError('INVALID_ARGUMENT', `run: "${field}" must be a positive integer, got ${String(v)}.`);
-    }
-    const source = input.source ?? 'user';
-    if (!['user', 'cron', 'webhook', 'workflow', 'subagent', 'heartbeat'].includes(source)) {
-      throw new MinaraError('INVALID_ARGUMENT', `run: "source" must be user, cron, webhook, workflow, subagent or heartbeat; got ${JSON.stringify(source)}.`);
-    }
-    return input.signal ? { ...input, signal: parseSignalContext(input.signal) } : input;
-  }
-
   function run(raw: RunInput): AsyncIterable<AgentEvent> {
     if (closed) throw new MinaraError('RUNTIME_CLOSED', 'run: the runtime is closed (app.close() was called); no new turns start.');
-    const validated = validate(raw);
+    const validated = validateRunInput(raw, options, defaultUserId);
     // Every turn can be aborted by close(), besides the caller's own signal.
     const abort = new AbortController();
     const input = { ...validated, abortSignal: validated.abortSignal ? AbortSignal.any([validated.abortSignal, abort.signal]) : abort.signal };
@@ -199,7 +137,7 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   }
 
   async function buildBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }) {
-    const probe = validate({ sessionId: input.sessionId, message: input.message ?? '', ...(input.source ? { source: input.source } : {}), ...(input.userId ? { userId: input.userId } : {}) });
+    const probe = validateRunInput({ sessionId: input.sessionId, message: input.message ?? '', ...(input.source ? { source: input.source } : {}), ...(input.userId ? { userId: input.userId } : {}) }, options, defaultUserId);
     await assertSessionOwner(options.storage, probe.sessionId, probe.userId ?? deps.defaultUserId);
     const ctx = createToolCallContext({ sessionId: probe.sessionId, source: probe.source ?? 'user', userId: probe.userId ?? deps.defaultUserId });
     const { prompt } = await prepareTurn(deps, probe, ctx, () => {});
@@ -249,3 +187,78 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
   };
 }
 
+/** The options with `storage` resolved (the registry's when none is given), checked: one storage for the whole agent. */
+function resolveRuntimeOptions(rawOptions: AgentRuntimeOptions): ResolvedRuntimeOptions {
+  if (!rawOptions || typeof rawOptions !== 'object') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: options are required.');
+  if (!rawOptions.model) throw new MinaraError('MODEL_NOT_CONFIGURED', 'createAgentRuntime: "model" is required (any AI SDK LanguageModel).');
+  if (!rawOptions.tools || typeof rawOptions.tools.dispatch !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "tools" must be a ToolRegistry (createToolRegistry).');
+  // One storage for the whole agent: the registry's approvals, grants and emergency stop must live where the
+  // runtime keeps its sessions, or approvals die with the process and a stop set through one is missed by the other.
+  const options: ResolvedRuntimeOptions = { ...rawOptions, storage: (rawOptions.storage ?? rawOptions.tools.storage)! };
+  if (!options.storage || typeof options.storage.conversations?.appendMessages !== 'function') throw new MinaraError('CONFIG_INVALID', 'createAgentRuntime: "storage" must be a Storage (createSqliteStorage or createInMemoryStorage).');
+  if (options.tools.storage !== undefined && options.tools.storage !== options.storage) {
+    throw new MinaraError(
+      'CONFIG_INVALID',
+      'createAgentRuntime: "tools" keeps approvals, grants and the emergency stop in a different storage than "storage"; build the registry with createToolRegistry({ storage }) on the same storage (or omit "storage" here to use the registry\'s).',
+    );
+  }
+  return options;
+}
+
+/** Check one turn's input against the runtime's options; the signal, when given, parsed. */
+function validateRunInput(input: RunInput, options: ResolvedRuntimeOptions, defaultUserId: string): RunInput {
+  if (!input || typeof input !== 'object') throw new MinaraError('INVALID_ARGUMENT', 'run: input must be an object.');
+  if (typeof input.sessionId !== 'string' || !SESSION_ID.test(input.sessionId)) {
+    throw new MinaraError('INVALID_ARGUMENT', 'run: "sessionId" must be 1–128 characters of letters, digits, ".", "_", ":" or "-".');
+  }
+  if (input.message !== undefined && typeof input.message !== 'string') throw new MinaraError('INVALID_ARGUMENT', 'run: "message" must be a string.');
+  if (input.message !== undefined && input.message.length > 200_000) throw new MinaraError('INVALID_ARGUMENT', 'run: "message" is longer than 200,000 characters.');
+  if (input.attachments !== undefined) {
+    if (!Array.isArray(input.attachments) || input.attachments.some((k) => typeof k !== 'string' || k === '')) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" must be an array of file keys.');
+    if (input.attachments.length > 0 && input.message === undefined) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need a "message" (it may be "").');
+    if (input.attachments.length > 0 && !options.messageTranslator) throw new MinaraError('INVALID_ARGUMENT', 'run: "attachments" need the runtime\'s "messageTranslator" (createMessageTranslator).');
+  }
+  if (input.userId !== undefined && input.userId !== defaultUserId && typeof options.workspace === 'object' && options.sharedWorkspace !== true) {
+    throw new MinaraError(
+      'CONFIG_INVALID',
+      `run: this runtime's "workspace" is one Workspace for its default user "${defaultUserId}", and this turn is for "${input.userId}": its heartbeat and journal (session and approval ids) would reach every user's prompt. Give "workspace" as a function of the turn's scope (createTenantWorkspace per user), or set "sharedWorkspace: true" to give each other user a tenant view over it.`,
+    );
+  }
+  if (input.message === undefined && (input.approvals?.length ?? 0) === 0) {
+    throw new MinaraError('INVALID_ARGUMENT', 'run: give a "message", "approvals", or both.');
+  }
+  for (const [i, a] of (input.approvals ?? []).entries()) {
+    if (typeof a?.approvalId !== 'string' || typeof a.approved !== 'boolean') {
+      throw new MinaraError('INVALID_ARGUMENT', `run: approvals[${i}] needs "approvalId" (string) and "approved" (boolean).`);
+    }
+  }
+  for (const field of ['maxSteps', 'turnTokenBudget'] as const) {
+    const v = input[field];
+    if (v !== undefined && !(Number.isSafeInteger(v) && v >= 1)) throw new MinaraError('INVALID_ARGUMENT', `run: "${field}" must be a positive integer, got ${String(v)}.`);
+  }
+  const source = input.source ?? 'user';
+  if (!['user', 'cron', 'webhook', 'workflow', 'subagent', 'heartbeat'].includes(source)) {
+    throw new MinaraError('INVALID_ARGUMENT', `run: "source" must be user, cron, webhook, workflow, subagent or heartbeat; got ${JSON.stringify(source)}.`);
+  }
+  return input.signal ? { ...input, signal: parseSignalContext(input.signal) } : input;
+}
+
+/**
+ * The workspace of a turn's scope. One Workspace object serves its default user as is; any other user (only with
+ * `sharedWorkspace: true`, see `validateRunInput`) gets a tenant view over it: the operator's identity files, the
+ * user's own heartbeat and journal.
+ */
+function createWorkspaceResolver(options: ResolvedRuntimeOptions, defaultUserId: string, logger: Logger): (scope: TurnScope) => Workspace | undefined {
+  const tenantViews = new Map<string, Workspace>();
+  return (scope) => {
+    if (typeof options.workspace === 'function') return options.workspace(scope);
+    const shared = options.workspace;
+    if (shared === undefined || scope.userId === defaultUserId) return shared;
+    let view = tenantViews.get(scope.userId);
+    if (!view) {
+      view = createTenantWorkspace({ operator: shared, userId: scope.userId, heartbeat: shared.settings.heartbeat, dailyLog: shared.settings.dailyLog, logger, ...(options.now ? { now: options.now } : {}) });
+      tenantViews.set(scope.userId, view);
+    }
+    return view;
+  };
+}

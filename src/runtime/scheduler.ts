@@ -4,11 +4,13 @@ import { type Logger, silentLogger } from '../util/logger';
 import { parseCron, type CronSchedule } from './cron';
 import type { GenerateResult, RunInput } from './types';
 
-/** A scheduled job: every `every` ms, or on a cron expression (UTC). */
+/** A scheduled job: every `every` ms, or on a cron expression (UTC, or in `timezone`). */
 export interface ScheduledJob {
   readonly id: string;
   readonly every?: number | undefined;
   readonly cron?: string | undefined;
+  /** The time zone `cron` is read in (an IANA name or its city, e.g. `New York`). @default 'UTC' */
+  readonly timezone?: string | undefined;
   readonly run: (context: { readonly firedAt: Date; readonly jobId: string }) => unknown;
 }
 
@@ -67,7 +69,7 @@ export function createScheduler(options: SchedulerOptions = {}): Scheduler {
       if (typeof job.run !== 'function') throw new MinaraError('INVALID_ARGUMENT', `scheduler.add: job "${job.id}" needs a "run" function.`);
       if ((job.every === undefined) === (job.cron === undefined)) throw new MinaraError('INVALID_ARGUMENT', `scheduler.add: job "${job.id}" needs exactly one of "every" (ms) or "cron".`);
       if (job.every !== undefined && !(Number.isFinite(job.every) && job.every >= 1000)) throw new MinaraError('INVALID_ARGUMENT', `scheduler.add: job "${job.id}": "every" must be at least 1000 ms.`);
-      const entry = { job, ...(job.cron ? { cron: parseCron(job.cron) } : {}), nextAt: 0 };
+      const entry = { job, ...(job.cron ? { cron: parseCron(job.cron, { timezone: job.timezone }) } : {}), nextAt: 0 };
       entry.nextAt = nextFrom(entry, now());
       entries.set(job.id, entry);
     },

@@ -19,27 +19,51 @@ export interface SessionState {
    * labelled with them, so the label survives compaction and the approval-only run that follows.
    */
   readonly untrusted?: TurnProvenance | undefined;
+  /** The snapshot is stored under its own key ({@link saveSessionMemory}), not inline in the state row. */
+  readonly memoryStored?: boolean | undefined;
 }
 
 const key = (sessionId: string) => `runtime:session:${sessionId}`;
+/** The frozen memory snapshot, written once when the session starts: the per-turn state row stays small. */
+const memoryKey = (sessionId: string) => `runtime:session-memory:${sessionId}`;
+
+/** The stored state row: the snapshot inline (rows written before it moved to its own key) or `memory: 'own-key'`. */
+type StoredState = Partial<SessionState> & { memory?: 'own-key' };
 
 export async function loadSessionState(storage: Storage, sessionId: string): Promise<SessionState | undefined> {
   const raw = await storage.meta.get(key(sessionId));
   if (raw === undefined) return undefined;
+  let parsed: StoredState;
   try {
-    const parsed = JSON.parse(raw) as Partial<SessionState>;
-    return {
-      memorySnapshot: typeof parsed.memorySnapshot === 'string' ? parsed.memorySnapshot : undefined,
-      activeSkills: Array.isArray(parsed.activeSkills) ? parsed.activeSkills.filter((s): s is string => typeof s === 'string') : [],
-      turnCount: Number.isInteger(parsed.turnCount) ? (parsed.turnCount as number) : 0,
-      ...(typeof parsed.learningMessage === 'string' ? { learningMessage: parsed.learningMessage } : {}),
-      ...(parseTurnProvenance(parsed.untrusted) ? { untrusted: parseTurnProvenance(parsed.untrusted) } : {}),
-    };
+    parsed = JSON.parse(raw) as StoredState;
   } catch {
     return undefined;
   }
+  const memorySnapshot = typeof parsed.memorySnapshot === 'string' ? parsed.memorySnapshot : parsed.memory === 'own-key' ? await storage.meta.get(memoryKey(sessionId)) : undefined;
+  return {
+    memorySnapshot,
+    activeSkills: Array.isArray(parsed.activeSkills) ? parsed.activeSkills.filter((s): s is string => typeof s === 'string') : [],
+    turnCount: Number.isInteger(parsed.turnCount) ? (parsed.turnCount as number) : 0,
+    ...(typeof parsed.learningMessage === 'string' ? { learningMessage: parsed.learningMessage } : {}),
+    ...(parsed.memory === 'own-key' ? { memoryStored: true } : {}),
+    ...(parseTurnProvenance(parsed.untrusted) ? { untrusted: parseTurnProvenance(parsed.untrusted) } : {}),
+  };
 }
 
+/**
+ * Store the frozen memory snapshot of a session under its own key, once (it never changes within the session):
+ * each turn's state row then carries a marker instead of rewriting the snapshot (kilobytes per turn).
+ */
+export async function saveSessionMemory(storage: Storage, sessionId: string, snapshot: string): Promise<void> {
+  await storage.meta.set(memoryKey(sessionId), snapshot);
+}
+
+/**
+ * Save the per-turn state. With `memoryStored` (the snapshot is under its own key, see {@link saveSessionMemory})
+ * the row only marks it; otherwise a snapshot is kept inline, as rows written before the split were.
+ */
 export async function saveSessionState(storage: Storage, sessionId: string, state: SessionState): Promise<void> {
-  await storage.meta.set(key(sessionId), JSON.stringify(state));
+  const { memorySnapshot, memoryStored, ...rest } = state;
+  const row: StoredState = memorySnapshot === undefined ? rest : memoryStored === true ? { ...rest, memory: 'own-key' } : { ...rest, memorySnapshot };
+  await storage.meta.set(key(sessionId), JSON.stringify(row));
 }

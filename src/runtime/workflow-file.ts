@@ -102,28 +102,7 @@ export function parseWorkflowFile(text: string, options: ParseWorkflowFileOption
   if (issues.length > 0) return { issues };
   if (!WORKFLOW_NAME.test(id)) at(0, '(name)', `the workflow name "${id}" (the file name) must be 1–48 of a-z, 0-9, "_" or "-"`);
 
-  const nodeAt = (path: ReadonlyArray<string | number>): YamlNode | undefined => {
-    const n = doc.getIn(path, true) as unknown;
-    return Y.isNode(n) ? n : undefined;
-  };
-  /** Where a path points: its node, else the closest parent that exists. */
-  const offsetOf = (path: ReadonlyArray<string | number>): number | undefined => {
-    for (let n = path.length; n >= 0; n--) {
-      const node = n === 0 ? doc.contents ?? undefined : nodeAt(path.slice(0, n));
-      if (node?.range) return node.range[0];
-    }
-    return 0;
-  };
-  /** The offset of a mapping's key (for unknown keys). */
-  const keyOffset = (path: ReadonlyArray<string | number>, key: string): number | undefined => {
-    const map = path.length === 0 ? doc.contents : nodeAt(path);
-    if (Y.isMap(map)) {
-      for (const pair of map.items) if (Y.isScalar(pair.key) && pair.key.value === key) return pair.key.range?.[0];
-    }
-    return offsetOf(path);
-  };
-  const label = (path: ReadonlyArray<string | number>) => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
-  const fail = (path: ReadonlyArray<string | number>, message: string) => at(offsetOf(path), label(path), message);
+  const { keyOffset, label, fail } = createLocator(Y, doc, at);
 
   let root: unknown;
   try {
@@ -161,41 +140,7 @@ export function parseWorkflowFile(text: string, options: ParseWorkflowFileOption
   const rawSteps = top['steps'];
   if (!Array.isArray(rawSteps) || rawSteps.length === 0) fail(['steps'], rawSteps === undefined ? 'missing: a workflow needs a list of steps' : `expected a non-empty list of steps, got ${describe(rawSteps)}`);
   else {
-    const seen = new Set<string>();
-    rawSteps.forEach((raw: unknown, i) => {
-      const path = ['steps', i];
-      if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail(path, `expected a mapping with id and tool (or message), got ${describe(raw)}`);
-      const s = raw as Record<string, unknown>;
-      const before = issues.length;
-      for (const key of Object.keys(s)) if (!(STEP_KEYS as readonly string[]).includes(key)) at(keyOffset(path, key), `${label(path)}.${key}`, `unknown field (expected ${STEP_KEYS.join(', ')})`);
-      const stepId = s['id'];
-      if (typeof stepId !== 'string' || !STEP_ID.test(stepId)) fail([...path, 'id'], stepId === undefined ? 'missing: every step needs an id' : 'expected 1–64 letters, digits, ".", "_" or "-"');
-      else if (seen.has(stepId)) fail([...path, 'id'], `duplicate step id "${stepId}"`);
-      const tool = s['tool'];
-      const message = s['message'];
-      if ((tool === undefined) === (message === undefined)) {
-        fail(path, 'give exactly one of "tool" (a tool call, no model) or "message" (a model turn)');
-      } else if (tool !== undefined) {
-        if (typeof tool !== 'string' || tool === '') fail([...path, 'tool'], 'expected a tool name');
-        else if (options.tools && !options.tools.has(tool)) {
-          const near = closestMatches(tool, options.tools.list().map((t) => t.name));
-          fail([...path, 'tool'], `no registered tool named "${tool}"${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
-        }
-        const args = s['args'];
-        if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) fail([...path, 'args'], `expected a mapping of arguments, got ${describe(args)}`);
-        else if (args !== undefined) checkTemplates(args, [...path, 'args'], seen, fail);
-      } else {
-        if (typeof message !== 'string' || message.trim() === '' || message.length > 20_000) fail([...path, 'message'], 'expected a message of 1–20000 characters');
-        else checkTemplates(message, [...path, 'message'], seen, fail);
-      }
-      if (typeof stepId === 'string') seen.add(stepId);
-      if (issues.length > before) return;
-      steps.push(
-        tool !== undefined
-          ? { id: stepId as string, kind: 'tool_call', tool: tool as string, ...(s['args'] !== undefined ? { args: s['args'] as Record<string, unknown> } : {}) }
-          : { id: stepId as string, kind: 'agent_turn', message: message as string },
-      );
-    });
+    steps.push(...checkSteps(rawSteps, { tools: options.tools, issues, at, keyOffset, label, fail }));
   }
   if (issues.length > 0) return { issues };
   return {
@@ -311,3 +256,84 @@ export function formatWorkflowIssues(issues: readonly WorkflowFileIssue[]): stri
   return issues.map((i) => `${i.file}:${i.line}: ${i.path === '(file)' ? '' : `${i.path}: `}${i.message}`).join('\n');
 }
 
+/** A path in the document. */
+type DocPath = ReadonlyArray<string | number>;
+
+/** Where paths of a parsed workflow document are (line and column for issues), and `fail` to report one. */
+function createLocator(Y: ReturnType<typeof yaml>, doc: Document.Parsed, at: (offset: number | undefined, path: string, message: string) => void) {
+  const nodeAt = (path: DocPath): YamlNode | undefined => {
+    const n = doc.getIn(path, true) as unknown;
+    return Y.isNode(n) ? n : undefined;
+  };
+  /** Where a path points: its node, else the closest parent that exists. */
+  const offsetOf = (path: DocPath): number | undefined => {
+    for (let n = path.length; n >= 0; n--) {
+      const node = n === 0 ? doc.contents ?? undefined : nodeAt(path.slice(0, n));
+      if (node?.range) return node.range[0];
+    }
+    return 0;
+  };
+  /** The offset of a mapping's key (for unknown keys). */
+  const keyOffset = (path: DocPath, key: string): number | undefined => {
+    const map = path.length === 0 ? doc.contents : nodeAt(path);
+    if (Y.isMap(map)) {
+      for (const pair of map.items) if (Y.isScalar(pair.key) && pair.key.value === key) return pair.key.range?.[0];
+    }
+    return offsetOf(path);
+  };
+  const label = (path: DocPath) => path.map((p, i) => (typeof p === 'number' ? `[${p}]` : i === 0 ? p : `.${p}`)).join('');
+  const fail = (path: DocPath, message: string) => at(offsetOf(path), label(path), message);
+  return { keyOffset, label, fail };
+}
+
+/** What {@link checkSteps} reports with. */
+interface StepChecks {
+  readonly tools: ParseWorkflowFileOptions['tools'];
+  readonly issues: readonly WorkflowFileIssue[];
+  readonly at: (offset: number | undefined, path: string, message: string) => void;
+  readonly keyOffset: (path: DocPath, key: string) => number | undefined;
+  readonly label: (path: DocPath) => string;
+  readonly fail: (path: DocPath, message: string) => void;
+}
+
+/** Check each step (keys, id, tool or message, args and their templates); the steps without an issue. */
+function checkSteps(rawSteps: readonly unknown[], checks: StepChecks): WorkflowSpecStep[] {
+  const { tools, issues, at, keyOffset, label, fail } = checks;
+  const steps: WorkflowSpecStep[] = [];
+  const seen = new Set<string>();
+  rawSteps.forEach((raw: unknown, i) => {
+    const path = ['steps', i];
+    if (typeof raw !== 'object' || raw === null || Array.isArray(raw)) return fail(path, `expected a mapping with id and tool (or message), got ${describe(raw)}`);
+    const s = raw as Record<string, unknown>;
+    const before = issues.length;
+    for (const key of Object.keys(s)) if (!(STEP_KEYS as readonly string[]).includes(key)) at(keyOffset(path, key), `${label(path)}.${key}`, `unknown field (expected ${STEP_KEYS.join(', ')})`);
+    const stepId = s['id'];
+    if (typeof stepId !== 'string' || !STEP_ID.test(stepId)) fail([...path, 'id'], stepId === undefined ? 'missing: every step needs an id' : 'expected 1–64 letters, digits, ".", "_" or "-"');
+    else if (seen.has(stepId)) fail([...path, 'id'], `duplicate step id "${stepId}"`);
+    const tool = s['tool'];
+    const message = s['message'];
+    if ((tool === undefined) === (message === undefined)) {
+      fail(path, 'give exactly one of "tool" (a tool call, no model) or "message" (a model turn)');
+    } else if (tool !== undefined) {
+      if (typeof tool !== 'string' || tool === '') fail([...path, 'tool'], 'expected a tool name');
+      else if (tools && !tools.has(tool)) {
+        const near = closestMatches(tool, tools.list().map((t) => t.name));
+        fail([...path, 'tool'], `no registered tool named "${tool}"${near.length ? ` (did you mean ${near.join(', ')}?)` : ''}`);
+      }
+      const args = s['args'];
+      if (args !== undefined && (typeof args !== 'object' || args === null || Array.isArray(args))) fail([...path, 'args'], `expected a mapping of arguments, got ${describe(args)}`);
+      else if (args !== undefined) checkTemplates(args, [...path, 'args'], seen, fail);
+    } else {
+      if (typeof message !== 'string' || message.trim() === '' || message.length > 20_000) fail([...path, 'message'], 'expected a message of 1–20000 characters');
+      else checkTemplates(message, [...path, 'message'], seen, fail);
+    }
+    if (typeof stepId === 'string') seen.add(stepId);
+    if (issues.length > before) return;
+    steps.push(
+      tool !== undefined
+        ? { id: stepId as string, kind: 'tool_call', tool: tool as string, ...(s['args'] !== undefined ? { args: s['args'] as Record<string, unknown> } : {}) }
+        : { id: stepId as string, kind: 'agent_turn', message: message as string },
+    );
+  });
+  return steps;
+}

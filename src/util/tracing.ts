@@ -19,8 +19,27 @@ export function tracer(): Tracer {
   return cached;
 }
 
-/** Run `fn` in a span named `name`; an exception ends the span with an error status and is rethrown. */
+let noopProvider: unknown;
+let noopSpan: Span | undefined;
+
+/**
+ * True while no host has registered a tracer provider (the global provider still delegates to the API's no-op one).
+ * Checked per span, so a provider registered later is used from its next span on.
+ */
+function tracingOff(): boolean {
+  const o = api();
+  noopProvider ??= new o.ProxyTracerProvider().getDelegate();
+  const provider = o.trace.getTracerProvider() as { getDelegate?: () => unknown };
+  return typeof provider.getDelegate === 'function' && provider.getDelegate() === noopProvider;
+}
+
+/**
+ * Run `fn` in a span named `name`; an exception ends the span with an error status and is rethrown. Without a
+ * registered tracer provider `fn` gets a non-recording span directly (what the no-op tracer would hand it,
+ * without the context switch each span cost every turn and tool call).
+ */
 export async function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (tracingOff()) return fn((noopSpan ??= api().trace.wrapSpanContext(api().INVALID_SPAN_CONTEXT)));
   return tracer().startActiveSpan(name, { attributes }, async (span) => {
     try {
       return await fn(span);

@@ -74,6 +74,11 @@ export async function seedWorkspaceIfMissing(dir: string): Promise<SeedResult> {
   const created: string[] = [];
   const existing: string[] = [];
   for (const name of names) {
+    // Most starts find every file: one lstat each instead of writing and syncing a temp file to learn it exists.
+    if (await lstat(join(root, name)).then(() => true, () => false)) {
+      existing.push(name);
+      continue;
+    }
     const template = WORKSPACE_TEMPLATES[name as keyof typeof WORKSPACE_TEMPLATES];
     if (await createExclusiveConfined(root, name, template)) created.push(name);
     else existing.push(name);

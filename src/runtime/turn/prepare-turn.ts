@@ -1,12 +1,12 @@
 import { renderSignalBlock } from '../../skills/signals';
-import { classifyMessage, type LifecycleStage } from '../../skills/taxonomy';
+import { inferLifecycleStages, type LifecycleStage } from '../../skills/taxonomy';
 import type { SkillSession } from '../../skills/session';
 import type { ToolCallContext } from '../../tools/types';
 import type { ApprovalRecord } from '../../storage/types';
 import { buildIdentityText } from '../identity';
 import { buildSystemPromptBlocks } from '../prompt-blocks';
 import { labelTurnInput } from './label-input';
-import { loadSessionState, saveSessionState, type SessionState } from '../session-state';
+import { loadSessionState, saveSessionMemory, saveSessionState, type SessionState } from '../session-state';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
 import { renderRouting, routeSkills } from './route-skills';
@@ -99,7 +99,8 @@ async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallCo
   let snapshotLoaded = false;
   if (state.memorySnapshot === undefined && memory) {
     const snapshot = await memory.loadSnapshot();
-    state = { ...state, memorySnapshot: snapshot.text };
+    state = { ...state, memorySnapshot: snapshot.text, memoryStored: true };
+    await saveSessionMemory(options.storage, ctx.sessionId, snapshot.text);
     await saveSessionState(options.storage, ctx.sessionId, state);
     snapshotLoaded = true;
   }
@@ -141,6 +142,6 @@ function decisionContext(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, 
   const message = input.message ?? proposedBy;
   if (message === undefined || message.trim() === '') return {};
   const scenarioId = routedScenario ?? (input.message === undefined ? deps.options.scenarios?.classify(message, { source: ctx.source })?.id : undefined);
-  const stage = classifyMessage(message).stages[0];
+  const stage = inferLifecycleStages(message)[0]; // the stages alone: no entity extraction (the router did it)
   return { ...(scenarioId !== undefined ? { scenarioId } : {}), ...(stage !== undefined ? { stage } : {}) };
 }

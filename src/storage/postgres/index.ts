@@ -172,10 +172,17 @@ async function createPgPool(connectionString: string, max: number, acquireTimeou
   } catch (error) {
     throw new ConfigError('createPostgresStorage: `connectionString` needs the `pg` package (npm install pg), or pass a `pool`', ['connectionString'], { cause: error });
   }
-  const Pool = (mod.Pool ?? mod.default?.Pool) as new (config: Record<string, unknown>) => PostgresPool & { on(event: 'error', fn: (e: Error) => void): unknown };
+  const Pool = (mod.Pool ?? mod.default?.Pool) as new (config: Record<string, unknown>) => PostgresPool & {
+    on(event: 'error', fn: (e: Error) => void): unknown;
+    on(event: 'connect', fn: (client: { query(text: string): Promise<unknown> }) => void): unknown;
+  };
   const pool = new Pool({ connectionString, max, connectionTimeoutMillis: acquireTimeoutMs });
   // An idle connection the server drops emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
+  // No JIT: the engine runs short indexed statements, and a planner estimate above `jit_above_cost` (after an ANALYZE
+  // the catch-up read of memory search is estimated at ~all of a tenant's rows) made each one pay ~50–250 ms of JIT
+  // start-up for a 0.04 ms index scan: the search tail after a bulk load (docs/storage.md).
+  pool.on('connect', (client: { query(text: string): Promise<unknown> }) => void client.query('SET jit = off').catch(() => undefined));
   return pool;
 }
 

@@ -16,27 +16,35 @@ export async function runWithTimeout(
 ): Promise<unknown> {
   if (signal?.aborted) throw new MinaraError('TOOL_ABORTED', `Tool "${name}" was cancelled before it started.`);
   const controller = new AbortController();
+  // A handler that answers synchronously cannot overrun its timeout (no timer could fire while it runs):
+  // only a pending result is raced against the timer and the caller's signal.
+  const result = fn(input, { ...base, signal: controller.signal });
+  if (!isThenable(result)) return result;
   let timer: ReturnType<typeof setTimeout> | undefined;
   let onAbort: (() => void) | undefined;
   const stopped = new Promise<never>((_, reject) => {
     timer = setTimeout(() => {
       const e = new MinaraError('TOOL_TIMEOUT', `Tool "${name}" did not finish within ${timeoutMs} ms.`, { retryable: true });
+      reject(e); // first: a handler that settles when it sees the abort does not win the race
       controller.abort(e);
-      reject(e);
     }, timeoutMs);
     if (signal) {
       onAbort = () => {
         const e = new MinaraError('TOOL_ABORTED', `Tool "${name}" was cancelled.`);
-        controller.abort(e);
         reject(e);
+        controller.abort(e);
       };
       signal.addEventListener('abort', onAbort, { once: true });
     }
   });
   try {
-    return await Promise.race([Promise.resolve().then(() => fn(input, { ...base, signal: controller.signal })), stopped]);
+    return await Promise.race([result, stopped]);
   } finally {
     clearTimeout(timer);
     if (signal && onAbort) signal.removeEventListener('abort', onAbort);
   }
+}
+
+function isThenable(value: unknown): value is PromiseLike<unknown> {
+  return (typeof value === 'object' || typeof value === 'function') && value !== null && typeof (value as { then?: unknown }).then === 'function';
 }
