@@ -67,6 +67,7 @@ export const ERROR_CODES = {
   // runtime and models
   MODEL_NOT_CONFIGURED: 'No language model is configured.',
   MODEL_ERROR: 'The language model call failed.',
+  CASSETTE_MISS: 'A replayed model call has no recording in the cassette; the message diffs it against the nearest recorded request and nothing was sent to a model.',
   CONTEXT_OVERFLOW: 'The conversation does not fit the context window even after compaction.',
   WORKFLOW_INVALID: 'A workflow definition is malformed; the message names the bad step.',
   TURN_ABORTED: 'The turn was cancelled.',
