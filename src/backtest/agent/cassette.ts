@@ -229,7 +229,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
         remember({ key, request, response: { stream: parts } });
       },
     });
-    return { ...result, request: undefined, response: undefined, stream: result.stream.pipeThrough(recorder) };
+    return { ...result, stream: result.stream.pipeThrough(recorder) };
   };
 
   const toFile = (): CassetteFile => ({ format: 'minara-cassette', version: 1, entries: mode === 'record' ? recorded : [...loaded.entries, ...recorded] });

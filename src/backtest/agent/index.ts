@@ -17,3 +17,19 @@ export {
   type CassetteModelOptions,
   type CassetteRequest,
 } from './cassette';
+export { createIntentTrading, createPointInTimeMarket, type IntentTrading, type ViewSource } from './adapters';
+export { createAgentStrategy, type AgentStrategy, type AgentStrategyOptions, type ApprovalPolicy } from './agent-strategy';
+export { createCostLedger, type CostLedger, type DecisionCost } from './costs';
+export {
+  anonymiseBars,
+  contaminationReport,
+  DEFAULT_TRAINING_CUTOFFS,
+  trainingCutoffFor,
+  type AnonymiseMapping,
+  type AnonymiseOptions,
+  type ContaminationReport,
+} from './contamination';
+export type { AgentDecision, BlockedAgentOrder } from './decision-log';
+export { scheduleHistory, type HistoryItem, type HistoryReleaser } from './history';
+export { compileSchedule, type AgentSchedule } from './schedule';
+export { BACKTEST_TOOL_SETS, DISABLED_FEATURES, POINT_IN_TIME_TOOLS, type DisabledTool } from './tool-policy';
