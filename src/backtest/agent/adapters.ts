@@ -29,11 +29,16 @@ function viewOf(source: ViewSource, what: string): PointInTimeView {
 
 function known(view: PointInTimeView, symbol: string): string {
   const s = symbol.trim().toUpperCase();
-  if (!view.symbols.includes(s)) throw new MinaraError('PROVIDER_ERROR', `backtest market: ${s} is not in this backtest (symbols: ${view.symbols.join(', ')})`);
+  if (view.last(s) === undefined) throw new MinaraError('PROVIDER_ERROR', `backtest market: no ${s} market at this time (symbols trading: ${listedSymbols(view).join(', ')})`);
   return s;
 }
 
 const iso = (ms: number) => new Date(ms).toISOString();
+
+/** The symbols that have traded by the view's now (a symbol listed later is not known yet: no survivorship leak). */
+export function listedSymbols(view: PointInTimeView): string[] {
+  return view.symbols.filter((s) => view.last(s) !== undefined);
+}
 
 /**
  * A `MarketDataProvider` that answers from the backtest's point-in-time view: the price is the last close at or
@@ -58,12 +63,12 @@ export function createPointInTimeMarket(source: ViewSource): MarketDataProvider 
     async searchTokens(query, options) {
       const view = viewOf(source, 'search_tokens');
       const q = query.trim().toUpperCase();
-      return view.symbols.filter((s) => s.includes(q)).slice(0, options?.limit ?? 10).map(token);
+      return listedSymbols(view).filter((s) => s.includes(q)).slice(0, options?.limit ?? 10).map(token);
     },
     async lookupToken(query) {
       const view = viewOf(source, 'lookup_token');
       const s = query.symbol?.trim().toUpperCase();
-      return s && view.symbols.includes(s) ? token(s) : undefined;
+      return s && view.last(s) !== undefined ? token(s) : undefined;
     },
     async getOhlcv(symbol, options) {
       const view = viewOf(source, 'get_ohlcv');
@@ -97,7 +102,7 @@ export function createIntentTrading(source: ViewSource, options: { readonly acco
     const p = view.portfolio;
     const holdings = [
       { asset: 'USDC', amount: p.cash, priceUsd: 1, valueUsd: p.cash, costBasisUsd: p.cash, unrealizedPnlUsd: 0, stable: true },
-      ...view.symbols
+      ...listedSymbols(view)
         .filter((s) => p.position(s) !== 0)
         .map((s) => {
           const amount = p.position(s);
@@ -113,7 +118,7 @@ export function createIntentTrading(source: ViewSource, options: { readonly acco
     const to = order.to.toUpperCase();
     if (STABLES.has(from) && !STABLES.has(to)) return { symbol: known(view, to), side: 'buy' };
     if (STABLES.has(to) && !STABLES.has(from)) return { symbol: known(view, from), side: 'sell' };
-    throw new MinaraError('PROVIDER_ERROR', `backtest trading: only trades between a stablecoin and one of ${view.symbols.join(', ')} are simulated (got ${from} → ${to})`);
+    throw new MinaraError('PROVIDER_ERROR', `backtest trading: only trades between a stablecoin and one of ${listedSymbols(view).join(', ')} are simulated (got ${from} → ${to})`);
   };
   const quote = async (order: SpotOrderRequest): Promise<SpotQuote> => {
     const view = viewOf(source, 'quote');

@@ -9,10 +9,11 @@ import type { FinanceLimits } from '../../finance/limits';
 import type { ModelPrice } from '../../llm/pricing';
 import type { AgentEvent, PendingApproval } from '../../runtime/events';
 import type { Skill, SkillDefinition } from '../../skills/types';
+import type { ToolEntry } from '../../tools/types';
 import { createInMemoryStorage } from '../../storage/in-memory/index';
 import { silentLogger } from '../../util/logger';
 import type { OrderIntent, PointInTimeView, Strategy, StrategyContext, StrategyReport } from '../types';
-import { createIntentTrading, createPointInTimeMarket, type IntentTrading } from './adapters';
+import { createIntentTrading, createPointInTimeMarket, listedSymbols, type IntentTrading } from './adapters';
 import { createCostLedger, type CostLedger } from './costs';
 import { orderOf, ruleOf, summarizeEvents, wouldHavePnl, type AgentDecision, type BlockedAgentOrder } from './decision-log';
 import { scheduleHistory, type HistoryItem, type HistoryReleaser } from './history';
@@ -48,6 +49,8 @@ export interface AgentStrategyOptions {
   readonly budgetUsd?: number | undefined;
   /** Extra tools the host states answer from the simulated clock (every other unknown tool is disabled for the run). */
   readonly pointInTimeTools?: readonly string[] | undefined;
+  /** Host tools for the agent; each is disabled for the run unless named in `pointInTimeTools`. */
+  readonly tools?: readonly ToolEntry[] | undefined;
   /** Extra skills for the agent. */
   readonly skills?: ReadonlyArray<Skill | SkillDefinition> | undefined;
   /** @default 'backtest' */
@@ -105,7 +108,7 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
     now: () => new Date(state.clock),
     logger: silentLogger,
     userId: o.userId ?? 'backtest',
-    finance: { market: createPointInTimeMarket(() => state.view), provider: state.trading.provider, ...(o.limits ? { limits: o.limits } : {}), autopilot: false, alerts: false },
+    finance: { market: createPointInTimeMarket(() => state.view), provider: state.trading.provider, ...(o.limits ? { limits: o.limits } : {}), autopilot: false },
     research: false,
     web: false,
     browser: false,
@@ -117,6 +120,7 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
     breakers: false,
     hooks: [pointInTimeHook(extra)],
     ...(o.skills ? { skills: o.skills } : {}),
+    ...(o.tools ? { tools: o.tools } : {}),
     ...(o.learning === false ? { learning: false } : {}),
     ...(o.prices ? { prices: o.prices } : {}),
     runtime: { maxSteps: o.maxSteps ?? 8 },
@@ -146,7 +150,7 @@ function approve(o: AgentStrategyOptions, p: PendingApproval, view: PointInTimeV
 /** The decision message: the simulated date first, then the schedule's instructions, then the user's prompt. */
 function messageFor(o: AgentStrategyOptions, view: PointInTimeView, n: number, instructions: readonly string[]): string {
   const when = iso(view.now).replace('T', ' ').slice(0, 16);
-  const lines = [`[Backtest decision ${n}] Today is ${when} UTC. Symbols: ${view.symbols.join(', ')}.`, ...instructions.map((i) => `Scheduled: ${i}`), o.prompt];
+  const lines = [`[Backtest decision ${n}] Today is ${when} UTC. Symbols: ${listedSymbols(view).join(', ')}.`, ...instructions.map((i) => `Scheduled: ${i}`), o.prompt];
   return lines.join('\n');
 }
 

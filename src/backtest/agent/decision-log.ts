@@ -105,13 +105,16 @@ export function summarizeEvents(events: readonly AgentEvent[]): { saw: AgentDeci
   let said = '';
   for (const e of events) {
     if (e.type === 'tool-call') {
-      inputs.set(e.toolCallId, { toolName: e.toolName, input: e.input });
+      // A call through tool_invoke is the inner tool's: record it under that name and its arguments.
+      const inner = e.toolName === 'tool_invoke' && e.input !== null && typeof e.input === 'object' ? (e.input as { name?: unknown; args?: unknown }) : undefined;
+      inputs.set(e.toolCallId, typeof inner?.name === 'string' ? { toolName: inner.name, input: inner.args } : { toolName: e.toolName, input: e.input });
       did.push({ tool: e.toolName, input: e.input });
     } else if (e.type === 'tool-result') {
       const env = e.output as unknown as { ok: boolean; data?: unknown; error?: unknown; code?: unknown };
       saw.push({ tool: e.toolName, ok: env.ok, output: env.ok ? env.data : { error: env.error, code: env.code } });
     } else if (e.type === 'tool-blocked') {
-      blocked.push({ toolName: e.toolName, input: inputs.get(e.toolCallId)?.input, code: e.code, reason: e.reason });
+      const call = inputs.get(e.toolCallId);
+      blocked.push({ toolName: call?.toolName ?? e.toolName, input: call?.input, code: e.code, reason: e.reason });
     } else if (e.type === 'turn-end') {
       said = e.text;
     }

@@ -59,7 +59,7 @@ export function scheduleHistory(app: MinaraApp, items: readonly HistoryItem[], u
         await memory.write({ category: item.category ?? 'observation', content: item.content, source: 'user_manual' });
         return;
       case 'fact':
-        await memory.recordFact(item.content, { source: 'user_manual' });
+        await memory.recordFact(item.content);
         return;
       case 'trade-case':
         await memory.write({ category: 'trade_outcome', content: item.content, source: 'user_manual' });
