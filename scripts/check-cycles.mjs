@@ -42,7 +42,9 @@ const ALLOWED = {
   ops: [...base, 'config', 'storage', 'safety', 'memory', 'learning', 'workspace', 'llm'],
   // Research and analysis: the code sandbox (run_code), deep-research reports, the research skills and their tools.
   research: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'learning', 'artifacts'],
-  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning', 'ops', 'artifacts', 'files', 'research'],
+  // Backtests: the engine over the finance pack's interfaces and limits; reports through the artifacts' chart compiler.
+  backtest: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'finance', 'artifacts'],
+  app: [...base, 'config', 'storage', 'tools', 'safety', 'skills', 'memory', 'workspace', 'runtime', 'llm', 'finance', 'gateway', 'testing', 'mcp', 'background', 'learning', 'ops', 'artifacts', 'files', 'research', 'backtest'],
 };
 
 function walk(dir, out = []) {

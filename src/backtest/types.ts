@@ -47,6 +47,8 @@ export interface PointInTimeView {
    * beyond the view): the fast path for indicators.
    */
   closes(symbol: string): Float64Array;
+  /** One field of `symbol`'s bar `ago` bars back (0 = the current bar); NaN before its first bar. No allocation. */
+  value(symbol: string, field: 'open' | 'high' | 'low' | 'close' | 'volume', ago?: number): number;
   readonly portfolio: BacktestPortfolioView;
 }
 
@@ -246,6 +248,7 @@ export interface BacktestMetrics {
   readonly exposure: number;
   readonly trades: number;
   readonly winRate: number;
+  /** Gross profit / gross loss of closed trades (Infinity with no losing trade; written as null in JSON). */
   readonly profitFactor: number;
   readonly feesUsd: number;
   readonly blockedOrders: Readonly<Record<string, number>>;
@@ -289,7 +292,8 @@ export interface BacktestRunConfig {
   readonly fees: FeeModel;
   readonly slippage: SlippageModel;
   readonly fill: FillTiming;
-  readonly volumeCap: number;
+  /** Share of bar volume one fill may take; null = no cap. */
+  readonly volumeCap: number | null;
   readonly limits: Partial<FinanceLimits> | null;
   readonly seed: number;
   readonly periodsPerYear: number;

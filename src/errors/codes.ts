@@ -44,6 +44,8 @@ export const ERROR_CODES = {
   // artifacts
   ARTIFACT_NOT_FOUND: "No artifact with that id or URI exists for this user; the message lists the user's recent artifact URIs.",
   ARTIFACT_INVALID: 'An artifact input is malformed (a chart spec that does not compile, a URL in chart data, bad CSV, an empty report).',
+  // backtests
+  BACKTEST_DATA_INVALID: 'Backtest bars are malformed (a gap, duplicate, out-of-order row, non-positive price, high < low); the message names the file and row.',
   // storage
   STORAGE_ERROR: 'The storage engine failed (I/O, constraint, corruption).',
   STORAGE_BUSY: 'The database stayed locked past the busy timeout and retries.',
