@@ -201,6 +201,11 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
       }
       events.push(...(await collect(app.runtime.run({ ...base, approvals: answers.map((a) => ({ approvalId: a.p.approvalId, approved: a.approved, reason: a.reason })) }))));
     }
+    // A model that cannot answer (a cassette miss above all) fails the run: never a silent empty decision.
+    const failed = events.find((e) => e.type === 'error');
+    if (failed && failed.type === 'error' && (failed.code === 'CASSETTE_MISS' || /cassette miss/.test(failed.message))) {
+      throw new MinaraError('CASSETTE_MISS', `decision ${n} at ${iso(view.now)}: ${failed.message}`);
+    }
     const summary = summarizeEvents(events);
     for (const b of summary.blocked) {
       const rule = ruleOf(b.code, b.reason);

@@ -50,6 +50,28 @@ export interface CassetteModelOptions {
   readonly cassette: string | CassetteFile;
   /** Model id reported in replay when no model is given. @default the first recording's model */
   readonly modelId?: string | undefined;
+  /**
+   * How a request is normalised before it is hashed: random ids the runtime generates (approval, trace and turn
+   * ids such as `apr_k3x9…`) differ between two runs of the same backtest, so by default each distinct one becomes
+   * `<prefix>_#<n>` in order of appearance. `false` hashes requests exactly as sent. @default normaliseGeneratedIds
+   */
+  readonly normalize?: false | ((request: CassetteRequest) => CassetteRequest) | undefined;
+}
+
+const GENERATED_ID = /\b([a-z]{2,12})_([a-z0-9]{20,})\b/g;
+
+/**
+ * Replace every generated id in a request (`<prefix>_<20+ lowercase letters or digits>`, the form of the runtime's
+ * id generator) with `<prefix>_#<n>`, numbered by first appearance, so a replay matches the recording.
+ */
+export function normaliseGeneratedIds(request: CassetteRequest): CassetteRequest {
+  const seen = new Map<string, string>();
+  const text = canonicalJson(request).replace(GENERATED_ID, (id, prefix: string) => {
+    let out = seen.get(id);
+    if (out === undefined) seen.set(id, (out = `${prefix}_#${seen.size + 1}`));
+    return out;
+  });
+  return JSON.parse(text) as CassetteRequest;
 }
 
 /** A language model that records to, or replays from, a cassette. */
@@ -165,6 +187,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   const modelId = model?.modelId ?? options.modelId ?? (loaded.entries[0]?.request.model.split(':').slice(1).join(':') || 'cassette');
   const name = `${provider}:${modelId}`;
   const modelName = model ? `${model.provider}:${model.modelId}` : (loaded.entries[0]?.request.model ?? name);
+  const normalize = options.normalize === false ? (r: CassetteRequest) => r : (options.normalize ?? normaliseGeneratedIds);
 
   const lookup = (request: CassetteRequest, key: string): CassetteEntry | undefined => {
     const list = byKey.get(key);
@@ -184,7 +207,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   };
 
   const doGenerate = async (opts: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
-    const request = cassetteRequest(modelName, 'generate', opts);
+    const request = normalize(cassetteRequest(modelName, 'generate', opts));
     const key = cassetteKey(request);
     const hit = mode === 'record' ? undefined : lookup(request, key);
     if (hit && 'generate' in hit.response) {
@@ -200,7 +223,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   };
 
   const doStream = async (opts: LanguageModelV4CallOptions) => {
-    const request = cassetteRequest(modelName, 'stream', opts);
+    const request = normalize(cassetteRequest(modelName, 'stream', opts));
     const key = cassetteKey(request);
     const hit = mode === 'record' ? undefined : lookup(request, key);
     if (hit && 'stream' in hit.response) {

@@ -55,7 +55,8 @@ export function contaminationReport(input: { readonly modelId: string; readonly 
   const windowEnd = new Date(input.end).toISOString().slice(0, 10);
   const anonymised = input.anonymised ?? false;
   if (cutoff === undefined) {
-    return { modelId: input.modelId, trainingCutoff: 'unknown', windowStart, windowEnd, overlap: true, overlapShare: null, anonymised, note: 'The model is not in the cutoff table: assume it may have seen the window (pass cutoffs to state its date).' };
+    const how = anonymised ? ' The run was anonymised (tickers renamed, dates shifted, prices rescaled).' : ' Compare with an anonymised run.';
+    return { modelId: input.modelId, trainingCutoff: 'unknown', windowStart, windowEnd, overlap: true, overlapShare: null, anonymised, note: `The model is not in the cutoff table: assume it may have seen the window (pass cutoffs to state its date).${how}` };
   }
   const c = Date.parse(cutoff);
   if (!Number.isFinite(c)) throw new MinaraError('INVALID_ARGUMENT', `cutoffs: "${cutoff}" for ${input.modelId} is not a date (YYYY-MM-DD expected)`);

@@ -10,6 +10,7 @@ export {
   cassetteRequest,
   createCassetteModel,
   loadCassette,
+  normaliseGeneratedIds,
   type CassetteEntry,
   type CassetteFile,
   type CassetteMode,
@@ -33,3 +34,5 @@ export type { AgentDecision, BlockedAgentOrder } from './decision-log';
 export { scheduleHistory, type HistoryItem, type HistoryReleaser } from './history';
 export { compileSchedule, type AgentSchedule } from './schedule';
 export { BACKTEST_TOOL_SETS, DISABLED_FEATURES, POINT_IN_TIME_TOOLS, type DisabledTool } from './tool-policy';
+export { anonymiseBarSet, runAgentBacktest, withCallSettings, type AgentBacktestOptions, type AgentBacktestResult } from './run';
+export { metricSpread, welchInterval, type MetricSpread } from './stats';

@@ -51,6 +51,7 @@ export async function driveStrategy(strategy: Strategy, bars: readonly Bar[], in
       bars: (s, lookback) => (lookback ? upTo(s).slice(-lookback) : upTo(s)),
       last: (s) => upTo(s).at(-1),
       closes: (s) => Float64Array.from(upTo(s).map((b) => b.close)),
+      value: (s, field, ago = 0) => upTo(s).at(-1 - ago)?.[field] ?? Number.NaN,
       portfolio: {
         cash,
         position: (s) => pos.get(s) ?? 0,
