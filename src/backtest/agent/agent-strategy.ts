@@ -154,6 +154,53 @@ function messageFor(o: AgentStrategyOptions, view: PointInTimeView, n: number, i
   return lines.join('\n');
 }
 
+/** The agent's sections of the run folder: llm_costs.csv, decisions.jsonl, agent_blocked_orders.csv, config and metrics. */
+function agentReport(r: { readonly options: AgentStrategyOptions; readonly decisions: readonly AgentDecision[]; readonly blocked: BlockedAgentOrder[]; readonly costs: CostLedger; readonly state: RunState; readonly extra: ReadonlySet<string> }): StrategyReport {
+  const { options, decisions, blocked, costs, state, extra } = r;
+  for (const b of blocked) if (b.wouldHavePnlUsd === null) b.wouldHavePnlUsd = wouldHavePnl(b, state.lastView);
+  const byRule: Record<string, number> = {};
+  const pnlByRule: Record<string, number> = {};
+  for (const b of blocked) {
+    byRule[b.rule] = (byRule[b.rule] ?? 0) + 1;
+    pnlByRule[b.rule] = Math.round(((pnlByRule[b.rule] ?? 0) + (b.wouldHavePnlUsd ?? 0)) * 1e6) / 1e6;
+  }
+  const metrics: Record<string, number | string | null> = {
+    decisions: decisions.length,
+    llmCostUsd: costs.unpriced > 0 ? 'unpriced' : costs.totalUsd,
+    llmCostPricedUsd: costs.totalUsd,
+    unpricedDecisions: costs.unpriced,
+    agentBlockedOrders: blocked.length,
+    stoppedEarly: state.stopped ? `${state.stopped.reason} at ${state.stopped.at}` : null,
+  };
+  for (const [rule, count] of Object.entries(byRule)) {
+    metrics[`agentBlocked.${rule}`] = count;
+    metrics[`agentBlockedWouldHavePnlUsd.${rule}`] = pnlByRule[rule] ?? 0;
+  }
+  const blockedCsv = ['decision,time,tool,symbol,side,notional_usd,rule,would_have_pnl_usd,detail', ...blocked.map((b) => [b.decision, b.time, b.toolName, b.symbol, b.side, Number.isFinite(b.notionalUsd) ? b.notionalUsd.toFixed(2) : '', b.rule, b.wouldHavePnlUsd ?? '', JSON.stringify(b.detail)].join(','))].join('\n');
+  return {
+    extraFiles: {
+      'llm_costs.csv': costs.toCsv(),
+      'decisions.jsonl': decisions.map((d) => JSON.stringify(d)).join('\n') + (decisions.length > 0 ? '\n' : ''),
+      'agent_blocked_orders.csv': `${blockedCsv}\n`,
+    },
+    config: {
+      agent: {
+        model: `${options.model.provider}:${options.model.modelId}`,
+        prompt: options.prompt,
+        schedule: options.schedule ?? { kind: 'every-bar' },
+        approvals: options.approvals ?? { mode: 'approve-within-limits' },
+        learning: options.learning !== false,
+        budgetUsd: options.budgetUsd ?? null,
+        historyItems: options.history?.length ?? 0,
+        pointInTimeTools: [...extra],
+        disabledTools: state.disabled,
+        stopped: state.stopped ?? null,
+      },
+    },
+    metrics,
+  };
+}
+
 /**
  * The agent as a backtest strategy: at each scheduled bar it runs one turn of the real runtime (`createApp` with
  * the finance pack on the backtest's point-in-time market and trading adapters, the same tools, skills, memory and
@@ -235,50 +282,7 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
     return intents;
   };
 
-  const report = (): StrategyReport => {
-    for (const b of blocked) if (b.wouldHavePnlUsd === null) b.wouldHavePnlUsd = wouldHavePnl(b, state.lastView);
-    const byRule: Record<string, number> = {};
-    const pnlByRule: Record<string, number> = {};
-    for (const b of blocked) {
-      byRule[b.rule] = (byRule[b.rule] ?? 0) + 1;
-      pnlByRule[b.rule] = Math.round(((pnlByRule[b.rule] ?? 0) + (b.wouldHavePnlUsd ?? 0)) * 1e6) / 1e6;
-    }
-    const metrics: Record<string, number | string | null> = {
-      decisions: decisions.length,
-      llmCostUsd: costs.unpriced > 0 ? 'unpriced' : costs.totalUsd,
-      llmCostPricedUsd: costs.totalUsd,
-      unpricedDecisions: costs.unpriced,
-      agentBlockedOrders: blocked.length,
-      stoppedEarly: state.stopped ? `${state.stopped.reason} at ${state.stopped.at}` : null,
-    };
-    for (const [rule, count] of Object.entries(byRule)) {
-      metrics[`agentBlocked.${rule}`] = count;
-      metrics[`agentBlockedWouldHavePnlUsd.${rule}`] = pnlByRule[rule] ?? 0;
-    }
-    const blockedCsv = ['decision,time,tool,symbol,side,notional_usd,rule,would_have_pnl_usd,detail', ...blocked.map((b) => [b.decision, b.time, b.toolName, b.symbol, b.side, Number.isFinite(b.notionalUsd) ? b.notionalUsd.toFixed(2) : '', b.rule, b.wouldHavePnlUsd ?? '', JSON.stringify(b.detail)].join(','))].join('\n');
-    return {
-      extraFiles: {
-        'llm_costs.csv': costs.toCsv(),
-        'decisions.jsonl': decisions.map((d) => JSON.stringify(d)).join('\n') + (decisions.length > 0 ? '\n' : ''),
-        'agent_blocked_orders.csv': `${blockedCsv}\n`,
-      },
-      config: {
-        agent: {
-          model: `${options.model.provider}:${options.model.modelId}`,
-          prompt: options.prompt,
-          schedule: options.schedule ?? { kind: 'every-bar' },
-          approvals: options.approvals ?? { mode: 'approve-within-limits' },
-          learning: options.learning !== false,
-          budgetUsd: options.budgetUsd ?? null,
-          historyItems: options.history?.length ?? 0,
-          pointInTimeTools: [...extra],
-          disabledTools: state.disabled,
-          stopped: state.stopped ?? null,
-        },
-      },
-      metrics,
-    };
-  };
+  const report = (): StrategyReport => agentReport({ options, decisions, blocked, costs, state, extra });
 
   return {
     name: 'agent',
