@@ -34,5 +34,6 @@ export type { AgentDecision, BlockedAgentOrder } from './decision-log';
 export { scheduleHistory, type HistoryItem, type HistoryReleaser } from './history';
 export { compileSchedule, type AgentSchedule } from './schedule';
 export { BACKTEST_TOOL_SETS, DISABLED_FEATURES, POINT_IN_TIME_TOOLS, type DisabledTool } from './tool-policy';
-export { anonymiseBarSet, runAgentBacktest, withCallSettings, type AgentBacktestOptions, type AgentBacktestResult } from './run';
+export { anonymiseBarSet, runAgentBacktest, runLearningComparison, withCallSettings, type AgentBacktestOptions, type AgentBacktestResult, type LearningComparison } from './run';
+export { compareRuns, formatComparison, type DecisionDiff, type MetricDelta, type RunComparison } from './compare';
 export { metricSpread, welchInterval, type MetricSpread } from './stats';

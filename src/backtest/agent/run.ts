@@ -4,7 +4,7 @@ import { runBacktest } from '../run';
 import type { BacktestMetrics, BacktestOptions, BacktestResult, BarSet } from '../types';
 import { createAgentStrategy, type AgentStrategy, type AgentStrategyOptions } from './agent-strategy';
 import { contaminationReport, type AnonymiseMapping, type AnonymiseOptions, type ContaminationReport } from './contamination';
-import { metricSpread, type MetricSpread } from './stats';
+import { metricSpread, welchInterval, type MetricSpread } from './stats';
 
 /** Options of {@link runAgentBacktest}: the engine's options, the agent, and how many epochs. */
 export interface AgentBacktestOptions extends Omit<BacktestOptions, 'strategy'> {
@@ -138,4 +138,33 @@ export async function runAgentBacktest(options: AgentBacktestOptions): Promise<A
   };
   const result: BacktestResult = { ...first, config: { ...first.config, strategyReport: strategyReport.config }, strategyReport };
   return { result, epochs: results, spread, contamination, strategies };
+}
+
+/** A run with the learning loop on beside one with it off, on the same window. */
+export interface LearningComparison {
+  readonly on: AgentBacktestResult;
+  readonly off: AgentBacktestResult;
+  /** Metric deltas (on − off) with a 95 % interval (Welch over epochs; none for one epoch each). */
+  readonly deltas: Readonly<Record<string, { readonly delta: number; readonly ci95: readonly [number, number] | null }>>;
+  /** One line saying what was measured, whatever the answer. */
+  readonly summary: string;
+}
+
+/**
+ * Does reflection help? The same backtest twice, learning on then off (same bars, seeds, schedule and model), with
+ * the delta of every metric. The summary states the result whichever way it goes.
+ */
+export async function runLearningComparison(options: AgentBacktestOptions): Promise<LearningComparison> {
+  const on = await runAgentBacktest({ ...options, agent: { ...options.agent, learning: true } });
+  const off = await runAgentBacktest({ ...options, agent: { ...options.agent, learning: false } });
+  const deltas: Record<string, { delta: number; ci95: readonly [number, number] | null }> = {};
+  for (const m of NUMERIC_METRICS) {
+    const a = on.spread[m]!;
+    const b = off.spread[m]!;
+    deltas[m] = { delta: a.mean - b.mean, ci95: welchInterval(a, b) ?? null };
+  }
+  const d = deltas.totalReturn!;
+  const ci = d.ci95 ? ` (95 % interval ${d.ci95[0].toFixed(4)} to ${d.ci95[1].toFixed(4)})` : ' (one epoch each: no interval)';
+  const verdict = d.ci95 ? (d.ci95[0] > 0 ? 'learning helped' : d.ci95[1] < 0 ? 'learning hurt' : 'no significant difference') : d.delta > 0 ? 'learning ahead on this run' : d.delta < 0 ? 'learning behind on this run' : 'no difference';
+  return { on, off, deltas, summary: `total return with learning on − off: ${d.delta.toFixed(4)}${ci}: ${verdict}.` };
 }
