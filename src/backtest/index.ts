@@ -41,4 +41,5 @@ export { metricsDocument, renderReportHtml, reportChartSpecs, reportCsvFiles, st
 export {
   type BacktestClock, type BacktestTradingOptions, type BacktestTradingProvider, createBacktestClock, createBacktestMarket, createBacktestTradingProvider, withClock,
 } from './market';
+export { ema, momentum, sma } from './indicators';
 export { buyWithCash, cashForQuantity, type FillCosts, sellQuantity, type SpotFillOut } from './accounting';

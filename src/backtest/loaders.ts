@@ -60,7 +60,7 @@ const COLUMN_ALIASES: Record<string, readonly string[]> = {
 /** A CSV with a header row naming time/date, open, high, low, close, volume and optionally symbol (case-insensitive). */
 export function parseGenericCsv(text: string, options: { readonly symbol?: string; readonly label?: string } = {}): ParsedBars {
   const label = options.label ?? 'csv';
-  const records = parseCsv(text, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: false }) as string[][];
+  const records = splitCsv(text);
   const header = (records[0] ?? []).map((h) => h.toLowerCase().replace(/\s+/g, '_'));
   const find = (names: readonly string[]) => header.findIndex((h) => names.includes(h));
   const cols = {
@@ -92,6 +92,24 @@ export function parseGenericCsv(text: string, options: { readonly symbol?: strin
     rows.push(i + 1);
   }
   return { bars, rows, format: 'csv' };
+}
+
+/** Rows of a CSV: a plain split when the text has no quotes (the common, fast case), else csv-parse. */
+function splitCsv(text: string): string[][] {
+  if (text.includes('"')) return parseCsv(text, { bom: true, skip_empty_lines: true, trim: true, relax_column_count: false }) as string[][];
+  const body = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+  const out: string[][] = [];
+  let width = -1;
+  let line = 0;
+  for (const raw of body.split(/\r?\n/)) {
+    line++;
+    if (raw.trim() === '') continue;
+    const cells = raw.split(',').map((c) => c.trim());
+    if (width < 0) width = cells.length;
+    else if (cells.length !== width) throw bad(`csv line ${line}: ${cells.length} columns, the header has ${width}`);
+    out.push(cells);
+  }
+  return out;
 }
 
 /**
