@@ -5,6 +5,7 @@
  */
 import { parseArgs as parseNodeArgs } from 'node:util';
 import path from 'node:path';
+import { isAgentBacktestCommand, runAgentBacktestCli } from './backtest-agent-command';
 
 /** Injectable I/O (tests). */
 export interface BacktestCliIo {
@@ -23,6 +24,8 @@ Costs:      --cash 10000 --fee-bps 10 --fee-min 0 --slippage-bps 0 | --slippage-
 Fills:      --fill next-open|same-close (default next-open: decide on the close, fill at the next open)
 Limits:     --limits '{"maxTradeUsd":1000}' (the finance pack's limits; absent: none)
 Output:     --out <dir> (default backtests/<strategy>-<time>)  --no-png  --json (print metrics.json)
+
+The agent:  minara backtest run --strategy agent --prompt "…" (minara backtest run --strategy agent --help); minara backtest compare <runA> <runB>
 `;
 
 const OPTIONS = {
@@ -49,6 +52,8 @@ const fmt = (v: number | null | undefined, pct = false) => (v === null || v === 
 export async function runBacktestCli(argv: readonly string[], io: BacktestCliIo = {}): Promise<number> {
   const write = io.write ?? ((s: string) => process.stdout.write(s));
   const writeErr = io.writeErr ?? ((s: string) => process.stderr.write(s));
+  // The agent's commands (run --strategy agent, compare) have their own flags: cli/backtest-agent-command.ts (issue 40).
+  if (isAgentBacktestCommand(argv)) return runAgentBacktestCli(argv, { write, writeErr, ...(io.now ? { now: io.now } : {}) });
   let values: ReturnType<typeof parseNodeArgs<{ options: typeof OPTIONS; allowPositionals: true; args: string[] }>>['values'];
   let positionals: string[];
   try {

@@ -20,6 +20,9 @@ import { assertSupportedNode } from '../util/node-version';
 
 assertSupportedNode();
 
+// The agent in the loop (issue 40, src/backtest/agent): createAgentStrategy, runAgentBacktest, cassettes, costs, contamination.
+export * from './agent/index';
+
 export type {
   BacktestMetrics, BacktestOptions, BacktestPortfolioView, BacktestResult, BacktestRunConfig, Bar, BarSet, Calendar, DataSource, FeeModel, Fill, FillTiming, OrderIntent,
   OrderRecord, PointInTimeView, RejectedOrder, SlippageModel, Strategy, StrategyContext, StrategyReport, StrategyRun, Trade,
