@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createScriptedModel, type ScriptedCall } from '@minara/agent/testing';
-import { createAgentStrategy } from '../../../src/backtest/agent/index';
+import { createAgentStrategy } from '@minara/agent/backtest';
 import { dailyBars, driveStrategy } from './mini-driver';
 
 const promptText = (call: ScriptedCall) => JSON.stringify(call.prompt);

@@ -12,8 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { createApp, defineTool, PermissionTier, silentLogger } from '@minara/agent';
 import { createScriptedModel, type ScriptedCall, type ScriptedStep } from '@minara/agent/testing';
-import { createAgentStrategy, type AgentStrategy, type HistoryItem } from '../../../src/backtest/agent/index';
-import type { Bar } from '../../../src/backtest/types';
+import { createAgentStrategy, type AgentStrategy, type HistoryItem } from '@minara/agent/backtest';
+import type { Bar } from '@minara/agent/backtest';
 import { dailyBars, driveStrategy } from './mini-driver';
 
 const DAY = 86_400_000;

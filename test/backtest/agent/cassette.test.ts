@@ -5,7 +5,7 @@ import { generateText, streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { MinaraError } from '@minara/agent';
 import { createScriptedModel } from '@minara/agent/testing';
-import { canonicalJson, cassetteKey, cassetteRequest, createCassetteModel } from '../../../src/backtest/agent/index';
+import { canonicalJson, cassetteKey, cassetteRequest, createCassetteModel } from '@minara/agent/backtest';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'cassette-'));
 

@@ -4,7 +4,7 @@ import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { writeBacktestReport } from '@minara/agent/backtest';
 import { createScriptedModel, type ScriptedStep } from '@minara/agent/testing';
-import { compareRuns, formatComparison, runAgentBacktest, runLearningComparison } from '../../../src/backtest/agent/index';
+import { compareRuns, formatComparison, runAgentBacktest, runLearningComparison } from '@minara/agent/backtest';
 import { agentBars, agentScript } from './run-fixture';
 
 const opts = { prompt: 'Review BTC and decide.', schedule: { kind: 'every-n-bars' as const, n: 10 }, limits: { maxTradeUsd: 5000 } };

@@ -1,4 +1,4 @@
-import type { Bar, OrderIntent, PointInTimeView, Strategy } from '../../../src/backtest/types';
+import type { Bar, OrderIntent, PointInTimeView, Strategy } from '@minara/agent/backtest';
 
 /** Daily bars for tests: a gentle deterministic walk per symbol. */
 export function dailyBars(symbols: readonly string[], days: number, start = Date.UTC(2021, 0, 4)): Bar[] {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { generateBars, writeBacktestReport } from '@minara/agent/backtest';
 import { createScriptedModel } from '@minara/agent/testing';
 import { agentBars, agentScript } from './run-fixture';
-import { createCassetteModel, runAgentBacktest, anonymiseBarSet, metricSpread, welchInterval } from '../../../src/backtest/agent/index';
+import { createCassetteModel, runAgentBacktest, anonymiseBarSet, metricSpread, welchInterval } from '@minara/agent/backtest';
 
 const FIXTURE = path.join(import.meta.dirname, '..', '..', 'fixtures', 'backtest', 'agent-sma.cassette.json');
 const tmp = () => mkdtempSync(path.join(tmpdir(), 'agent-bt-'));
