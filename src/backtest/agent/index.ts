@@ -37,3 +37,4 @@ export { BACKTEST_TOOL_SETS, DISABLED_FEATURES, POINT_IN_TIME_TOOLS, type Disabl
 export { anonymiseBarSet, runAgentBacktest, runLearningComparison, withCallSettings, type AgentBacktestOptions, type AgentBacktestResult, type LearningComparison } from './run';
 export { compareRuns, formatComparison, type DecisionDiff, type MetricDelta, type RunComparison } from './compare';
 export { metricSpread, welchInterval, type MetricSpread } from './stats';
+export { planSweep, runSweepWorker, sweepResults, type SweepCell, type SweepPlanOptions, type SweepRow, type SweepWorkerOptions, type SweepWorkerResult } from './sweep';
