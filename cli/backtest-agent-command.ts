@@ -22,6 +22,11 @@ export const AGENT_BACKTEST_USAGE = `Usage:
         [--epochs N] [--temperature T] [--anonymise] [--learning on|off] [--charge-model-cost] [--cash 10000] [--fee-bps 10]
         [--out <dir>] [--no-png]
   minara backtest compare <runA> <runB>
+  minara backtest sweep --grid '{"fast":[5,10],"slow":[20,50]}' [--seeds 1,2,3] [--windows '[{"bars":500},{"bars":1000}]']
+        [--strategy sma-cross|momentum|…|agent] [--symbols BTC] [--regime bull] [--database-url postgres://… --schema s]
+        [--sweep-id <id>] [--json]
+        Each cell (grid point × seed × window, on synthetic bars) is a job-runner claim: start the same command in several
+        processes on one PostgreSQL database and each cell runs exactly once; the results print as one table.
 
 Model: --cassette <file> replays recorded model calls offline (a miss fails with a diff); with --record and --model it
 records them. Without --cassette the model comes from --model or MINARA_MODEL and the provider's key.
@@ -34,6 +39,7 @@ const OPTIONS = {
   'max-order-usd': { type: 'string' }, limits: { type: 'string' }, budget: { type: 'string' }, epochs: { type: 'string' }, temperature: { type: 'string' },
   anonymise: { type: 'boolean' }, learning: { type: 'string' }, 'charge-model-cost': { type: 'boolean' }, cash: { type: 'string' }, 'fee-bps': { type: 'string' },
   out: { type: 'string' }, 'no-png': { type: 'boolean' }, json: { type: 'boolean' }, help: { type: 'boolean', short: 'h' },
+  grid: { type: 'string' }, seeds: { type: 'string' }, windows: { type: 'string' }, 'database-url': { type: 'string' }, schema: { type: 'string' }, 'sweep-id': { type: 'string' },
 } as const;
 
 class CliInputError extends Error {}
@@ -48,7 +54,7 @@ function num(v: string | undefined, flag: string, opts: { int?: boolean; min?: n
 
 /** Whether `minara backtest <argv…>` is the agent's (run --strategy agent, compare). */
 export function isAgentBacktestCommand(argv: readonly string[]): boolean {
-  if (argv[0] === 'compare') return true;
+  if (argv[0] === 'compare' || argv[0] === 'sweep') return true;
   const i = argv.indexOf('--strategy');
   return argv[0] === 'run' && ((i >= 0 && argv[i + 1] === 'agent') || argv.includes('--strategy=agent'));
 }
@@ -76,6 +82,7 @@ export async function runAgentBacktestCli(argv: readonly string[], io: AgentBack
       write(bt.formatComparison(bt.compareRuns(positionals[1]!, positionals[2]!)));
       return 0;
     }
+    if (positionals[0] === 'sweep') return await runSweep(values, { write, now: io.now ?? (() => new Date()), env: io.env ?? process.env });
     if (positionals[0] !== 'run' || positionals.length > 1) throw new CliInputError(`unknown backtest command "${positionals.join(' ')}"`);
     return await runAgent(values, { write, writeErr, now: io.now ?? (() => new Date()), env: io.env ?? process.env });
   } catch (error) {
@@ -183,4 +190,64 @@ async function runAgent(v: Values, io: { write: (s: string) => void; writeErr: (
   if (cassetteSaved) io.write(`  cassette: ${cassetteSaved}\n`);
   io.write(`  report: ${out}\n`);
   return 0;
+}
+
+function json<T>(text: string | undefined, flag: string, example: string): T | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return JSON.parse(text) as T;
+  } catch {
+    throw new CliInputError(`--${flag} expects JSON like ${example}, got ${text}`);
+  }
+}
+
+async function runSweep(v: Values, io: { write: (s: string) => void; now: () => Date; env: Readonly<Record<string, string | undefined>> }): Promise<number> {
+  const str = (k: keyof typeof OPTIONS) => (typeof v[k] === 'string' ? (v[k] as string) : undefined);
+  const grid = json<Record<string, unknown[]>>(str('grid'), 'grid', `'{"fast":[5,10],"slow":[20,50]}'`);
+  if (!grid || typeof grid !== 'object' || Array.isArray(grid)) throw new CliInputError(`--grid is required: a JSON object of parameter → values, like '{"fast":[5,10]}'`);
+  const seeds = (str('seeds') ?? '1').split(',').map((s) => num(s.trim(), 'seeds', { int: true }) as number);
+  const windows = json<Array<Record<string, unknown>>>(str('windows'), 'windows', `'[{"bars":500}]'`) ?? [{}];
+  const name = str('strategy') ?? 'sma-cross';
+  const bt = await import('@minara/agent/backtest');
+  const cells = bt.planSweep({ grid: grid as Record<string, readonly unknown[]>, seeds, windows });
+  const sweepId = str('sweep-id') ?? bt.canonicalHash({ grid, seeds, windows, name }).slice(0, 12);
+  const dbUrl = str('database-url');
+  const storage = dbUrl
+    ? await (await import('@minara/agent/postgres')).createPostgresStorage({ connectionString: dbUrl, ...(str('schema') ? { schema: str('schema') as string } : {}) })
+    : (await import('@minara/agent/testing')).createInMemoryStorage();
+  const agentModel = name === 'agent' ? (await modelFor(v, io.env)).model : undefined;
+  try {
+    const worker = await bt.runSweepWorker({
+      jobs: storage.jobs,
+      sweepId,
+      cells,
+      runCell: async (cell) => {
+        const w = cell.window;
+        const bars = bt.generateBars({ seed: cell.seed, symbols: (str('symbols') ?? 'BTC').split(','), regime: (typeof w.regime === 'string' ? w.regime : str('regime') ?? 'bull') as 'bull', bars: Number(w.bars ?? 500), ...(typeof w.start === 'string' ? { start: w.start } : {}) });
+        if (agentModel) {
+          const prompt = str('prompt');
+          if (!prompt) throw new CliInputError('--prompt is required for --strategy agent');
+          const every = Number(cell.params.every ?? 1);
+          const run = await bt.runAgentBacktest({ bars, seed: cell.seed, temperature: Number(cell.params.temperature ?? 0), agent: { model: agentModel, prompt, schedule: { kind: 'every-n-bars', n: every } } });
+          const m = run.result.strategy.metrics;
+          return { totalReturn: m.totalReturn, sharpe: m.sharpe, maxDrawdown: m.maxDrawdown, trades: m.trades, llmCostUsd: run.result.strategyReport?.metrics?.llmCostUsdAllEpochs ?? null };
+        }
+        const run = await bt.runBacktest({ bars, seed: cell.seed, strategy: bt.builtinStrategy(name, cell.params as Record<string, number>), baselines: false });
+        const m = run.strategy.metrics;
+        return { totalReturn: m.totalReturn, sharpe: m.sharpe, maxDrawdown: m.maxDrawdown, trades: m.trades };
+      },
+    });
+    const rows = await bt.sweepResults(storage.jobs, sweepId, cells);
+    if (v.json) {
+      io.write(`${JSON.stringify({ sweepId, worker, rows }, null, 2)}\n`);
+      return worker.failed.length > 0 ? 1 : 0;
+    }
+    io.write(`sweep ${sweepId}: ${cells.length} cells; this worker ran ${worker.ran.length}, ${worker.skipped.length} ran elsewhere or earlier, ${worker.failed.length} failed\n`);
+    const f = (x: unknown) => (typeof x === 'number' && Number.isFinite(x) ? x.toFixed(4) : String(x ?? 'n/a'));
+    io.write('params                              seed  window            outcome  totalReturn  sharpe   maxDD    trades\n');
+    for (const r of rows) io.write(`${JSON.stringify(r.cell.params).padEnd(36)}${String(r.cell.seed).padEnd(6)}${JSON.stringify(r.cell.window).padEnd(18)}${r.outcome.padEnd(9)}${f(r.metrics?.totalReturn).padStart(11)}  ${f(r.metrics?.sharpe).padStart(7)}  ${f(r.metrics?.maxDrawdown).padStart(7)}  ${f(r.metrics?.trades).padStart(6)}\n`);
+    return worker.failed.length > 0 ? 1 : 0;
+  } finally {
+    await storage.close();
+  }
 }

@@ -48,3 +48,16 @@ describe('minara backtest run --strategy agent', () => {
     expect(m.err()).toContain('cassette miss');
   });
 });
+
+describe('minara backtest sweep', () => {
+  it('runs the grid × seeds × windows and prints one table; a second run finds every cell done', async () => {
+    const t = io();
+    const args = ['sweep', '--grid', '{"fast":[3,5],"slow":[20]}', '--seeds', '1,2', '--windows', '[{"bars":120}]', '--strategy', 'sma-cross', '--sweep-id', 'cli-1'];
+    expect(await runBacktestCli(args, t.io), t.err()).toBe(0);
+    expect(t.out()).toContain('sweep cli-1: 4 cells; this worker ran 4');
+    expect(t.out().trim().split('\n')).toHaveLength(2 + 4);
+    const bad = io();
+    expect(await runBacktestCli(['sweep', '--grid', 'nope'], bad.io)).toBe(2);
+    expect(bad.err()).toContain('--grid expects JSON');
+  });
+});
