@@ -68,8 +68,8 @@ export interface AgentStrategy extends Strategy {
   readonly costs: CostLedger;
   /** Tools and features off for the run, with reasons (filled once the app is built, at the first decision). */
   readonly disabled: readonly DisabledTool[];
-  /** Why decisions stopped early (`budget`), if they did. */
-  readonly stopped: { readonly reason: 'budget'; readonly at: string } | undefined;
+  /** Why decisions stopped early, if they did: `budget` spent, or `budget-unpriced` (a budget on a model with no price). */
+  readonly stopped: { readonly reason: 'budget' | 'budget-unpriced'; readonly at: string } | undefined;
 }
 
 interface RunState {
@@ -82,7 +82,7 @@ interface RunState {
   trading: IntentTrading;
   history: HistoryReleaser | undefined;
   disabled: DisabledTool[];
-  stopped: { reason: 'budget'; at: string } | undefined;
+  stopped: { reason: 'budget' | 'budget-unpriced'; at: string } | undefined;
   ctx: StrategyContext | undefined;
 }
 
@@ -279,6 +279,8 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
     options.onDecision?.(decision);
     state.view = undefined;
     if (options.budgetUsd !== undefined && costs.totalUsd >= options.budgetUsd) state.stopped = { reason: 'budget', at: iso(view.now) };
+    // A budget cannot be kept on a model with no price: stop rather than spend blind (fail closed).
+    if (options.budgetUsd !== undefined && cost.costUsd === 'unpriced') state.stopped = { reason: 'budget-unpriced', at: iso(view.now) };
     return intents;
   };
 

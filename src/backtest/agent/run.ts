@@ -100,7 +100,9 @@ export async function runAgentBacktest(options: AgentBacktestOptions): Promise<A
   const strategies: AgentStrategy[] = [];
   for (let epoch = 0; epoch < epochs; epoch++) {
     const model = withCallSettings(agent.model, { ...(temperature !== undefined ? { temperature } : {}), ...(epochs > 1 ? { seed: seed + epoch } : {}) });
-    const strategy = createAgentStrategy({ ...agent, model, ...(history ? { history } : {}) });
+    // The engine's limits are the live gate's too unless the agent states its own (a limit is never only checked at fill).
+    const limits = agent.limits ?? engine.limits;
+    const strategy = createAgentStrategy({ ...agent, model, ...(history ? { history } : {}), ...(limits ? { limits } : {}) });
     strategies.push(strategy);
     const { onProgress, ...quiet } = engine;
     results.push(await runBacktest({ ...quiet, bars, strategy, ...(epoch === 0 && onProgress ? { onProgress } : {}) }));

@@ -121,3 +121,13 @@ describe('createAgentStrategy', () => {
     expect(() => createAgentStrategy({ model, prompt: 'x', budgetUsd: -1 })).toThrow(/budgetUsd/);
   });
 });
+
+describe('budget on an unpriced model', () => {
+  it('stops after the first decision rather than spend blind', async () => {
+    const model = createScriptedModel([{ text: 'x' }], { modelId: 'my-local-model' });
+    const strategy = createAgentStrategy({ model, prompt: 'Decide.', budgetUsd: 5 });
+    await driveStrategy(strategy, dailyBars(['BTC'], 3));
+    expect(strategy.decisions).toHaveLength(1);
+    expect(strategy.stopped?.reason).toBe('budget-unpriced');
+  });
+});
