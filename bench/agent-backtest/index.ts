@@ -4,7 +4,8 @@
  *     the finance pack's hooks, memory, the audit log) calling get_price, then answering (goal ≥ 500/s);
  *   - a 2,500-bar daily agent run, a decision on every bar, end to end through runAgentBacktest (goal < 10 s);
  *   - replay from a cassette of that run vs the scripted model (goal: within 2×).
- * Run: `npm run bench -- agent-backtest`. `BENCH_AGENT_BARS` sets the bars (default 2500).
+ * Run: `npm run bench -- agent-backtest`. `BENCH_AGENT_BARS` sets the bars (default 2500); `BENCH_AGENT_WORKSPACE=0` runs
+ * without the markdown workspace.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
@@ -15,7 +16,7 @@ import { createScriptedModel, type ScriptedStep } from '../../src/testing/index'
 const BARS = Number(process.env['BENCH_AGENT_BARS'] ?? 2500);
 const steps = (n: number): ScriptedStep[] => Array.from({ length: n }, (_, i) => (i % 2 === 0 ? { toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] } : { text: 'Holding.' }));
 const bars = generateBars({ seed: 1, symbols: ['BTC'], bars: BARS });
-const agent = { prompt: 'Review BTC and decide.', schedule: { kind: 'every-bar' as const } };
+const agent = { prompt: 'Review BTC and decide.', schedule: { kind: 'every-bar' as const }, ...(process.env['BENCH_AGENT_WORKSPACE'] === '0' ? { workspace: false } : {}) };
 
 const dir = mkdtempSync(path.join(tmpdir(), 'agent-bench-'));
 const cassette = path.join(dir, 'bench.cassette.json');

@@ -53,6 +53,11 @@ export interface AgentStrategyOptions {
   readonly tools?: readonly ToolEntry[] | undefined;
   /** Extra skills for the agent. */
   readonly skills?: ReadonlyArray<Skill | SkillDefinition> | undefined;
+  /**
+   * The markdown workspace (identity files, daily log, heartbeat) in a temporary directory, as live. `false` runs
+   * without one (faster; `workspace-file` and `daily-log` history items are then refused). @default true
+   */
+  readonly workspace?: boolean | undefined;
   /** @default 'backtest' */
   readonly userId?: string | undefined;
   /** Model steps per decision. @default 8 */
@@ -93,6 +98,10 @@ function checkOptions(o: AgentStrategyOptions): void {
   if (!o || typeof o.model !== 'object' || o.model === null || o.model.specificationVersion !== 'v4') throw new MinaraError('INVALID_ARGUMENT', 'createAgentStrategy: model must be an AI SDK v4 language model object (a provider model, createCassetteModel or createScriptedModel)');
   if (typeof o.prompt !== 'string' || o.prompt.trim() === '') throw new MinaraError('INVALID_ARGUMENT', 'createAgentStrategy: prompt must be a non-empty string (what the user asks at every decision)');
   if (o.budgetUsd !== undefined && !(o.budgetUsd > 0)) throw new MinaraError('INVALID_ARGUMENT', `createAgentStrategy: budgetUsd must be a positive number of USD, got ${String(o.budgetUsd)}`);
+  if (o.workspace === false) {
+    const i = (o.history ?? []).findIndex((h) => h.kind === 'workspace-file' || h.kind === 'daily-log');
+    if (i >= 0) throw new MinaraError('INVALID_ARGUMENT', `createAgentStrategy: history[${i}] is a ${o.history![i]!.kind}, which needs the workspace (workspace: false was given)`);
+  }
   const mode = o.approvals?.mode ?? 'approve-within-limits';
   if (mode !== 'approve-within-limits' && mode !== 'deny') throw new MinaraError('INVALID_ARGUMENT', `createAgentStrategy: approvals.mode must be 'approve-within-limits' or 'deny', got ${String(mode)}`);
 }
@@ -122,6 +131,7 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
     ...(o.skills ? { skills: o.skills } : {}),
     ...(o.tools ? { tools: o.tools } : {}),
     ...(o.learning === false ? { learning: false } : {}),
+    ...(o.workspace === false ? { workspace: false } : {}),
     ...(o.prices ? { prices: o.prices } : {}),
     runtime: { maxSteps: o.maxSteps ?? 8 },
   };

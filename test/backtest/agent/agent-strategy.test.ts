@@ -119,6 +119,16 @@ describe('createAgentStrategy', () => {
     expect(() => createAgentStrategy({ model, prompt: 'x', schedule: { kind: 'every-n-bars', n: 0 } })).toThrow(/schedule.n/);
     expect(() => createAgentStrategy({ model, prompt: 'x', approvals: { mode: 'yes' } as never })).toThrow(/approvals.mode/);
     expect(() => createAgentStrategy({ model, prompt: 'x', budgetUsd: -1 })).toThrow(/budgetUsd/);
+    expect(() => createAgentStrategy({ model, prompt: 'x', workspace: false, history: [{ kind: 'daily-log', at: 0, summary: 's' }] })).toThrow(/history\[0\] is a daily-log/);
+  });
+});
+
+describe('without the workspace', () => {
+  it('runs the decision with workspace: false', async () => {
+    const model = createScriptedModel([{ text: 'ok' }]);
+    const strategy = createAgentStrategy({ model, prompt: 'Decide.', workspace: false, schedule: { kind: 'every-n-bars', n: 9 } });
+    await driveStrategy(strategy, dailyBars(['BTC'], 2));
+    expect(strategy.decisions[0]!.said).toBe('ok');
   });
 });
 
