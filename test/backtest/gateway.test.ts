@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { createApp } from '@minara/agent';
+import { createApp, silentLogger } from '@minara/agent';
 import { createGateway } from '@minara/agent/gateway';
-import { createScriptedModel, silentLogger } from '@minara/agent/testing';
+import { createScriptedModel } from '@minara/agent/testing';
 import { BACKTEST_REPORT_TITLE_PREFIX } from '@minara/agent/backtest';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
