@@ -9,6 +9,8 @@ describe('run_backtest (agent tool)', () => {
     const artifacts = createArtifactStore({ storage });
     const tools = createBacktestTools({ artifacts });
     expect(tools.map((t) => [t.name, t.permissionTier])).toEqual([['run_backtest', PermissionTier.READ_ONLY]]);
+    // No path, file or data field: the tool cannot be pointed at the filesystem or an account.
+    expect(Object.keys((tools[0]!.inputSchema as unknown as { shape: Record<string, unknown> }).shape).sort()).toEqual(['bars', 'fast', 'feeBps', 'lookback', 'regime', 'seed', 'slippageBps', 'slow', 'strategy', 'symbols']);
     const registry = createToolRegistry({ storage, tools });
     const context = createToolCallContext({ sessionId: 's1', userId: 'u1' });
     const P = (r: unknown) => (typeof r === 'string' ? JSON.parse(r) : r) as { ok: boolean; data?: unknown };
