@@ -46,3 +46,4 @@ export {
 } from './market';
 export { ema, momentum, sma } from './indicators';
 export { buyWithCash, cashForQuantity, type FillCosts, sellQuantity, type SpotFillOut } from './accounting';
+export { BACKTEST_REPORT_TITLE_PREFIX, backtestMarkdown, type BacktestToolsOptions, createBacktestTools } from './tool';

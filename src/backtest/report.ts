@@ -108,7 +108,7 @@ export function reportChartSpecs(result: BacktestResult, maxPoints = 1500): { eq
     equity: {
       width: 820, height: 320, title: `Equity: ${result.strategy.name} vs baselines`,
       data: { values: equityValues }, mark: { type: 'line', interpolate: 'linear' },
-      encoding: { x: { field: 't', type: 'temporal', title: null }, y: { field: 'equity', type: 'quantitative', title: 'Equity (USD)', scale: { zero: false } }, color: { field: 'run', type: 'nominal', title: null } },
+      encoding: { x: { field: 't', type: 'temporal', title: null }, y: { field: 'equity', type: 'quantitative', title: 'Equity (USD)', scale: { zero: false } }, color: { field: 'run', type: 'nominal', title: null, legend: { orient: 'bottom' } } },
     },
     drawdown: {
       width: 820, height: 160, title: `Drawdown: ${result.strategy.name}`,

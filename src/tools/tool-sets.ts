@@ -20,6 +20,7 @@ export const BUILTIN_TOOL_SETS: readonly ToolSetDefinition[] = [
   { name: 'system', description: 'Agent control: the emergency stop' },
   { name: 'code', description: 'Computation in the code sandbox (run_code): no network, no files' },
   { name: 'session', description: 'Conversation helpers: clarifying questions, the task list, feature pointers' },
+  { name: 'backtest', description: 'Backtests on simulated bars (run_backtest): never reads an account or places an order' },
   { name: 'autopilot', description: 'Automated strategies (DCA, grid): start, modify, stop', includes: ['read'] },
 ];
 

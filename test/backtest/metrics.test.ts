@@ -110,3 +110,26 @@ describe('indicators against trading-signals', () => {
     }
   });
 });
+
+describe('the sma-cross strategy decides as trading-signals SMAs say', () => {
+  it('goes long exactly when SMA(fast) crosses above SMA(slow) and flat when below (same-close fills, no costs)', async () => {
+    const { runBacktest, smaCross } = await import('@minara/agent/backtest');
+    const bars = generateBars({ seed: 33, bars: 600, regime: 'sideways' });
+    const closes = bars.close[0]!;
+    const r = await runBacktest({ bars, strategy: smaCross({ fast: 7, slow: 25 }), fill: 'same-close', fees: { bps: 0 }, baselines: false });
+    const [f, s] = [new SMA(7), new SMA(25)];
+    const expected: string[] = [];
+    let long = false;
+    closes.forEach((c, i) => {
+      const a = f.update(c, false);
+      const b = s.update(c, false);
+      if (b === null || b === undefined || a === null || a === undefined) return;
+      const want = Number(a) > Number(b);
+      if (want !== long) expected.push(`${i}:${want ? 'buy' : 'sell'}`);
+      long = want;
+    });
+    const got = r.strategy.fills.map((x) => `${Math.round((x.time - bars.intervalMs - bars.times[0]!) / bars.intervalMs)}:${x.side}`);
+    expect(got.length).toBeGreaterThan(5);
+    expect(got).toEqual(expected);
+  });
+});

@@ -12,16 +12,12 @@ import { fileURLToPath } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { type Bar, createBarSet, type OrderIntent, runBacktest, type Strategy } from '@minara/agent/backtest';
+import { realComponent } from '../support/real-component';
 
 const SCRIPT = path.join(path.dirname(fileURLToPath(import.meta.url)), 'reference', 'backtester.py');
 const PYTHONS = ['/usr/bin/python3', 'python3'];
 const python = PYTHONS.find((p) => (p.startsWith('/') ? existsSync(p) : true) && spawnSync(p, ['-c', 'import pandas'], { stdio: 'ignore' }).status === 0);
-const required = process.env['MINARA_REQUIRE_REAL_COMPONENTS'] === '1';
-if (!python) {
-  const message = 'reference backtester: no python3 with pandas (apt-get install -y python3-pandas); the cross-check against it is SKIPPED';
-  if (required) throw new Error(`${message}, but MINARA_REQUIRE_REAL_COMPONENTS=1`);
-  console.warn(`⚠ ${message}`);
-}
+const hasPandas = realComponent('python3 with pandas (the reference backtester)', python !== undefined, 'apt-get install -y python3-pandas (Debian), then run the tests again');
 
 interface Order { index: number; symbol: string; side: 'buy' | 'sell'; quantity?: number; notional?: number }
 interface Case { symbols: string[]; times: number[]; open: Record<string, number[]>; close: Record<string, number[]>; cash: number; fee_bps: number; fee_min: number; slip_bps: number; orders: Order[] }
@@ -86,7 +82,7 @@ async function runEngine(c: Case) {
 
 const close = (a: number, b: number) => Math.abs(a - b) <= 1e-9 * Math.max(1, Math.abs(b));
 
-describe.skipIf(!python)('engine vs the Python + pandas reference backtester (fast-check)', () => {
+describe.skipIf(!hasPandas)('engine vs the Python + pandas reference backtester (fast-check)', () => {
   it('fills, refusals, trades and the equity curve agree to 1e-9 over random bars and orders', async () => {
     const cases = fc.sample(arbCase, { numRuns: 150, seed: 20261127 });
     const r = spawnSync(python as string, [SCRIPT], { input: JSON.stringify({ cases }), encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
