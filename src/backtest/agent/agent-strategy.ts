@@ -123,6 +123,7 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
     browser: false,
     mcp: false,
     artifacts: false,
+    backtest: false,
     files: false,
     embedder: false,
     memoryExtraction: 'off',

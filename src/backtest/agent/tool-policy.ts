@@ -34,6 +34,7 @@ export const DISABLED_FEATURES: readonly DisabledTool[] = [
   { name: 'get_fear_greed', reason: 'no point-in-time source of the fear & greed index' },
   { name: 'background', reason: 'heartbeat, dreaming, autopilot and alert checks run on wall-clock timers; the backtest schedules decisions itself' },
   { name: 'memory_extraction', reason: 'a background pass on the wall clock' },
+  { name: 'run_backtest', reason: 'a backtest inside a backtest would run on bars of its own, not the simulated clock' },
 ];
 
 const REASON_BY_SET: Readonly<Record<string, string>> = {

@@ -12,6 +12,14 @@ const tmp = () => mkdtempSync(path.join(tmpdir(), 'agent-bt-'));
 
 const agentOptions = { prompt: 'Review BTC and decide.', schedule: { kind: 'every-n-bars' as const, n: 10 }, limits: { maxTradeUsd: 5000 } };
 
+// Re-record the committed cassette after a change to the system prompt or the tools (a replay then fails with
+// CASSETTE_MISS and a diff): RECORD_AGENT_CASSETTE=1 npx vitest run test/backtest/agent/run.test.ts
+if (process.env.RECORD_AGENT_CASSETTE === '1') {
+  const recorder = createCassetteModel({ model: createScriptedModel(agentScript(), { modelId: 'claude-sonnet-4-5' }), mode: 'record', cassette: FIXTURE });
+  await runAgentBacktest({ bars: agentBars(), agent: { ...agentOptions, model: recorder }, temperature: 0 });
+  recorder.save();
+}
+
 describe('runAgentBacktest', () => {
   it('runs the agent through the engine; the report folder carries the agent files; replays from a cassette are byte-identical', async () => {
     const dir = tmp();
