@@ -38,3 +38,4 @@ export { anonymiseBarSet, runAgentBacktest, runLearningComparison, withCallSetti
 export { compareRuns, formatComparison, type DecisionDiff, type MetricDelta, type RunComparison } from './compare';
 export { metricSpread, welchInterval, type MetricSpread } from './stats';
 export { planSweep, runSweepWorker, sweepResults, type SweepCell, type SweepPlanOptions, type SweepRow, type SweepWorkerOptions, type SweepWorkerResult } from './sweep';
+export { renderAgentDecisionsHtml } from './decisions-html';

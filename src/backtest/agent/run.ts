@@ -4,6 +4,7 @@ import { runBacktest } from '../run';
 import type { BacktestMetrics, BacktestOptions, BacktestResult, BarSet } from '../types';
 import { createAgentStrategy, type AgentStrategy, type AgentStrategyOptions } from './agent-strategy';
 import { contaminationReport, type AnonymiseMapping, type AnonymiseOptions, type ContaminationReport } from './contamination';
+import { renderAgentDecisionsHtml } from './decisions-html';
 import { metricSpread, welchInterval, type MetricSpread } from './stats';
 
 /** Options of {@link runAgentBacktest}: the engine's options, the agent, and how many epochs. */
@@ -120,6 +121,7 @@ export async function runAgentBacktest(options: AgentBacktestOptions): Promise<A
   for (let e = 1; e < results.length; e++) {
     for (const [name, content] of Object.entries(results[e]!.strategyReport?.extraFiles ?? {})) extraFiles[name.replace(/\.(\w+)$/, `.epoch${e + 1}.$1`)] = content;
   }
+  extraFiles['agent_decisions.html'] = renderAgentDecisionsHtml({ decisions: strategies[0]!.decisions, contamination, disabled: strategies[0]!.disabled, costUsd: strategies[0]!.costs.unpriced > 0 ? 'unpriced' : strategies[0]!.costs.totalUsd });
   extraFiles['epochs.json'] = `${JSON.stringify({ epochs, temperature: temperature ?? null, seeds: results.map((_, e) => (epochs > 1 ? seed + e : null)), metrics: results.map((r) => r.strategy.metrics), spread }, null, 2)}\n`;
   const metrics: Record<string, number | string | null> = {
     ...report.metrics,

@@ -30,6 +30,11 @@ describe('runAgentBacktest', () => {
     expect(recorded.strategies[0]!.decisions).toHaveLength(4);
     expect(recorded.result.strategy.fills.map((f) => f.side)).toEqual(['buy', 'sell']);
     const a = await writeBacktestReport(recorded.result, path.join(dir, 'a'), { png: false });
+    const html = readFileSync(path.join(dir, 'a', 'agent_decisions.html'), 'utf8');
+    expect(html).toContain('training cutoff <b>2025-07-01</b>');
+    expect(html).toContain('Bought BTC.');
+    expect(html).toContain('buy_token: approved');
+    expect(html).not.toMatch(/<script|https?:\/\//);
     for (const f of ['llm_costs.csv', 'decisions.jsonl', 'agent_blocked_orders.csv', 'epochs.json', 'metrics.json', 'run_config.json']) expect(existsSync(path.join(a.dir ?? path.join(dir, 'a'), f)), f).toBe(true);
 
     const replay = async (sub: string) => {
