@@ -148,6 +148,15 @@ async function collect(run: AsyncIterable<AgentEvent>): Promise<AgentEvent[]> {
   return out;
 }
 
+/** Close the run's app and remove its temporary data directory (idempotent). */
+async function release(state: RunState): Promise<void> {
+  const app = state.app;
+  state.app = undefined;
+  await app?.close();
+  if (state.dataDir) rmSync(state.dataDir, { recursive: true, force: true });
+  state.dataDir = undefined;
+}
+
 /** The simulated person's answer to one approval request. */
 function approve(o: AgentStrategyOptions, p: PendingApproval, view: PointInTimeView): { approved: boolean; reason: string } {
   const policy = o.approvals ?? { mode: 'approve-within-limits' as const };
@@ -308,13 +317,13 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
       const check = schedule(view.index, view.now, state.previousNow);
       state.previousNow = view.now;
       if (!check.due) return [];
-      return runDecision(view, check.instructions);
+      // A failed decision (a cassette miss) ends the run: release the app and its temporary directory first.
+      return runDecision(view, check.instructions).catch(async (error: unknown) => {
+        await release(state);
+        throw error;
+      });
     },
-    async finish() {
-      await state.app?.close();
-      state.app = undefined;
-      if (state.dataDir) rmSync(state.dataDir, { recursive: true, force: true });
-    },
+    finish: () => release(state),
     report,
     get decisions() {
       return decisions;
