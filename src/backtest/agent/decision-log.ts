@@ -14,8 +14,8 @@ export interface BlockedAgentOrder {
   readonly rule: string;
   readonly detail: string;
   /**
-   * P&L the order would have made: filled at the open of the bar after the decision, marked at the last close the
-   * run saw (USD; null when no later bar existed).
+   * P&L the order would have made: filled at the open of the bar after the decision, no fees, marked at the run's
+   * last close (computed for the report, after the run; USD; null when no later bar existed).
    */
   wouldHavePnlUsd: number | null;
 }
