@@ -66,6 +66,19 @@ describe('runAgentBacktest', () => {
     await expect(runAgentBacktest({ bars: agentBars(), agent: { ...agentOptions, prompt: 'A different question.', model }, temperature: 0 })).rejects.toMatchObject({ code: 'CASSETTE_MISS' });
   });
 
+  it('a denied order is counted with the P&L it would have made (next open to the run\'s last close)', async () => {
+    const bars = agentBars();
+    const model = createScriptedModel(agentScript());
+    const run = await runAgentBacktest({ bars, agent: { ...agentOptions, model, approvals: { mode: 'deny' } }, temperature: 0 });
+    const [first] = run.strategies[0]!.blocked;
+    expect(first).toMatchObject({ rule: 'approval-denied', symbol: 'BTC', side: 'buy', notionalUsd: 2000 });
+    const open1 = bars.open[0]![1]!;
+    const lastClose = bars.close[0]![bars.times.length - 1]!;
+    expect(first!.wouldHavePnlUsd).toBeCloseTo((2000 / open1) * (lastClose - open1), 5);
+    expect(run.result.strategy.fills).toEqual([]);
+    expect(run.result.strategyReport!.metrics!['agentBlocked.approval-denied']).toBe(1);
+  });
+
   it('epochs: each its own sampling seed; the spread of every metric is reported', async () => {
     const script = [...agentScript(), ...agentScript(), ...agentScript()];
     const model = createScriptedModel(script);
