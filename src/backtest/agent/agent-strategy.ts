@@ -163,7 +163,7 @@ function approve(o: AgentStrategyOptions, p: PendingApproval, view: PointInTimeV
   if (policy.mode === 'deny') return { approved: false, reason: 'backtest approval policy: deny' };
   const cap = policy.maxOrderUsd ?? o.limits?.maxTradeUsd ?? Number.POSITIVE_INFINITY;
   const size = orderOf(p.toolName, p.input, view)?.notionalUsd ?? Number.NaN;
-  if (Number.isFinite(size) && size <= cap) return { approved: true, reason: `backtest approval policy: within ${cap} USD` };
+  if (Number.isFinite(size) && size <= cap) return { approved: true, reason: Number.isFinite(cap) ? `backtest approval policy: within ${cap} USD` : 'backtest approval policy: approve what the limits allow' };
   return { approved: false, reason: Number.isFinite(size) ? `backtest approval policy: ${size.toFixed(2)} USD is above ${cap} USD` : 'backtest approval policy: the order size could not be read' };
 }
 
