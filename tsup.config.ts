@@ -15,6 +15,7 @@ export default defineConfig([
       finance: 'src/finance/index.ts',
       gateway: 'src/gateway/index.ts',
       mcp: 'src/mcp/index.ts',
+      backtest: 'src/backtest/index.ts',
     },
     format: ['esm'],
     target: 'node22',

@@ -12,6 +12,7 @@ export default defineConfig({
       { find: /^@minara\/agent\/gateway$/, replacement: src('gateway/index.ts') },
       { find: /^@minara\/agent\/finance$/, replacement: src('finance/index.ts') },
       { find: /^@minara\/agent\/mcp$/, replacement: src('mcp/index.ts') },
+      { find: /^@minara\/agent\/backtest$/, replacement: src('backtest/index.ts') },
       { find: /^@minara\/agent$/, replacement: src('index.ts') },
     ],
   },

@@ -74,6 +74,10 @@ Usage:
                                         A person resets a tripped breaker; per-user limits
   minara shadow report [--since 7d|ISO] [--json]
                                         Shadow mode: the agent's shadow fills against the market and holding
+  minara backtest run --synthetic --strategy sma-cross [--fast 10 --slow 30] [--out dir]
+  minara backtest run --data prices.csv [--strategy momentum] [--fee-bps 10] [--slippage-bps 5]
+                                        Backtest a strategy (with buy-and-hold and random baselines) into a
+                                        run folder: metrics, CSVs, report.html (minara backtest --help)
   minara approvals [list]               Pending approvals
   minara approvals approve|deny <id> [--reason text]
                                         Decide one (an MCP host's call runs when the host calls again)
@@ -260,6 +264,10 @@ function version(): string {
 const CONTROL_COMMANDS = new Set(['grants', 'stop', 'tools', 'usage']);
 
 async function main(argv: readonly string[]): Promise<number> {
+  if (argv[0] === 'backtest') {
+    const { runBacktestCli } = await import('./backtest-command');
+    return runBacktestCli(argv.slice(1));
+  }
   if (argv[0] !== undefined && CONTROL_COMMANDS.has(argv[0]) && !argv.includes('--help') && !argv.includes('-h')) {
     const { runControlsCli } = await import('./controls-command');
     return runControlsCli(argv);

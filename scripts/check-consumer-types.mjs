@@ -43,7 +43,7 @@ for (const file of declarations) {
 // name, under `nodenext` and `bundler` resolution, with skipLibCheck off and on:
 //  - "minimal": installs only `@minara/agent`, `ai` and `zod` (what `npm i @minara/agent ai zod` installs: our
 //    dependencies and the non-optional peers, transitively), so none of the optional peers (the MCP SDK, pg,
-//    PGlite, playwright-core) is there; imports the root, /sqlite, /gateway, /testing and /finance. A declaration
+//    PGlite, playwright-core) is there; imports the root, /sqlite, /gateway, /testing, /finance and /backtest. A declaration
 //    that needs an optional peer's types fails here.
 //  - "with-peers": also installs the optional peers and imports every entry, /mcp and /postgres included.
 // Packages are linked from this repository's node_modules (the tree npm would install, resolved package by package
@@ -82,7 +82,7 @@ const requiredPeers = Object.keys(pkg.peerDependencies ?? {}).filter((p) => !opt
 const ourDeps = Object.keys(pkg.dependencies ?? {});
 const specifier = (e) => (e === '.' ? '@minara/agent' : `@minara/agent/${e.slice(2)}`);
 const consumers = [
-  { name: 'minimal', peers: requiredPeers, entries: ['.', './sqlite', './gateway', './testing', './finance'], absent: optionalPeers },
+  { name: 'minimal', peers: requiredPeers, entries: ['.', './sqlite', './gateway', './testing', './finance', './backtest'], absent: optionalPeers },
   { name: 'with-peers', peers: [...requiredPeers, ...optionalPeers], entries, absent: [] },
 ];
 const work = mkdtempSync(path.join(tmpdir(), 'minara-consumer-'));

@@ -1,6 +1,7 @@
 import { definedOnly } from '../util/defined';
 import path from 'node:path';
 import { createArtifactTools } from '../artifacts/tools';
+import { createBacktestTools } from '../backtest/tool';
 import { createLearningTools } from '../learning/tools';
 import { createMemoryTools } from '../memory/tools';
 import { resolveApprovalKey } from '../safety/approval-key';
@@ -58,6 +59,7 @@ export function assembleSecurity(
       ...createMemoryTools({ resolveStore: (ctx) => memory.memoryFor(ctx.call.userId ?? userId), mcpHostLearning: options.untrustedContent?.mcpHostLearning === true }),
       ...(options.learning === false ? [] : createLearningTools({ learningFor: (ctx) => memory.learningFor(ctx.call.userId ?? userId, ctx.call.agentId), mcpHostLearning: options.untrustedContent?.mcpHostLearning === true })),
       ...(artifacts.artifacts ? createArtifactTools({ store: artifacts.artifacts, defaultUserId: userId }) : []),
+      ...(artifacts.artifacts && options.backtest !== false ? createBacktestTools({ artifacts: artifacts.artifacts, defaultUserId: userId }) : []),
       ...packs.flatMap((p) => p.tools ?? []),
       ...(mcp?.tools ?? []),
       ...(options.tools ?? []),

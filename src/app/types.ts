@@ -151,6 +151,8 @@ export interface CreateAppOptions {
    * @default on when available
    */
   readonly browser?: BrowserToolsOptions | false | undefined;
+  /** The `backtest` tool set (`run_backtest` on seeded synthetic bars, its report as artifacts; docs/backtest.md), or `false` for none. @default on when artifacts are */
+  readonly backtest?: false | undefined;
   /** Web search, the code sandbox, deep research and the baseline tools (docs/tools.md), or `false` for none. @default from env */
   readonly research?: ResearchPackOptions | false | undefined;
   /** Prices per model id (USD per million tokens), merged over `DEFAULT_MODEL_PRICES`; every turn's cost goes to `storage.usage`. */

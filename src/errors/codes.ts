@@ -47,6 +47,8 @@ export const ERROR_CODES = {
   // artifacts
   ARTIFACT_NOT_FOUND: "No artifact with that id or URI exists for this user; the message lists the user's recent artifact URIs.",
   ARTIFACT_INVALID: 'An artifact input is malformed (a chart spec that does not compile, a URL in chart data, bad CSV, an empty report).',
+  // backtests
+  BACKTEST_DATA_INVALID: 'Backtest bars are malformed (a gap, duplicate, out-of-order row, non-positive price, high < low); the message names the file and row.',
   // storage
   RUNTIME_CLOSED: 'The runtime (the app) is closing or closed: no new turn starts, and a turn still running past the close timeout was aborted.',
   STORAGE_ERROR: 'The storage engine failed (I/O, constraint, corruption).',
@@ -71,6 +73,7 @@ export const ERROR_CODES = {
   // runtime and models
   MODEL_NOT_CONFIGURED: 'No language model is configured.',
   MODEL_ERROR: 'The language model call failed.',
+  CASSETTE_MISS: 'A replayed model call has no recording in the cassette; the message diffs it against the nearest recorded request and nothing was sent to a model.',
   CONTEXT_OVERFLOW: 'The conversation does not fit the context window even after compaction.',
   WORKFLOW_INVALID: 'A workflow definition is malformed; the message names the bad step.',
   TURN_ABORTED: 'The turn was cancelled.',

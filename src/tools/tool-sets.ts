@@ -20,6 +20,7 @@ export const BUILTIN_TOOL_SETS: readonly ToolSetDefinition[] = [
   { name: 'system', description: 'The emergency stop: let the agent stop itself' },
   { name: 'code', description: 'Run calculations in a sealed sandbox (no internet, no files)' },
   { name: 'session', description: 'Ask you a clarifying question, keep a task list for the conversation, point to features' },
+  { name: 'backtest', description: 'Test a trading idea on simulated past prices; never touches your account or places an order' },
   { name: 'autopilot', description: 'Automated strategies such as regular buys (DCA) or grids: start, change, stop', includes: ['read'] },
   { name: 'agents', description: 'Hand part of a task to a helper agent with fewer permissions' },
 ];

@@ -46,7 +46,7 @@ describe('Node.js version', () => {
   const built = existsSync(`${root}/dist/index.js`);
   it.skipIf(!node20 || !built)('an old Node gets the error from every entry, and no crash from the SQLite engine', () => {
     const run = (code: string) => spawnSync(node20!, ['--input-type=module', '-e', code], { cwd: root, encoding: 'utf8' });
-    for (const entry of ['@minara/agent', '@minara/agent/sqlite', '@minara/agent/testing', '@minara/agent/gateway', '@minara/agent/finance']) {
+    for (const entry of ['@minara/agent', '@minara/agent/sqlite', '@minara/agent/testing', '@minara/agent/gateway', '@minara/agent/finance', '@minara/agent/backtest']) {
       const r = run(`import(${JSON.stringify(entry)}).then(() => console.log('loaded'), (e) => { console.log(e.code); process.exit(3); });`);
       expect({ entry, status: r.status, out: r.stdout.trim() }).toEqual({ entry, status: 3, out: 'UNSUPPORTED_RUNTIME' });
     }

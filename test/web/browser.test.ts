@@ -552,6 +552,30 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     await page.close();
   }, 60_000);
 
+  it('backtests: the agent runs run_backtest in chat; the Backtests page lists the run with its equity chart and metrics', async () => {
+    const url = await start([
+      { toolCalls: [{ toolName: 'run_backtest', input: { strategy: 'sma-cross', regime: 'crash', bars: 400, fast: 5, slow: 20 } }] },
+      (call) => ({ text: `Done: ${JSON.stringify(call.prompt).match(/report:\/\/r-[a-z0-9]+/)?.[0] ?? 'missing'}` }),
+    ]);
+    const page = await open(url);
+    await send(page, 'Backtest sma-cross on a crash');
+    await page.getByText(/Done: report:\/\/r-/).waitFor();
+    await page.goto(`${url}#/backtests`);
+    await page.getByRole('heading', { level: 1, name: 'Backtests' }).waitFor();
+    const run = page.getByTestId('backtest-run');
+    await run.waitFor();
+    expect(await run.getByRole('heading', { level: 2 }).textContent()).toMatch(/^sma-cross on SYN \(crash, seed 1\)/);
+    const table = await run.locator('table').textContent();
+    expect(table).toMatch(/Sharpe/);
+    expect(table).toMatch(/buy-and-hold/);
+    const frame = page.frameLocator('[data-testid="artifact-frame"]');
+    await frame.locator('body[data-rendered="1"]').waitFor({ timeout: 20_000 });
+    expect(await frame.locator('#chart svg path').count()).toBeGreaterThan(0);
+    expect(await axe(page, 'backtests')).toEqual([]);
+    await shot(page, 'backtests');
+    await page.close();
+  }, 60_000);
+
   it('audit: the calls the agent made, with what happened; a trace; the chain verified', async () => {
     const url = await start([{ toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] }, { text: 'BTC is up.' }]);
     const page = await open(url);

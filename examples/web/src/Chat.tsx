@@ -99,7 +99,7 @@ const ARTIFACT_URI = /\b(?:chart|report|spreadsheet):\/\/([xr]-[a-z0-9]{6,64})(?
  * One artifact inline: its viewer (GET /v1/artifacts/:id/view through a signed link) in a sandboxed frame
  * (scripts only, an opaque origin: it cannot read this page or its token).
  */
-function ArtifactFrame({ id }: { id: string }) {
+export function ArtifactFrame({ id }: { id: string }) {
   const [src, setSrc] = useState<string | undefined>();
   const [failed, setFailed] = useState<string | undefined>();
   useEffect(() => {

@@ -3,6 +3,7 @@ import { createRoot } from 'react-dom/client';
 import { getToken, setToken } from './api';
 import { ApprovalsPage } from './Approvals';
 import { AuditPage } from './Audit';
+import { BacktestsPage } from './Backtests';
 import { BreakerBanner } from './Breakers';
 import { ChatPage } from './Chat';
 import { DeliveriesBell } from './Deliveries';
@@ -13,7 +14,7 @@ import { PortfolioPage } from './Portfolio';
 import { WorkspacePage } from './Workspace';
 import './styles.css';
 
-type Route = { page: 'chat'; chatId: string } | { page: 'portfolio' | 'memory' | 'workspace' | 'approvals' | 'grants' | 'audit' };
+type Route = { page: 'chat'; chatId: string } | { page: 'portfolio' | 'memory' | 'workspace' | 'approvals' | 'grants' | 'audit' | 'backtests' };
 
 function newChatId(): string {
   return `web-${Date.now().toString(36)}-${Math.random().toString(36).slice(2, 8)}`;
@@ -22,7 +23,7 @@ function newChatId(): string {
 /** Hash routes (`#/chat/<id>`, `#/memory`, …): no server fallback needed, and relative API paths keep working. */
 function parseRoute(hash: string): Route {
   const [, page = 'chat', id] = hash.replace(/^#/, '').split('/');
-  if (page === 'portfolio' || page === 'memory' || page === 'workspace' || page === 'approvals' || page === 'grants' || page === 'audit') return { page };
+  if (page === 'portfolio' || page === 'memory' || page === 'workspace' || page === 'approvals' || page === 'grants' || page === 'audit' || page === 'backtests') return { page };
   return { page: 'chat', chatId: id && /^[A-Za-z0-9._:-]{1,128}$/.test(id) ? id : '' };
 }
 
@@ -83,6 +84,7 @@ function App() {
         {link('approvals', 'Approvals')}
         {link('grants', 'Grants')}
         {link('audit', 'Audit')}
+        {link('backtests', 'Backtests')}
         <DeliveriesBell />
         <StopButton stop={stop} />
         {getToken() ? (
@@ -108,6 +110,8 @@ function App() {
           <GrantsPage />
         ) : route.page === 'audit' ? (
           <AuditPage />
+        ) : route.page === 'backtests' ? (
+          <BacktestsPage />
         ) : (
           <ApprovalsPage />
         )}

@@ -1,0 +1,277 @@
+import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import { createTwoFilesPatch } from 'diff';
+import { MinaraError } from '../../errors/minara-error';
+import { canonicalHash, canonicalJson, canonicalize, reviveCanonical } from './canonical-json';
+
+/** The fields of a model call that decide its answer, in canonical form (what a cassette key hashes). */
+export interface CassetteRequest {
+  /** `provider:modelId` of the wrapped model. */
+  readonly model: string;
+  readonly kind: 'generate' | 'stream';
+  readonly prompt: unknown;
+  readonly tools?: unknown;
+  readonly toolChoice?: unknown;
+  /** Sampling and output settings (temperature, maxOutputTokens, seed, topP, topK, stop sequences, response format, provider options). */
+  readonly settings: Readonly<Record<string, unknown>>;
+}
+
+/** One recorded call: the request, its key and the answer (canonical JSON; dates and bytes encoded). */
+export interface CassetteEntry {
+  /** sha256 of the canonical request. */
+  readonly key: string;
+  readonly request: CassetteRequest;
+  /** `doGenerate`'s result (without the raw request/response bodies), or the stream's parts in order. */
+  readonly response: { readonly generate: unknown } | { readonly stream: readonly unknown[] };
+}
+
+/** A cassette file: every call of one or more runs, in recording order. */
+export interface CassetteFile {
+  readonly format: 'minara-cassette';
+  readonly version: 1;
+  readonly entries: readonly CassetteEntry[];
+}
+
+/** How a cassette model answers: from the wrapped model while recording, from the file when replaying. */
+export type CassetteMode = 'record' | 'replay' | 'auto';
+
+/** Options of {@link createCassetteModel}. */
+export interface CassetteModelOptions {
+  /** The model to record (required for `record` and `auto`; never called in `replay`). */
+  readonly model?: LanguageModelV4 | undefined;
+  /**
+   * `replay`: answer only from the cassette, never the network; a call with no recording throws `CASSETTE_MISS`
+   * with a diff against the nearest recorded request. `record`: call the model and record every call (replacing
+   * the cassette on `save()`). `auto`: replay what is recorded, record what is not. @default 'replay'
+   */
+  readonly mode?: CassetteMode | undefined;
+  /** The cassette: a file path (read when it exists; written by `save()`) or a loaded {@link CassetteFile}. */
+  readonly cassette: string | CassetteFile;
+  /** Model id reported in replay when no model is given. @default the first recording's model */
+  readonly modelId?: string | undefined;
+  /**
+   * How a request is normalised before it is hashed: random ids the runtime generates (approval, trace and turn
+   * ids such as `apr_k3x9…`) differ between two runs of the same backtest, so by default each distinct one becomes
+   * `<prefix>_#<n>` in order of appearance. `false` hashes requests exactly as sent. @default normaliseGeneratedIds
+   */
+  readonly normalize?: false | ((request: CassetteRequest) => CassetteRequest) | undefined;
+}
+
+const GENERATED_ID = /\b([a-z]{2,12})_([a-z0-9]{20,})\b/g;
+
+/**
+ * Replace every generated id in a request (`<prefix>_<20+ lowercase letters or digits>`, the form of the runtime's
+ * id generator) with `<prefix>_#<n>`, numbered by first appearance, so a replay matches the recording.
+ */
+export function normaliseGeneratedIds(request: CassetteRequest): CassetteRequest {
+  const seen = new Map<string, string>();
+  const text = canonicalJson(request).replace(GENERATED_ID, (id, prefix: string) => {
+    let out = seen.get(id);
+    if (out === undefined) seen.set(id, (out = `${prefix}_#${seen.size + 1}`));
+    return out;
+  });
+  return JSON.parse(text) as CassetteRequest;
+}
+
+/** A language model that records to, or replays from, a cassette. */
+export interface CassetteModel extends LanguageModelV4 {
+  /** Calls answered from the cassette and calls recorded, so far. */
+  readonly stats: { readonly replayed: number; readonly recorded: number };
+  /** The cassette as it stands (recorded entries included). */
+  toFile(): CassetteFile;
+  /** Write the cassette to its path (stable JSON: same calls, same bytes); returns the path. */
+  save(path?: string): string;
+}
+
+const SETTING_KEYS = ['maxOutputTokens', 'temperature', 'stopSequences', 'topP', 'topK', 'presencePenalty', 'frequencyPenalty', 'responseFormat', 'seed', 'reasoning', 'providerOptions'] as const;
+
+/** The canonical request of a call: what the key hashes. Headers, abort signals and callbacks are left out. */
+export function cassetteRequest(modelName: string, kind: 'generate' | 'stream', options: LanguageModelV4CallOptions): CassetteRequest {
+  const settings: Record<string, unknown> = {};
+  const opts = options as unknown as Record<string, unknown>;
+  for (const k of SETTING_KEYS) if (opts[k] !== undefined) settings[k] = opts[k];
+  return canonicalize({ model: modelName, kind, prompt: options.prompt, tools: options.tools, toolChoice: options.toolChoice, settings }) as CassetteRequest;
+}
+
+/** The key of a canonical request (sha256 hex). */
+export function cassetteKey(request: CassetteRequest): string {
+  return canonicalHash(request);
+}
+
+/** Read and check a cassette file; a malformed file fails naming what is wrong. */
+export function loadCassette(path: string): CassetteFile {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (error) {
+    throw new MinaraError('INVALID_ARGUMENT', `cassette ${path}: cannot read it as JSON (${(error as Error).message})`);
+  }
+  return checkCassette(parsed, path);
+}
+
+function checkCassette(value: unknown, where: string): CassetteFile {
+  const file = value as Partial<CassetteFile> | null;
+  if (!file || file.format !== 'minara-cassette' || file.version !== 1 || !Array.isArray(file.entries)) {
+    throw new MinaraError('INVALID_ARGUMENT', `cassette ${where}: expected { format: "minara-cassette", version: 1, entries: [...] }`);
+  }
+  file.entries.forEach((e, i) => {
+    if (!e || typeof e.key !== 'string' || !e.request || !e.response) throw new MinaraError('INVALID_ARGUMENT', `cassette ${where}: entries[${i}] needs key, request and response`);
+  });
+  return file as CassetteFile;
+}
+
+/** A readable line diff of the missed request against the nearest recorded one. */
+function nearestDiff(request: CassetteRequest, entries: readonly CassetteEntry[]): string {
+  if (entries.length === 0) return 'The cassette has no recordings.';
+  const want = canonicalJson(request, 2).split('\n');
+  const wantSet = new Map<string, number>();
+  for (const l of want) wantSet.set(l, (wantSet.get(l) ?? 0) + 1);
+  let best: CassetteEntry = entries[0]!;
+  let bestScore = -1;
+  for (const e of entries) {
+    const counts = new Map(wantSet);
+    let common = 0;
+    for (const l of canonicalJson(e.request, 2).split('\n')) {
+      const c = counts.get(l) ?? 0;
+      if (c > 0) {
+        common++;
+        counts.set(l, c - 1);
+      }
+    }
+    if (common > bestScore) {
+      bestScore = common;
+      best = e;
+    }
+  }
+  const patch = createTwoFilesPatch(`recorded ${best.key.slice(0, 12)}`, 'this call', canonicalJson(best.request, 2) + '\n', want.join('\n') + '\n', undefined, undefined, { context: 2 });
+  const lines = patch.split('\n');
+  return lines.length > 80 ? `${lines.slice(0, 80).join('\n')}\n… (${lines.length - 80} more diff lines)` : patch;
+}
+
+/**
+ * Wrap any AI SDK language model (v4 spec) so every call is recorded to a cassette keyed by the sha256 of the
+ * canonical request (model id, prompt, tools, tool choice and settings, keys in stable order), or replayed from one
+ * with no network. Identical requests replay in the order they were recorded (the last recording answers again
+ * once they are used up). In `replay` a call with no recording throws `MinaraError('CASSETTE_MISS')` whose message
+ * carries a diff against the nearest recorded request. Anchors: Polly.js / nock's recorder, Inspect AI's model cache.
+ *
+ * @example
+ * ```ts
+ * const recorder = createCassetteModel({ model: anthropic('claude-sonnet-4-5'), mode: 'record', cassette: 'fixtures/run.cassette.json' });
+ * // … run the backtest with `recorder` as the model …
+ * recorder.save();
+ * const replay = createCassetteModel({ cassette: 'fixtures/run.cassette.json' }); // offline, byte-identical answers
+ * ```
+ */
+export function createCassetteModel(options: CassetteModelOptions): CassetteModel {
+  const { model, mode = 'replay' } = options;
+  if (mode !== 'replay' && mode !== 'record' && mode !== 'auto') throw new MinaraError('INVALID_ARGUMENT', `createCassetteModel: mode must be 'record', 'replay' or 'auto', got ${String(mode)}`);
+  if (mode !== 'replay' && !model) throw new MinaraError('INVALID_ARGUMENT', `createCassetteModel: mode '${mode}' needs the model to record (options.model)`);
+  const path = typeof options.cassette === 'string' ? options.cassette : undefined;
+  const loaded: CassetteFile =
+    typeof options.cassette === 'string'
+      ? existsSync(options.cassette) && mode !== 'record'
+        ? loadCassette(options.cassette)
+        : { format: 'minara-cassette', version: 1, entries: [] }
+      : checkCassette(options.cassette, '(object)');
+  if (mode === 'replay' && typeof options.cassette === 'string' && !existsSync(options.cassette)) {
+    throw new MinaraError('INVALID_ARGUMENT', `createCassetteModel: no cassette at ${options.cassette} (record one with mode 'record')`);
+  }
+  const byKey = new Map<string, CassetteEntry[]>();
+  for (const e of loaded.entries) byKey.set(e.key, [...(byKey.get(e.key) ?? []), e]);
+  const used = new Map<string, number>();
+  const recorded: CassetteEntry[] = [];
+  const stats = { replayed: 0, recorded: 0 };
+  const provider = model?.provider ?? 'cassette';
+  const modelId = model?.modelId ?? options.modelId ?? (loaded.entries[0]?.request.model.split(':').slice(1).join(':') || 'cassette');
+  const name = `${provider}:${modelId}`;
+  const modelName = model ? `${model.provider}:${model.modelId}` : (loaded.entries[0]?.request.model ?? name);
+  const normalize = options.normalize === false ? (r: CassetteRequest) => r : (options.normalize ?? normaliseGeneratedIds);
+
+  const lookup = (request: CassetteRequest, key: string): CassetteEntry | undefined => {
+    const list = byKey.get(key);
+    if (!list || list.length === 0) return undefined;
+    const n = used.get(key) ?? 0;
+    used.set(key, n + 1);
+    return list[Math.min(n, list.length - 1)];
+  };
+  const miss = (request: CassetteRequest, key: string): never => {
+    throw new MinaraError('CASSETTE_MISS', `cassette miss: no recording for this ${request.kind} call to ${request.model} (key ${key.slice(0, 12)}); nothing was sent to a model. Nearest recording:\n${nearestDiff(request, [...loaded.entries, ...recorded])}`);
+  };
+  const remember = (entry: CassetteEntry) => {
+    recorded.push(entry);
+    byKey.set(entry.key, [...(byKey.get(entry.key) ?? []), entry]);
+    used.set(entry.key, (used.get(entry.key) ?? 0) + 1);
+    stats.recorded++;
+  };
+
+  const doGenerate = async (opts: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
+    const request = normalize(cassetteRequest(modelName, 'generate', opts));
+    const key = cassetteKey(request);
+    const hit = mode === 'record' ? undefined : lookup(request, key);
+    if (hit && 'generate' in hit.response) {
+      stats.replayed++;
+      return reviveCanonical(hit.response.generate) as LanguageModelV4GenerateResult;
+    }
+    if (mode === 'replay') return miss(request, key);
+    const result = await model!.doGenerate(opts);
+    const { request: _req, response, ...rest } = result;
+    const kept = { ...rest, ...(response ? { response: { ...response, body: undefined, headers: undefined } } : {}) };
+    remember({ key, request, response: { generate: canonicalize(kept) } });
+    return result;
+  };
+
+  const doStream = async (opts: LanguageModelV4CallOptions) => {
+    const request = normalize(cassetteRequest(modelName, 'stream', opts));
+    const key = cassetteKey(request);
+    const hit = mode === 'record' ? undefined : lookup(request, key);
+    if (hit && 'stream' in hit.response) {
+      stats.replayed++;
+      const parts = (reviveCanonical(hit.response.stream) as LanguageModelV4StreamPart[]).slice();
+      let i = 0;
+      return {
+        stream: new ReadableStream<LanguageModelV4StreamPart>({
+          pull(controller) {
+            if (i < parts.length) controller.enqueue(parts[i++]!);
+            else controller.close();
+          },
+        }),
+      };
+    }
+    if (mode === 'replay') return miss(request, key);
+    const result = await model!.doStream(opts);
+    const parts: unknown[] = [];
+    const recorder = new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
+      transform(part, controller) {
+        if (part.type !== 'raw') parts.push(canonicalize(part));
+        controller.enqueue(part);
+      },
+      flush() {
+        // Only a stream read to its end is recorded (a cancelled or failed one would replay a truncated answer).
+        remember({ key, request, response: { stream: parts } });
+      },
+    });
+    return { ...result, stream: result.stream.pipeThrough(recorder) };
+  };
+
+  const toFile = (): CassetteFile => ({ format: 'minara-cassette', version: 1, entries: mode === 'record' ? recorded : [...loaded.entries, ...recorded] });
+  return {
+    specificationVersion: 'v4',
+    provider,
+    modelId,
+    supportedUrls: model?.supportedUrls ?? {},
+    doGenerate,
+    doStream,
+    get stats() {
+      return { ...stats };
+    },
+    toFile,
+    save(to = path) {
+      if (!to) throw new MinaraError('INVALID_ARGUMENT', 'CassetteModel.save: the cassette was given as an object; pass a path to save to');
+      mkdirSync(dirname(to), { recursive: true });
+      writeFileSync(to, `${canonicalJson(toFile(), 1)}\n`);
+      return to;
+    },
+  };
+}

@@ -1,0 +1,91 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { generateText, streamText } from 'ai';
+import { describe, expect, it } from 'vitest';
+import { MinaraError } from '@minara/agent';
+import { createScriptedModel } from '@minara/agent/testing';
+import { canonicalJson, cassetteKey, cassetteRequest, createCassetteModel } from '@minara/agent/backtest';
+
+const dir = () => mkdtempSync(join(tmpdir(), 'cassette-'));
+
+describe('model cassettes', () => {
+  it('records generate and stream calls, then replays them offline with identical answers', async () => {
+    const path = join(dir(), 'c.json');
+    const scripted = createScriptedModel([{ text: 'BTC looks strong.' }, { text: 'Streaming answer here.' }], { modelId: 'claude-sonnet-4-5' });
+    const rec = createCassetteModel({ model: scripted, mode: 'record', cassette: path });
+    const a = await generateText({ model: rec, prompt: 'What about BTC?', temperature: 0 });
+    const s = streamText({ model: rec, prompt: 'Stream please' });
+    const streamed = await s.text;
+    rec.save();
+    expect(rec.stats).toEqual({ replayed: 0, recorded: 2 });
+
+    const replay = createCassetteModel({ cassette: path });
+    expect(replay.modelId).toBe('claude-sonnet-4-5');
+    const b = await generateText({ model: replay, prompt: 'What about BTC?', temperature: 0 });
+    const s2 = streamText({ model: replay, prompt: 'Stream please' });
+    expect(b.text).toBe(a.text);
+    expect(await s2.text).toBe(streamed);
+    expect((await s2.usage).inputTokens).toBe((await s.usage).inputTokens);
+    expect(replay.stats).toEqual({ replayed: 2, recorded: 0 });
+  });
+
+  it('saves byte-identical files for the same calls (stable key order)', async () => {
+    const d = dir();
+    const run = async (p: string) => {
+      const rec = createCassetteModel({ model: createScriptedModel([{ text: 'x' }]), mode: 'record', cassette: p });
+      await generateText({ model: rec, prompt: 'same', temperature: 0.5, seed: 3 });
+      rec.save();
+      return readFileSync(p, 'utf8');
+    };
+    expect(await run(join(d, 'a.json'))).toBe(await run(join(d, 'b.json')));
+  });
+
+  it('keys ignore key order but see every setting', () => {
+    const base = { prompt: [{ role: 'user' as const, content: [{ type: 'text' as const, text: 'hi' }] }], temperature: 0 };
+    const k1 = cassetteKey(cassetteRequest('p:m', 'generate', base));
+    const k2 = cassetteKey(cassetteRequest('p:m', 'generate', { temperature: 0, prompt: base.prompt }));
+    const k3 = cassetteKey(cassetteRequest('p:m', 'generate', { ...base, temperature: 0.7 }));
+    const k4 = cassetteKey(cassetteRequest('p:other', 'generate', base));
+    expect(k1).toBe(k2);
+    expect(k3).not.toBe(k1);
+    expect(k4).not.toBe(k1);
+    expect(canonicalJson({ b: 1, a: { d: 2, c: 3 } })).toBe('{"a":{"c":3,"d":2},"b":1}');
+  });
+
+  it('a miss in replay fails with CASSETTE_MISS and a diff against the nearest recording, calling no model', async () => {
+    const path = join(dir(), 'c.json');
+    const rec = createCassetteModel({ model: createScriptedModel([{ text: 'one' }, { text: 'two' }]), mode: 'record', cassette: path });
+    await generateText({ model: rec, prompt: 'The price of BTC on 2024-01-02 is 42000' });
+    await generateText({ model: rec, prompt: 'Something entirely different about bonds' });
+    rec.save();
+    const replay = createCassetteModel({ cassette: path });
+    const error = await generateText({ model: replay, prompt: 'The price of BTC on 2024-01-03 is 42000', maxRetries: 0 }).catch((e: unknown) => e);
+    const cause = MinaraError.isInstance(error) ? error : (error as { lastError?: unknown; cause?: unknown }).lastError ?? (error as { cause?: unknown }).cause ?? error;
+    const text = String((cause as Error).message ?? cause);
+    expect(text).toContain('cassette miss');
+    expect(text).toContain('-');
+    expect(text).toContain('2024-01-02');
+    expect(text).toContain('2024-01-03');
+    expect(text).not.toContain('bonds');
+  });
+
+  it('auto mode replays what it has and records the rest; identical requests replay in recorded order', async () => {
+    const path = join(dir(), 'c.json');
+    const rec = createCassetteModel({ model: createScriptedModel([{ text: 'first' }, { text: 'second' }]), mode: 'record', cassette: path });
+    await generateText({ model: rec, prompt: 'same' });
+    await generateText({ model: rec, prompt: 'same' });
+    rec.save();
+    const auto = createCassetteModel({ model: createScriptedModel([{ text: 'new' }]), mode: 'auto', cassette: path });
+    expect((await generateText({ model: auto, prompt: 'same' })).text).toBe('first');
+    expect((await generateText({ model: auto, prompt: 'same' })).text).toBe('second');
+    expect((await generateText({ model: auto, prompt: 'other' })).text).toBe('new');
+    expect(auto.stats).toEqual({ replayed: 2, recorded: 1 });
+  });
+
+  it('bad options and files name the field', () => {
+    expect(() => createCassetteModel({ mode: 'record', cassette: 'x.json' })).toThrow(/options.model/);
+    expect(() => createCassetteModel({ cassette: join(dir(), 'missing.json') })).toThrow(/no cassette at/);
+    expect(() => createCassetteModel({ cassette: { format: 'nope' } as never })).toThrow(/minara-cassette/);
+  });
+});
