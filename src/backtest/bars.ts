@@ -39,6 +39,8 @@ export interface CreateBarSetOptions {
   readonly label?: string;
   /** Row numbers for error messages (e.g. the file line of each bar), parallel to the input. */
   readonly rowNumbers?: readonly number[];
+  /** Where each bar came from (a file name) for error messages, parallel to the input. @default the label */
+  readonly rowSources?: readonly string[];
 }
 
 const ALL_REPAIRS: Required<BarRepairOptions> = { sort: true, dedupe: true, fillGaps: true, dropBadPrices: true, fixHighLow: true, dropOffSession: true };
@@ -46,7 +48,7 @@ const ALL_REPAIRS: Required<BarRepairOptions> = { sort: true, dedupe: true, fill
 const bad = (message: string) => new MinaraError('BACKTEST_DATA_INVALID', message);
 const iso = (t: number) => (Number.isFinite(t) ? new Date(t).toISOString() : String(t));
 
-interface Row { bar: Bar; row: number }
+interface Row { bar: Bar; row: number; src: string }
 
 /** Validate (or, with `repair`, fix) the bars and align every symbol on one clock. */
 export function createBarSet(bars: readonly Bar[], options: CreateBarSetOptions = {}): BarSet {
@@ -58,11 +60,12 @@ export function createBarSet(bars: readonly Bar[], options: CreateBarSetOptions 
   const bySymbol = new Map<string, Row[]>();
   bars.forEach((bar, i) => {
     const row = options.rowNumbers?.[i] ?? i + 1;
-    if (typeof bar.symbol !== 'string' || bar.symbol.trim() === '') throw bad(`${label} row ${row}: symbol: expected a non-empty string`);
-    if (!Number.isFinite(bar.time)) throw bad(`${label} row ${row}: time: expected a timestamp, got ${String(bar.time)}`);
+    const src = options.rowSources?.[i] ?? label;
+    if (typeof bar.symbol !== 'string' || bar.symbol.trim() === '') throw bad(`${src} row ${row}: symbol: expected a non-empty string`);
+    if (!Number.isFinite(bar.time)) throw bad(`${src} row ${row}: time: expected a timestamp, got ${String(bar.time)}`);
     let list = bySymbol.get(bar.symbol);
     if (!list) bySymbol.set(bar.symbol, (list = []));
-    list.push({ bar, row });
+    list.push({ bar, row, src });
   });
   const symbols = [...bySymbol.keys()].sort();
   for (const symbol of symbols) bySymbol.set(symbol, checkRows(bySymbol.get(symbol) ?? [], symbol, label, repair, repairs));
@@ -80,7 +83,7 @@ function checkRows(rows: Row[], symbol: string, label: string, repair: BarRepair
     const prev = rows[i - 1] as Row;
     const cur = rows[i] as Row;
     if (cur.bar.time < prev.bar.time) {
-      if (!repair.sort) throw bad(`${label} row ${cur.row}: ${symbol} at ${iso(cur.bar.time)} is out of order (row ${prev.row} is at ${iso(prev.bar.time)}); sort the file or pass repair: { sort: true }`);
+      if (!repair.sort) throw bad(`${cur.src} row ${cur.row}: ${symbol} at ${iso(cur.bar.time)} is out of order (${prev.src} row ${prev.row} is at ${iso(prev.bar.time)}); sort the file or pass repair: { sort: true }`);
       repairs.push(`sorted ${symbol} by time`);
       rows = [...rows].sort((a, b) => a.bar.time - b.bar.time || a.row - b.row);
       break;
@@ -90,8 +93,8 @@ function checkRows(rows: Row[], symbol: string, label: string, repair: BarRepair
   for (const r of rows) {
     const last = out[out.length - 1];
     if (last && last.bar.time === r.bar.time) {
-      if (!repair.dedupe) throw bad(`${label} row ${r.row}: duplicate ${symbol} bar at ${iso(r.bar.time)} (also row ${last.row}); pass repair: { dedupe: true } to keep the last`);
-      repairs.push(`row ${last.row}: dropped duplicate ${symbol} at ${iso(r.bar.time)} (kept row ${r.row})`);
+      if (!repair.dedupe) throw bad(`${r.src} row ${r.row}: duplicate ${symbol} bar at ${iso(r.bar.time)} (also ${last.src} row ${last.row}); pass repair: { dedupe: true } to keep the last`);
+      repairs.push(`${last.src} row ${last.row}: dropped duplicate ${symbol} at ${iso(r.bar.time)} (kept ${r.src} row ${r.row})`);
       out[out.length - 1] = r;
       continue;
     }
@@ -110,18 +113,18 @@ function checkPrices(r: Row, symbol: string, label: string, repair: BarRepairOpt
   const { open, high, low, close, volume } = r.bar;
   for (const [field, v] of [['open', open], ['high', high], ['low', low], ['close', close]] as const) {
     if (!(v > 0) || !Number.isFinite(v)) {
-      if (!repair.dropBadPrices) throw bad(`${label} row ${r.row}: ${symbol} ${field} must be a positive number, got ${String(v)}; pass repair: { dropBadPrices: true } to drop the row`);
-      repairs.push(`row ${r.row}: dropped ${symbol} bar at ${iso(r.bar.time)} (${field} ${String(v)})`);
+      if (!repair.dropBadPrices) throw bad(`${r.src} row ${r.row}: ${symbol} ${field} must be a positive number, got ${String(v)}; pass repair: { dropBadPrices: true } to drop the row`);
+      repairs.push(`${r.src} row ${r.row}: dropped ${symbol} bar at ${iso(r.bar.time)} (${field} ${String(v)})`);
       return undefined;
     }
   }
-  if (!(volume >= 0) || !Number.isFinite(volume)) throw bad(`${label} row ${r.row}: ${symbol} volume must be a non-negative number, got ${String(volume)}`);
+  if (!(volume >= 0) || !Number.isFinite(volume)) throw bad(`${r.src} row ${r.row}: ${symbol} volume must be a non-negative number, got ${String(volume)}`);
   const hi = Math.max(open, close);
   const lo = Math.min(open, close);
   if (high < low || high < hi || low > lo) {
-    if (!repair.fixHighLow) throw bad(`${label} row ${r.row}: ${symbol} high ${high} / low ${low} do not contain open ${open} and close ${close}${high < low ? ' (high < low)' : ''}; pass repair: { fixHighLow: true }`);
-    repairs.push(`row ${r.row}: widened ${symbol} high/low at ${iso(r.bar.time)}`);
-    return { row: r.row, bar: { ...r.bar, high: Math.max(high, low, hi), low: Math.min(high, low, lo) } };
+    if (!repair.fixHighLow) throw bad(`${r.src} row ${r.row}: ${symbol} high ${high} / low ${low} do not contain open ${open} and close ${close}${high < low ? ' (high < low)' : ''}; pass repair: { fixHighLow: true }`);
+    repairs.push(`${r.src} row ${r.row}: widened ${symbol} high/low at ${iso(r.bar.time)}`);
+    return { row: r.row, src: r.src, bar: { ...r.bar, high: Math.max(high, low, hi), low: Math.min(high, low, lo) } };
   }
   return r;
 }
@@ -136,8 +139,8 @@ function checkGaps(rows: Row[], symbol: string, label: string, calendar: Calenda
   const out: Row[] = [];
   for (const r of rows) {
     if (!inSession(calendar, r.bar.time, intervalMs)) {
-      if (!repair.dropOffSession) throw bad(`${label} row ${r.row}: ${symbol} bar at ${iso(r.bar.time)} falls outside the equity calendar's sessions; pass repair: { dropOffSession: true } or use calendar crypto`);
-      repairs.push(`row ${r.row}: dropped off-session ${symbol} bar at ${iso(r.bar.time)}`);
+      if (!repair.dropOffSession) throw bad(`${r.src} row ${r.row}: ${symbol} bar at ${iso(r.bar.time)} falls outside the equity calendar's sessions; pass repair: { dropOffSession: true } or use calendar crypto`);
+      repairs.push(`${r.src} row ${r.row}: dropped off-session ${symbol} bar at ${iso(r.bar.time)}`);
       continue;
     }
     const prev = out[out.length - 1];
@@ -145,10 +148,10 @@ function checkGaps(rows: Row[], symbol: string, label: string, calendar: Calenda
       const missing = missingSteps(prev.bar.time, r.bar.time, calendar, intervalMs);
       if (missing.length > 0) {
         if (!repair.fillGaps)
-          throw bad(`${label} row ${r.row}: gap in ${symbol}: ${missing.length} bar(s) missing between ${iso(prev.bar.time)} and ${iso(r.bar.time)} (interval ${intervalMs} ms); pass repair: { fillGaps: true } to forward-fill`);
-        repairs.push(`row ${r.row}: forward-filled ${missing.length} ${symbol} bar(s) from ${iso(missing[0] as number)}`);
+          throw bad(`${r.src} row ${r.row}: gap in ${symbol}: ${missing.length} bar(s) missing between ${iso(prev.bar.time)} and ${iso(r.bar.time)} (interval ${intervalMs} ms); pass repair: { fillGaps: true } to forward-fill`);
+        repairs.push(`${r.src} row ${r.row}: forward-filled ${missing.length} ${symbol} bar(s) from ${iso(missing[0] as number)}`);
         const c = prev.bar.close;
-        for (const t of missing) out.push({ row: r.row, bar: { symbol, time: t, open: c, high: c, low: c, close: c, volume: 0 } });
+        for (const t of missing) out.push({ row: r.row, src: r.src, bar: { symbol, time: t, open: c, high: c, low: c, close: c, volume: 0 } });
       }
     }
     out.push(r);

@@ -224,11 +224,12 @@ export interface BarFileSpec {
 }
 
 /** Read bar files (several symbols on one clock), hash them and validate them into a {@link BarSet}. */
-export async function loadBars(files: string | BarFileSpec | readonly (string | BarFileSpec)[], options: Omit<CreateBarSetOptions, 'sources' | 'rowNumbers' | 'label'> = {}): Promise<BarSet> {
+export async function loadBars(files: string | BarFileSpec | readonly (string | BarFileSpec)[], options: Omit<CreateBarSetOptions, 'sources' | 'rowNumbers' | 'rowSources' | 'label'> = {}): Promise<BarSet> {
   const specs = (Array.isArray(files) ? files : [files]).map((f: string | BarFileSpec) => (typeof f === 'string' ? { path: f } : f));
   if (specs.length === 0) throw new MinaraError('INVALID_ARGUMENT', 'files: expected at least one bar file');
   const bars: Bar[] = [];
   const rows: number[] = [];
+  const rowSources: string[] = [];
   const sources: DataSource[] = [];
   for (const spec of specs) {
     let buf: Buffer;
@@ -242,8 +243,9 @@ export async function loadBars(files: string | BarFileSpec | readonly (string | 
     for (let i = 0; i < parsed.bars.length; i++) {
       bars.push(parsed.bars[i] as Bar);
       rows.push(parsed.rows[i] as number);
+      rowSources.push(path.basename(spec.path));
     }
     sources.push({ kind: 'file', path: spec.path, format: parsed.format, sha256: createHash('sha256').update(buf).digest('hex'), rows: parsed.bars.length });
   }
-  return createBarSet(bars, { ...options, sources, rowNumbers: rows, label: specs.length === 1 ? path.basename((specs[0] as BarFileSpec).path) : 'data' });
+  return createBarSet(bars, { ...options, sources, rowNumbers: rows, rowSources, label: specs.length === 1 ? path.basename((specs[0] as BarFileSpec).path) : 'data' });
 }

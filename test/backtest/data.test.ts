@@ -50,7 +50,7 @@ describe('bar loaders (fixtures of each format)', () => {
 
 describe('bad data: a clear error naming the row, or an explicit repair (nothing silently dropped)', () => {
   const cases: [string, Bar[], RegExp][] = [
-    ['out of order', [bar(0), bar(2), bar(1), bar(3)], /row 3: AAA at 2024-01-02T00:00:00.000Z is out of order \(row 2/],
+    ['out of order', [bar(0), bar(2), bar(1), bar(3)], /row 3: AAA at 2024-01-02T00:00:00.000Z is out of order \(bars row 2/],
     ['duplicate', [bar(0), bar(1), bar(1, { close: 10.6 }), bar(2)], /row 3: duplicate AAA bar at 2024-01-02/],
     ['zero price', [bar(0), bar(1, { close: 0 })], /row 2: AAA close must be a positive number, got 0/],
     ['negative price', [bar(0), bar(1, { open: -1 })], /row 2: AAA open must be a positive number, got -1/],
@@ -133,5 +133,16 @@ describe('generateBars', () => {
   it('generates on the equity calendar (no weekend bars)', () => {
     const g = generateBars({ seed: 1, bars: 30, calendar: { kind: 'equity' } });
     for (const t of g.times) expect([0, 6]).not.toContain(new Date(t).getUTCDay());
+  });
+});
+
+describe('errors across several files name the file', () => {
+  it('a bad row in the second file is reported with that file name and line', async () => {
+    const { mkdtempSync, writeFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const dir = mkdtempSync(path.join(tmpdir(), 'bt-files-'));
+    writeFileSync(path.join(dir, 'AAA.csv'), 'date,open,high,low,close,volume\n2024-01-01,1,2,0.5,1.5,1\n2024-01-02,1,2,0.5,1.5,1\n');
+    writeFileSync(path.join(dir, 'BBB.csv'), 'date,open,high,low,close,volume\n2024-01-01,1,2,0.5,1.5,1\n2024-01-02,1,2,0.5,-1,1\n');
+    await expect(loadBars([path.join(dir, 'AAA.csv'), path.join(dir, 'BBB.csv')])).rejects.toThrow(/BBB\.csv row 3: BBB close must be a positive number, got -1/);
   });
 });

@@ -246,6 +246,18 @@ describe('minara (process)', () => {
     expect(minara(['shadow', 'report', '--data-dir', dir])).toMatchObject({ code: 1, stderr: expect.stringContaining('not in shadow mode (it trades paper)') });
   });
 
+  it('minara backtest run --synthetic --strategy sma-cross: offline, the run folder and the summary (issue 39)', () => {
+    const out = path.join(tempDir(), 'run');
+    const r = minara(['backtest', 'run', '--synthetic', '--strategy', 'sma-cross', '--out', out, '--no-png']);
+    expect(r.stderr).toBe('');
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/sma-cross\s+buy-and-hold\s+random/);
+    for (const f of ['run_config.json', 'metrics.json', 'equity_curve.csv', 'trades.csv', 'orders.csv', 'rejected_orders.csv', 'report.html']) expect(existsSync(path.join(out, f)), f).toBe(true);
+    const bad = minara(['backtest', 'run', '--synthetic', '--slow', 'x']);
+    expect(bad.code).toBe(2);
+    expect(bad.stderr).toMatch(/--slow expects an integer/);
+  }, 60_000);
+
   it('--help and --version', () => {
     const help = minara(['--help']);
     expect(help.code).toBe(0);
