@@ -56,6 +56,8 @@ Usage:
   minara memory delete <id>             Soft-delete one (what was learned from chat, too)
   minara memory profile [set <k> <v> | delete <k>]
                                         Profile keys and who set each (yours win over the agent's)
+  minara memory review | accept <id> | reject <id>
+                                        Memories written after reading untrusted content, held for you
   minara audit list [--user id] [--trace id] [--tool name] [--since 24h|ISO] [--limit n] [--json]
   minara audit trace <id> [--json]      What one trace did, in order: signal, skills, calls and results, job run
   minara audit verify [--anchor seq:hash] [--checkpoints file] [--json]

@@ -76,12 +76,13 @@ export async function runMemoryCommand(cli: CliOptions, positionals: readonly st
   const [verb, dir, ...rest] = positionals;
   if (verb === 'list' || verb === 'delete') return runMemoryRows(cli, verb, positionals.slice(1), flags);
   if (verb === 'profile') return runMemoryProfile(cli, positionals.slice(1), flags);
+  if (verb === 'review' || verb === 'accept' || verb === 'reject') return runMemoryReview(cli, verb, positionals.slice(1), flags);
   if (flags.source !== undefined || flags.category !== undefined || flags.limit !== undefined) {
     err(flags)('minara: --source, --category and --limit apply to memory list\n');
     return 2;
   }
   const usage =
-    'usage: minara memory export [--out dir] [--sign] [--include-constraints] | minara memory import <dir> [--apply] [--approve-hard-constraints] | minara memory list [--source s] [--category c] [--limit n] | minara memory delete <id> | minara memory profile [set <key> <value> | delete <key>]';
+    'usage: minara memory export [--out dir] [--sign] [--include-constraints] | minara memory import <dir> [--apply] [--approve-hard-constraints] | minara memory list [--source s] [--category c] [--limit n] | minara memory delete <id> | minara memory profile [set <key> <value> | delete <key>] | minara memory review | minara memory accept|reject <id>';
   const exporting = verb === 'export';
   if ((verb !== 'export' && verb !== 'import') || rest.length > 0 || (exporting && dir !== undefined) || (!exporting && dir === undefined)) {
     err(flags)(`minara: ${usage}\n`);
@@ -209,6 +210,47 @@ async function runMemoryProfile(cli: CliOptions, args: readonly string[], flags:
     const entries = await app.memory.profile.list();
     if (entries.length === 0) out(flags)('Profile: (empty)\n');
     for (const e of entries) out(flags)(`${e.key}: ${e.value}  (${e.setBy === 'agent' ? 'set by the agent' : 'set by you'}, ${e.updatedAt.slice(0, 10)})\n`);
+    return 0;
+  } catch (error) {
+    const e = error as { code?: unknown };
+    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await app.close();
+  }
+}
+
+/**
+ * `minara memory review`: memories the model wrote after reading untrusted content, held out of every prompt
+ * (source `proposed`), with what it had read; `minara memory accept <id>` lets one reach prompts, `minara memory
+ * reject <id>` soft-deletes it. The operator at the terminal decides (the CLI is the operator's).
+ */
+async function runMemoryReview(cli: CliOptions, verb: 'review' | 'accept' | 'reject', args: readonly string[], flags: OpsFlags): Promise<number> {
+  const badId = verb !== 'review' && (args.length !== 1 || !/^[1-9]\d{0,15}$/.test(args[0]!));
+  if ((verb === 'review' && args.length > 0) || badId || flags.source !== undefined || flags.category !== undefined) {
+    err(flags)('minara: usage: minara memory review | minara memory accept <id> | minara memory reject <id>\n');
+    return 2;
+  }
+  const [{ buildApp }, agent] = await Promise.all([import('./app'), import('@minara/agent')]);
+  const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  try {
+    if (verb === 'review') {
+      const rows = await agent.listHeldMemories(app.memory, { limit: flags.limit ?? 100 });
+      if (rows.length === 0) {
+        out(flags)('No memories held for review.\n');
+        return 0;
+      }
+      for (const m of rows) {
+        const sources = Array.isArray(m.metadata?.['untrustedSources']) ? (m.metadata['untrustedSources'] as unknown[]).map(String).join(', ') : 'untrusted content';
+        const category = typeof m.metadata?.['proposedCategory'] === 'string' ? m.metadata['proposedCategory'] : m.category;
+        out(flags)(`#${m.id} [${category}] ${m.content.replace(/\s+/gu, ' ').slice(0, 200)}\n    written after reading: ${sources}\n`);
+      }
+      out(flags)('Accept with "minara memory accept <id>" (it then reaches prompts) or reject with "minara memory reject <id>".\n');
+      return 0;
+    }
+    const id = Number(args[0]);
+    const r = verb === 'accept' ? await agent.acceptHeldMemory(app.memory, id) : await agent.rejectHeldMemory(app.memory, id);
+    out(flags)(r.decision === 'accepted' ? `Accepted memory #${id}; it reaches prompts from the next session${r.memoryId !== id ? ` (recorded as fact #${r.memoryId})` : ''}.\n` : `Rejected memory #${id}; it never reaches a prompt.\n`);
     return 0;
   } catch (error) {
     const e = error as { code?: unknown };

@@ -18,7 +18,7 @@ import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
 import { listBacktests } from './backtest-routes';
-import { createMemory, deleteMemory, deleteProfile, listMemory, listProfile, restoreMemory, setProfile, updateMemory } from './memory-routes';
+import { createMemory, decideHeldMemory, deleteMemory, deleteProfile, listMemory, listProfile, restoreMemory, setProfile, updateMemory } from './memory-routes';
 import { checkAllowedHosts, checkAllowedOrigins, createPerimeter } from './perimeter';
 import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
 import { createStaticFiles } from './static-files';
@@ -216,6 +216,8 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('PATCH', '/v1/memory/:id', updateMemory(deps));
   router.add('DELETE', '/v1/memory/:id', deleteMemory(deps));
   router.add('POST', '/v1/memory/:id/restore', restoreMemory(deps));
+  router.add('POST', '/v1/memory/:id/accept', decideHeldMemory(deps, 'accept'));
+  router.add('POST', '/v1/memory/:id/reject', decideHeldMemory(deps, 'reject'));
   if (options.learningFor) for (const [method, pattern, handler] of learningRoutes(deps)) router.add(method, pattern, handler);
   if (options.workflows) for (const [method, pattern, handler] of workflowRoutes(deps, options.workflows)) router.add(method, pattern, handler);
   // Price alerts live in storage (every gateway has one): the caller's own, listed and cancelled.

@@ -1,3 +1,5 @@
+import { acceptHeldMemory, PROPOSED_MEMORY_SOURCE, rejectHeldMemory } from '../memory/held';
+import { assertCanDecide } from './decide';
 import { PROFILE_KEY_PATTERN } from '../memory/validate';
 import type { MemoryItem, MemoryStore } from '../memory/types';
 import { field, readJsonObject } from './body';
@@ -152,5 +154,23 @@ export function deleteProfile(deps: GatewayDeps): RouteHandler {
     const deleted = await store(deps, userId).profile.delete(key);
     if (!deleted) throw notFound(`No profile key ${JSON.stringify(key)}.`);
     return json(200, { key, deleted: true });
+  };
+}
+
+/**
+ * `POST /v1/memory/:id/accept` and `/reject`: an operator decides a memory the model wrote after reading untrusted
+ * content (source `proposed`): accepted, it reaches prompts; rejected, it is soft-deleted. Needs the decide
+ * capability (like approvals and learning decisions); the row must be the caller's own (404 otherwise).
+ */
+export function decideHeldMemory(deps: GatewayDeps, decision: 'accept' | 'reject'): RouteHandler {
+  return async ({ params, userId, canDecide }: RouteContext) => {
+    assertCanDecide(canDecide);
+    const memory = store(deps, userId);
+    const id = memoryId(params['id']);
+    const row = await memory.get(id);
+    if (!row) throw notFound(`No memory ${id}.`);
+    if (row.source !== PROPOSED_MEMORY_SOURCE) throw new HttpError(409, 'HTTP_CONFLICT', `Memory ${id} is not held for review (source ${row.source ?? 'none'}).`);
+    const result = decision === 'accept' ? await acceptHeldMemory(memory, id) : await rejectHeldMemory(memory, id);
+    return json(200, result);
   };
 }

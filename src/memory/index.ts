@@ -3,7 +3,8 @@
  * snapshot, edges, fact consolidator). Explicit named exports only.
  */
 export { createMemoryStore } from './store';
-export { createMemoryTools, MEMORY_TOOL_NAMES, type MemoryToolsOptions, PROPOSED_MEMORY_SOURCE } from './tools';
+export { createMemoryTools, MEMORY_TOOL_NAMES, type MemoryToolsOptions } from './tools';
+export { acceptHeldMemory, type HeldMemoryDecision, listHeldMemories, PROPOSED_FACT_CATEGORY, PROPOSED_MEMORY_SOURCE, rejectHeldMemory } from './held';
 export { createFactConsolidator, MAX_GUIDANCE_CHARS, MAX_RETIREMENTS_PER_FACT, type ConsolidationContext, type ConsolidationVerdict, type FactConsolidator, type FactConsolidatorOptions } from './consolidator';
 export { extractFinanceEntities, normalizeEntity, type FinanceEntity, type FinanceEntityKind } from './entities';
 export { extractMemoryEdges, MAX_CO_OCCURRING_TICKERS, MAX_EDGES_PER_CONTENT, type MemoryEdgeType } from './edges';

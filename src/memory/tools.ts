@@ -8,6 +8,7 @@ import { MinaraError } from '../errors/minara-error';
 import { PermissionTier } from '../safety/permission-tier';
 import { defineTool } from '../tools/define-tool';
 import type { ToolEntry, ToolExecutionContext } from '../tools/types';
+import { PROPOSED_FACT_CATEGORY, PROPOSED_MEMORY_SOURCE } from './held';
 import { USER_ASKED_TO_REMEMBER } from './remember-intent';
 import type { MemoryStore } from './types';
 import { callProvenance } from '../safety/untrusted';
@@ -25,12 +26,7 @@ export type MemoryToolsOptions = (
   readonly mcpHostLearning?: boolean | undefined;
 };
 
-/**
- * The memory source of a row written in a turn that read untrusted content: the row stays out of the memory
- * snapshot (every future prompt) until an operator accepts it (`memory.update(id, { source: 'agent_recorded' })`)
- * or deletes it.
- */
-export const PROPOSED_MEMORY_SOURCE = 'proposed';
+export { PROPOSED_MEMORY_SOURCE } from './held';
 
 /** Names of the memory tools, in their stable order. */
 export const MEMORY_TOOL_NAMES = ['memory_write', 'memory_search', 'memory_read', 'memory_profile_set'] as const;
@@ -99,7 +95,7 @@ export function createMemoryTools(options: MemoryToolsOptions): ToolEntry[] {
         // until an operator accepts it. A fact is held under its own category so the fact layer never consolidates it.
         const provenance = callProvenance(ctx.call);
         if (provenance) {
-          const category = input.category === 'fact' ? 'proposed_fact' : input.category;
+          const category = input.category === 'fact' ? PROPOSED_FACT_CATEGORY : input.category;
           const held = { ...metadata, review: 'proposed', untrustedSources: provenance.untrustedSources, ...(category !== input.category ? { proposedCategory: input.category } : {}) };
           const { id } = await store.write({ category, content: input.content, metadata: held, source: PROPOSED_MEMORY_SOURCE });
           return { id, category: input.category, routedTo: 'review', note: `Proposed (${provenance.summary}); it reaches no prompt until an operator accepts it.` };

@@ -15,7 +15,10 @@ const LEARNED = 'chat_extracted';
 const SOURCE_LABELS: Readonly<Record<string, string>> = {
   user_manual: 'written by you', chat_extracted: 'learned from chat', user_explicit: 'you asked to remember', learned_preference: 'learned from trades',
   inferred: 'inferred', agent_recorded: 'recorded by the agent', role_reflection: 'trade lesson', trade_case: 'trade case',
+  proposed: 'held for your review: written after reading untrusted content',
 };
+/** Written by the agent after it read untrusted content: out of every prompt until you accept it. */
+const HELD = 'proposed';
 /** The source of a memory in words, with the raw source name after it. */
 function sourceLabel(source: string | undefined): string {
   if (source === undefined) return '';
@@ -118,6 +121,11 @@ export function MemoryPage() {
               </>
             ) : m.source === LEARNED ? (
               <button className="link" onClick={() => void act(() => api(`v1/memory/${m.id}`, { method: 'DELETE' }).then(() => setDeleted((d) => [...d, m])))}>Forget</button>
+            ) : m.source === HELD ? (
+              <>
+                <button className="link" onClick={() => void act(() => api(`v1/memory/${m.id}/accept`, { method: 'POST' }))}>Accept</button>
+                <button className="link" onClick={() => void act(() => api(`v1/memory/${m.id}/reject`, { method: 'POST' }))}>Reject</button>
+              </>
             ) : null}
           </li>
         ))}
