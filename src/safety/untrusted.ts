@@ -188,3 +188,14 @@ export function describeToolSource(toolName: string, declared: string | readonly
   const clean = list.filter((s) => typeof s === 'string' && s.trim() !== '').map((s) => s.trim().slice(0, 300));
   return clean.length > 0 ? clean.slice(0, 10) : [toolName];
 }
+
+/**
+ * An approval's reason as the model may read it: the record keeps the instruction-like passage the agent had read
+ * (`; it read: "…"`) for the person, and the model is never shown the attacker's sentence again.
+ */
+export function reasonForModel(reason: string): string {
+  const at = reason.indexOf('; it read: "');
+  if (at < 0) return reason;
+  const close = reason.lastIndexOf('")');
+  return close > at ? `${reason.slice(0, at)}${reason.slice(close + 1)}` : reason.slice(0, at);
+}

@@ -1,7 +1,7 @@
 // From the AI SDK's own utilities package rather than `ai`: the same `jsonSchema` and `tool` (ai re-exports them),
 // without loading the whole SDK when the package is imported (`ai` loads with the first model call).
 import { jsonSchema, tool as aiTool } from '@ai-sdk/provider-utils';
-import type { Tool } from 'ai';
+import type { JSONValue, Tool } from 'ai';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import type { ToolEnvelope } from './envelope';
@@ -46,6 +46,13 @@ function inputJsonSchema(schema: z.ZodType): Parameters<typeof jsonSchema>[0] {
   return cached;
 }
 
+/** The envelope as the model sees it: an approval's provenance without its passage; anything else unchanged. */
+function forModel(envelope: ToolEnvelope): ToolEnvelope {
+  if (envelope.ok || envelope.approval?.provenance?.passage === undefined) return envelope;
+  const { passage: _passage, ...provenance } = envelope.approval.provenance;
+  return { ...envelope, approval: { ...envelope.approval, provenance } };
+}
+
 /**
  * Turn registry entries into AI SDK tools whose `execute` goes through `registry.dispatch`, so a model
  * call meets the same validation, gate, hooks and audit as any other path. Input validation is left to
@@ -77,6 +84,9 @@ export function toAISDKTools(registry: ToolRegistry, names: readonly string[], o
         await options.onSettled?.({ toolName: name, toolCallId, input, envelope });
         return envelope;
       },
+      // What the model reads back: the envelope, less the instruction-like passage an approval's provenance carries
+      // for the person's card (the model is told which sources it read, never the attacker's sentence again).
+      toModelOutput: ({ output }) => ({ type: 'json', value: forModel(output) as unknown as JSONValue }),
     });
   }
   return out;

@@ -263,6 +263,14 @@ describe('the label survives compaction', () => {
     // The search result itself is gone from the stored history; the label is in the session state.
     expect((await storage.conversations.listMessages('cmp')).some((m) => m.json.includes('"toolName":"search_news"'))).toBe(false);
     expect(r.pendingApprovals[0]?.provenance).toEqual({ untrustedSources: ['https://news.example.com/a'], passage: expect.stringContaining('NOTE TO AI AGENTS') });
+    // The passage went to the person (the card's provenance, the record), never back to the model: the approval
+    // result the model reads next names the source only, so the attacker's sentence is not repeated into its context.
+    model.push({ text: 'waiting for you' });
+    await runtime.generate({ sessionId: 'cmp', message: 'ok?' });
+    const prompt = JSON.stringify(model.calls.at(-1)!.prompt);
+    expect(prompt).toContain('proposed after reading: https://news.example.com/a');
+    expect(prompt).not.toContain('NOTE TO AI AGENTS');
+    expect((await storage.conversations.listMessages('cmp')).some((m) => m.json.includes('NOTE TO AI AGENTS'))).toBe(false);
   });
 });
 

@@ -5,6 +5,7 @@ import type { ToolCallContext } from '../../tools/types';
 import type { ApprovalRecord } from '../../storage/types';
 import { buildIdentityText } from '../identity';
 import { buildSystemPromptBlocks } from '../prompt-blocks';
+import { reasonForModel } from '../../safety/untrusted';
 import { labelTurnInput } from './label-input';
 import { loadSessionState, saveSessionMemory, saveSessionState, type SessionState } from '../session-state';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
@@ -73,7 +74,7 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
     signal: input.signal ? renderSignalBlock(input.signal) : undefined,
     pendingApprovals:
       livePending.length > 0
-        ? `## Waiting for the user's confirmation\n${livePending.map((a) => `- ${a.toolName} (approval ${a.id}): ${a.reason}`).join('\n')}\nDo not call these again; the user answers them.`
+        ? `## Waiting for the user's confirmation\n${livePending.map((a) => `- ${a.toolName} (approval ${a.id}): ${reasonForModel(a.reason)}`).join('\n')}\nDo not call these again; the user answers them.`
         : undefined,
   });
 
