@@ -116,6 +116,174 @@ interface Entry {
   lastError?: string;
 }
 
+/** What one runner keeps: its settings, its jobs, its timer and the tick in flight. */
+interface RunnerState {
+  storage: Storage;
+  now: () => Date;
+  logger: Logger;
+  onRunEnd: ((run: JobRunRecord) => void) | undefined;
+  owner: string;
+  entries: Map<string, Entry>;
+  timer: NodeJS.Timeout | undefined;
+  lastInterruptedScan: number;
+  ticking: Promise<{ started: string[] }> | undefined;
+}
+
+const log = { module: 'background' };
+const message = (e: unknown): string => (e instanceof Error ? e.message : String(e));
+
+function nextAfter(e: Pick<Entry, 'job' | 'cron'>, from: number): number {
+  if (e.cron) return e.cron.next(new Date(from)).getTime();
+  const every = e.job.every!;
+  return Math.floor(from / every) * every + every;
+}
+
+/** The job's cron schedule, checked (undefined for an interval job); throws a clear error on a bad job. */
+function checkJob(r: RunnerState, job: BackgroundJob): CronSchedule | undefined {
+  if (typeof job?.id !== 'string' || !JOB_ID.test(job.id)) throw new MinaraError('INVALID_ARGUMENT', `background job: "id" must match ${String(JOB_ID)}, got ${JSON.stringify(job?.id)}.`);
+  if (r.entries.has(job.id)) throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}" already exists.`);
+  if (typeof job.run !== 'function') throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": "run" must be a function.`);
+  if ((job.every === undefined) === (job.cron === undefined)) throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": give exactly one of "every" (ms) or "cron".`);
+  if (job.every !== undefined && !(Number.isSafeInteger(job.every) && job.every >= MIN_EVERY_MS)) {
+    throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": "every" must be an integer of at least ${MIN_EVERY_MS} ms, got ${String(job.every)}.`);
+  }
+  if (job.leaseMs !== undefined && !(Number.isSafeInteger(job.leaseMs) && job.leaseMs >= 1_000)) {
+    throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": "leaseMs" must be an integer of at least 1000, got ${String(job.leaseMs)}.`);
+  }
+  if (job.cron === undefined) return undefined;
+  try {
+    return parseCron(job.cron);
+  } catch (error) {
+    throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": cron ${JSON.stringify(job.cron)}: ${message(error)}`);
+  }
+}
+
+function addJob(r: RunnerState, job: BackgroundJob): void {
+  const cron = checkJob(r, job);
+  const entry: Entry = { job, ...(cron ? { cron } : {}), nextAt: 0, failures: 0, backoffUntil: 0 };
+  entry.nextAt = nextAfter(entry, r.now().getTime());
+  r.entries.set(job.id, entry);
+}
+
+/** Run one claimed slot of `entry` to its end and record the outcome (never throws). */
+async function runClaimed(r: RunnerState, entry: Entry, slot: Date, claimed: JobRunRecord, abort: AbortController, timeout: NodeJS.Timeout): Promise<void> {
+  let outcome: Exclude<JobRunOutcome, 'running'> = 'ok';
+  let detail: string | undefined;
+  let error: string | undefined;
+  try {
+    const result = await inSpan('minara.job', { 'minara.job.id': entry.job.id, 'minara.job.slot': slot.toISOString(), 'minara.job.attempt': claimed.attempt }, async (span) => {
+      const res = await entry.job.run({ jobId: entry.job.id, slot, attempt: claimed.attempt, signal: abort.signal });
+      span.setAttribute('minara.job.outcome', res && typeof res === 'object' ? 'skipped' : 'ok');
+      return res;
+    });
+    if (typeof result === 'string') detail = result.slice(0, 500);
+    else if (result && typeof result === 'object' && typeof result.skipped === 'string') {
+      outcome = 'skipped';
+      detail = result.skipped.slice(0, 500);
+    }
+    entry.failures = 0;
+    entry.backoffUntil = 0;
+    delete entry.lastError;
+  } catch (e) {
+    outcome = 'failed';
+    error = message(e).slice(0, 2_000);
+    entry.failures += 1;
+    entry.lastError = error;
+    const base = Math.min(entry.job.every ?? 60_000, 60_000);
+    entry.backoffUntil = r.now().getTime() + Math.min(MAX_BACKOFF_MS, base * 2 ** (entry.failures - 1));
+    r.logger.warn(`background job "${entry.job.id}" failed (${entry.failures} in a row); next try after ${new Date(entry.backoffUntil).toISOString()}`, { ...log, job: entry.job.id, error });
+  } finally {
+    clearTimeout(timeout);
+  }
+  try {
+    const run = await r.storage.jobs.finishRun(claimed.id, r.owner, { endedAt: r.now().toISOString(), outcome, ...(error !== undefined ? { error } : {}), ...(detail !== undefined ? { detail } : {}) });
+    const { onRunEnd } = r;
+    onRunEnd?.(run);
+  } catch (e) {
+    // Another process took the slot over (our lease lapsed): its record stands.
+    r.logger.warn(`background job "${entry.job.id}": could not record the end of run ${claimed.id}`, { ...log, error: message(e) });
+  }
+}
+
+/** Claim `slot` of `entry` and run it in the background; false when another process has it. */
+async function launch(r: RunnerState, entry: Entry, slot: Date): Promise<boolean> {
+  const at = r.now();
+  const leaseMs = entry.job.leaseMs ?? DEFAULT_LEASE_MS;
+  const claimed = await r.storage.jobs.claimRun({ jobId: entry.job.id, slot: slot.toISOString(), owner: r.owner, now: at.toISOString(), leaseUntil: new Date(at.getTime() + leaseMs).toISOString() });
+  if (!claimed) return false;
+  const abort = new AbortController();
+  const timeout = setTimeout(() => abort.abort(new Error(`the run outlived its ${formatInterval(leaseMs)} lease`)), leaseMs);
+  timeout.unref?.();
+  const promise = runClaimed(r, entry, slot, claimed, abort, timeout).finally(() => {
+    entry.running = undefined;
+  });
+  entry.running = { promise, abort };
+  return true;
+}
+
+/** Take over the runs other processes left unfinished (once a minute). */
+async function takeOverInterrupted(r: RunnerState, at: number, started: string[]): Promise<void> {
+  if (at - r.lastInterruptedScan < INTERRUPTED_SCAN_MS) return;
+  r.lastInterruptedScan = at;
+  for (const run of await r.storage.jobs.interruptedRuns(new Date(at).toISOString())) {
+    const entry = r.entries.get(run.jobId);
+    if (!entry || entry.running) continue;
+    r.logger.warn(`background job "${run.jobId}": taking over the run of ${run.slot} that ${run.owner} left unfinished`, { ...log, job: run.jobId });
+    if (await launch(r, entry, new Date(run.slot))) started.push(run.jobId);
+  }
+}
+
+async function tickOnce(r: RunnerState): Promise<{ started: string[] }> {
+  const at = r.now().getTime();
+  const started: string[] = [];
+  await takeOverInterrupted(r, at, started);
+  for (const entry of r.entries.values()) {
+    if (entry.nextAt > at) continue;
+    const slot = new Date(entry.nextAt);
+    entry.nextAt = nextAfter(entry, at);
+    if (entry.running) {
+      r.logger.warn(`background job "${entry.job.id}" is still running; the run of ${slot.toISOString()} is skipped`, { ...log, job: entry.job.id });
+      continue;
+    }
+    if (entry.backoffUntil > at) continue;
+    try {
+      if (await launch(r, entry, slot)) started.push(entry.job.id);
+    } catch (e) {
+      r.logger.error(`background job "${entry.job.id}": could not claim its run`, { ...log, error: message(e) });
+    }
+  }
+  return { started };
+}
+
+const schedule = (e: Entry) => (e.job.every !== undefined ? `every ${formatInterval(e.job.every)}` : `cron ${e.job.cron}`);
+
+function statusOf(r: RunnerState): BackgroundJobStatus[] {
+  return [...r.entries.values()].map((e) => ({
+    id: e.job.id,
+    description: e.job.description,
+    schedule: schedule(e),
+    nextRunAt: new Date(e.nextAt).toISOString(),
+    running: e.running !== undefined,
+    failures: e.failures,
+    ...(e.backoffUntil > r.now().getTime() ? { backoffUntil: new Date(e.backoffUntil).toISOString() } : {}),
+    ...(e.lastError !== undefined ? { lastError: e.lastError } : {}),
+  }));
+}
+
+function removeJob(r: RunnerState, id: string): boolean {
+  const entry = r.entries.get(id);
+  entry?.running?.abort.abort(new Error('the job was removed'));
+  return r.entries.delete(id);
+}
+
+/** One tick at a time: a slow claim (a busy database) delays the next tick instead of racing it. */
+function tick(r: RunnerState): Promise<{ started: string[] }> {
+  r.ticking ??= tickOnce(r).finally(() => {
+    r.ticking = undefined;
+  });
+  return r.ticking;
+}
+
 /**
  * The background runner: jobs on intervals or cron expressions, each run recorded in storage and claimed
  * per scheduled slot, so processes sharing the storage (two on one SQLite file, a fleet on one database) run
@@ -133,173 +301,35 @@ export function createBackgroundRunner(options: BackgroundRunnerOptions): Backgr
   const { storage, now = () => new Date(), logger = silentLogger, resolutionMs = 1_000, onRunEnd } = options;
   if (!storage || typeof storage.jobs?.claimRun !== 'function') throw new MinaraError('CONFIG_INVALID', 'createBackgroundRunner: "storage" must be a Storage with the jobs domain.');
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const entries = new Map<string, Entry>();
-  let timer: NodeJS.Timeout | undefined;
-  let lastInterruptedScan = 0;
-  let ticking: Promise<{ started: string[] }> | undefined;
-  const log = { module: 'background' };
-
-  const nextAfter = (e: Pick<Entry, 'job' | 'cron'>, from: number): number => {
-    if (e.cron) return e.cron.next(new Date(from)).getTime();
-    const every = e.job.every!;
-    return Math.floor(from / every) * every + every;
-  };
-
-  function add(job: BackgroundJob): void {
-    if (typeof job?.id !== 'string' || !JOB_ID.test(job.id)) throw new MinaraError('INVALID_ARGUMENT', `background job: "id" must match ${String(JOB_ID)}, got ${JSON.stringify(job?.id)}.`);
-    if (entries.has(job.id)) throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}" already exists.`);
-    if (typeof job.run !== 'function') throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": "run" must be a function.`);
-    if ((job.every === undefined) === (job.cron === undefined)) throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": give exactly one of "every" (ms) or "cron".`);
-    if (job.every !== undefined && !(Number.isSafeInteger(job.every) && job.every >= MIN_EVERY_MS)) {
-      throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": "every" must be an integer of at least ${MIN_EVERY_MS} ms, got ${String(job.every)}.`);
-    }
-    if (job.leaseMs !== undefined && !(Number.isSafeInteger(job.leaseMs) && job.leaseMs >= 1_000)) {
-      throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": "leaseMs" must be an integer of at least 1000, got ${String(job.leaseMs)}.`);
-    }
-    let cron: CronSchedule | undefined;
-    if (job.cron !== undefined) {
-      try {
-        cron = parseCron(job.cron);
-      } catch (error) {
-        throw new MinaraError('INVALID_ARGUMENT', `background job "${job.id}": cron ${JSON.stringify(job.cron)}: ${error instanceof Error ? error.message : String(error)}`);
-      }
-    }
-    const entry: Entry = { job, ...(cron ? { cron } : {}), nextAt: 0, failures: 0, backoffUntil: 0 };
-    entry.nextAt = nextAfter(entry, now().getTime());
-    entries.set(job.id, entry);
-  }
-  for (const job of options.jobs ?? []) add(job);
-
-  /** Claim `slot` of `entry` and run it in the background; false when another process has it. */
-  async function launch(entry: Entry, slot: Date): Promise<boolean> {
-    const at = now();
-    const leaseMs = entry.job.leaseMs ?? DEFAULT_LEASE_MS;
-    const claimed = await storage.jobs.claimRun({ jobId: entry.job.id, slot: slot.toISOString(), owner, now: at.toISOString(), leaseUntil: new Date(at.getTime() + leaseMs).toISOString() });
-    if (!claimed) return false;
-    const abort = new AbortController();
-    const timeout = setTimeout(() => abort.abort(new Error(`the run outlived its ${formatInterval(leaseMs)} lease`)), leaseMs);
-    timeout.unref?.();
-    const promise = (async () => {
-      let outcome: Exclude<JobRunOutcome, 'running'> = 'ok';
-      let detail: string | undefined;
-      let error: string | undefined;
-      try {
-        const result = await inSpan('minara.job', { 'minara.job.id': entry.job.id, 'minara.job.slot': slot.toISOString(), 'minara.job.attempt': claimed.attempt }, async (span) => {
-          const r = await entry.job.run({ jobId: entry.job.id, slot, attempt: claimed.attempt, signal: abort.signal });
-          span.setAttribute('minara.job.outcome', r && typeof r === 'object' ? 'skipped' : 'ok');
-          return r;
-        });
-        if (typeof result === 'string') detail = result.slice(0, 500);
-        else if (result && typeof result === 'object' && typeof result.skipped === 'string') {
-          outcome = 'skipped';
-          detail = result.skipped.slice(0, 500);
-        }
-        entry.failures = 0;
-        entry.backoffUntil = 0;
-        delete entry.lastError;
-      } catch (e) {
-        outcome = 'failed';
-        error = (e instanceof Error ? e.message : String(e)).slice(0, 2_000);
-        entry.failures += 1;
-        entry.lastError = error;
-        const base = Math.min(entry.job.every ?? 60_000, 60_000);
-        entry.backoffUntil = now().getTime() + Math.min(MAX_BACKOFF_MS, base * 2 ** (entry.failures - 1));
-        logger.warn(`background job "${entry.job.id}" failed (${entry.failures} in a row); next try after ${new Date(entry.backoffUntil).toISOString()}`, { ...log, job: entry.job.id, error });
-      } finally {
-        clearTimeout(timeout);
-      }
-      try {
-        const run = await storage.jobs.finishRun(claimed.id, owner, { endedAt: now().toISOString(), outcome, ...(error !== undefined ? { error } : {}), ...(detail !== undefined ? { detail } : {}) });
-        onRunEnd?.(run);
-      } catch (e) {
-        // Another process took the slot over (our lease lapsed): its record stands.
-        logger.warn(`background job "${entry.job.id}": could not record the end of run ${claimed.id}`, { ...log, error: e instanceof Error ? e.message : String(e) });
-      }
-    })().finally(() => {
-      entry.running = undefined;
-    });
-    entry.running = { promise, abort };
-    return true;
-  }
-
-  async function tickOnce(): Promise<{ started: string[] }> {
-    const at = now().getTime();
-    const started: string[] = [];
-    if (at - lastInterruptedScan >= INTERRUPTED_SCAN_MS) {
-      lastInterruptedScan = at;
-      for (const run of await storage.jobs.interruptedRuns(new Date(at).toISOString())) {
-        const entry = entries.get(run.jobId);
-        if (!entry || entry.running) continue;
-        logger.warn(`background job "${run.jobId}": taking over the run of ${run.slot} that ${run.owner} left unfinished`, { ...log, job: run.jobId });
-        if (await launch(entry, new Date(run.slot))) started.push(run.jobId);
-      }
-    }
-    for (const entry of entries.values()) {
-      if (entry.nextAt > at) continue;
-      const slot = new Date(entry.nextAt);
-      entry.nextAt = nextAfter(entry, at);
-      if (entry.running) {
-        logger.warn(`background job "${entry.job.id}" is still running; the run of ${slot.toISOString()} is skipped`, { ...log, job: entry.job.id });
-        continue;
-      }
-      if (entry.backoffUntil > at) continue;
-      try {
-        if (await launch(entry, slot)) started.push(entry.job.id);
-      } catch (e) {
-        logger.error(`background job "${entry.job.id}": could not claim its run`, { ...log, error: e instanceof Error ? e.message : String(e) });
-      }
-    }
-    return { started };
-  }
-
-  const schedule = (e: Entry) => (e.job.every !== undefined ? `every ${formatInterval(e.job.every)}` : `cron ${e.job.cron}`);
+  const r: RunnerState = { storage, now, logger, onRunEnd, owner, entries: new Map(), timer: undefined, lastInterruptedScan: 0, ticking: undefined };
+  for (const job of options.jobs ?? []) addJob(r, job);
 
   const runner: BackgroundRunner = {
-    add,
-    remove(id) {
-      const entry = entries.get(id);
-      entry?.running?.abort.abort(new Error('the job was removed'));
-      return entries.delete(id);
-    },
-    has: (id) => entries.has(id),
-    status: () =>
-      [...entries.values()].map((e) => ({
-        id: e.job.id,
-        description: e.job.description,
-        schedule: schedule(e),
-        nextRunAt: new Date(e.nextAt).toISOString(),
-        running: e.running !== undefined,
-        failures: e.failures,
-        ...(e.backoffUntil > now().getTime() ? { backoffUntil: new Date(e.backoffUntil).toISOString() } : {}),
-        ...(e.lastError !== undefined ? { lastError: e.lastError } : {}),
-      })),
+    add: (job) => addJob(r, job),
+    remove: (id) => removeJob(r, id),
+    has: (id) => r.entries.has(id),
+    status: () => statusOf(r),
     runs: (query) => storage.jobs.listRuns(query),
-    tick() {
-      // Ticks never overlap: a slow claim (a busy database) delays the next tick instead of racing it.
-      ticking ??= tickOnce().finally(() => {
-        ticking = undefined;
-      });
-      return ticking;
-    },
+    tick: () => tick(r),
     async idle() {
-      await ticking;
-      await Promise.all([...entries.values()].map((e) => e.running?.promise));
+      await r.ticking;
+      await Promise.all([...r.entries.values()].map((e) => e.running?.promise));
     },
     start() {
-      if (timer) return;
-      timer = setInterval(() => {
-        void runner.tick().catch((e: unknown) => logger.error('background tick failed', { ...log, error: e instanceof Error ? e.message : String(e) }));
+      if (r.timer) return;
+      r.timer = setInterval(() => {
+        void runner.tick().catch((e: unknown) => logger.error('background tick failed', { ...log, error: message(e) }));
       }, resolutionMs);
-      timer.unref?.();
+      r.timer.unref?.();
     },
     async stop() {
-      if (timer) clearInterval(timer);
-      timer = undefined;
-      for (const e of entries.values()) e.running?.abort.abort(new Error('the background runner stopped'));
+      if (r.timer) clearInterval(r.timer);
+      r.timer = undefined;
+      for (const e of r.entries.values()) e.running?.abort.abort(new Error('the background runner stopped'));
       await runner.idle();
     },
     get started() {
-      return timer !== undefined;
+      return r.timer !== undefined;
     },
     describe() {
       const list = runner.status();
