@@ -25,12 +25,13 @@ function flatPostings(st: ScopeIndexState): BasePostings {
   // The row a term's latest posting belongs to, and where that posting is (a repeat adds to its frequency).
   const seenAt = new Int32Array(nTerms).fill(-1);
   const lastAt = new Int32Array(nTerms);
+  const { termOffsets, termIds } = st;
   for (let r = 0; r < n; r++) {
-    const from = st.termOffsets[r] as number;
-    const to = st.termOffsets[r + 1] as number;
+    const from = termOffsets[r] as number;
+    const to = termOffsets[r + 1] as number;
     if (to < from) bad('offsets');
     for (let k = from; k < to; k++) {
-      const t = st.termIds[k] as number;
+      const t = termIds[k] as number;
       if (t >>> 0 >= nTerms) bad('term id');
       if (seenAt[t] !== r) {
         seenAt[t] = r;
@@ -66,26 +67,31 @@ function restoreLabels(s: IndexState, st: ScopeIndexState, r: number, labelDf: I
 /** The rows of a state into slots `0 .. n)`, in id order and linked; returns the last id. */
 function restoreRows(s: IndexState, st: ScopeIndexState, labelDf: Int32Array): number {
   const n = st.ids.length;
+  const { termOffsets, labelOffsets } = st;
+  const nCategories = st.categories.length;
+  const { ids, lengths, cats, alive, asks, docStart, prev, next } = s;
   let lastId = 0;
+  let total = 0;
   for (let r = 0; r < n; r++) {
-    const from = st.termOffsets[r] as number;
-    const to = st.termOffsets[r + 1] as number;
+    const from = termOffsets[r] as number;
+    const to = termOffsets[r + 1] as number;
     const id = st.ids[r] as number;
     if (id <= lastId) bad('ids not ascending');
     lastId = id;
     const cat = st.cats[r] as number;
-    if (cat >>> 0 >= st.categories.length || (st.asks[r] as number) > 1) bad('category or flag');
-    s.ids[r] = id;
-    s.lengths[r] = to - from;
-    s.cats[r] = cat;
-    s.alive[r] = 1;
-    s.asks[r] = st.asks[r] as number;
-    s.docStart[r] = from;
-    restoreLabels(s, st, r, labelDf);
-    s.prev[r] = r - 1;
-    s.next[r] = r + 1 < n ? r + 1 : -1;
-    s.totalLength += to - from;
+    if (cat >>> 0 >= nCategories || (st.asks[r] as number) > 1) bad('category or flag');
+    ids[r] = id;
+    lengths[r] = to - from;
+    cats[r] = cat;
+    alive[r] = 1;
+    asks[r] = st.asks[r] as number;
+    docStart[r] = from;
+    if (labelOffsets[r + 1] !== labelOffsets[r]) restoreLabels(s, st, r, labelDf);
+    prev[r] = r - 1;
+    next[r] = r + 1 < n ? r + 1 : -1;
+    total += to - from;
   }
+  s.totalLength += total;
   return lastId;
 }
 
