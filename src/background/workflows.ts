@@ -4,7 +4,7 @@
  * hand, with no model turn unless a step asks for one. Every run is stored (see `startStoredWorkflow`).
  */
 import { randomBytes } from 'node:crypto';
-import { lstatSync, readdirSync, readFileSync } from 'node:fs';
+import { lstatSync, readdirSync, readFileSync, type Stats } from 'node:fs';
 import { hostname } from 'node:os';
 import path from 'node:path';
 import { MinaraError } from '../errors/minara-error';
@@ -97,6 +97,164 @@ interface Entry {
   readonly build: (input: unknown) => WorkflowDefinition;
 }
 
+/** What one workflow automation keeps: its settings, the code workflows and the last read of the folder. */
+interface AutomationState {
+  runtime: Pick<AgentRuntime, 'runWorkflow'>;
+  storage: Storage;
+  tools: ToolRegistry;
+  dir: string | undefined;
+  userId: string;
+  leaseMs: number;
+  now: () => Date;
+  generateId: (prefix: string) => string;
+  logger: Logger;
+  owner: string;
+  code: Map<string, Entry>;
+  files: Map<string, Entry>;
+  fileIssues: WorkflowFileIssue[];
+  /** Names, times and sizes of the folder's files at the last read: the folder is parsed again when it changes. */
+  stamp: string;
+  lastRead: number;
+  lastExpire: number;
+  /** Issues already logged (each once per folder state). */
+  logged: Set<string>;
+}
+
+/** The code workflows, checked, by id. */
+function codeEntries(defs: readonly WorkflowDefinition[], tools: ToolRegistry, userId: string): Map<string, Entry> {
+  const code = new Map<string, Entry>();
+  for (const [i, def] of defs.entries()) {
+    if (typeof def?.id !== 'string' || !WORKFLOW_NAME.test(def.id)) {
+      throw new MinaraError('CONFIG_INVALID', `workflows[${i}].id must be a workflow name (1–48 of a-z, 0-9, "_" or "-"), got ${JSON.stringify(def?.id)}`);
+    }
+    if (code.has(def.id)) throw new MinaraError('CONFIG_INVALID', `workflows[${i}]: a second workflow named "${def.id}"`);
+    validateWorkflow(def, tools);
+    code.set(def.id, {
+      info: {
+        id: def.id, source: 'code', userId: def.userId ?? userId, steps: def.steps.length,
+        modelSteps: def.steps.filter((s) => s.kind === 'agent_turn').length, tools: def.steps.flatMap((s) => (s.kind === 'tool_call' ? [s.tool] : [])),
+      },
+      build: () => def,
+    });
+  }
+  return code;
+}
+
+type FileStat = { n: string; s: Stats | undefined };
+
+/** The folder's YAML files, by name, each with its `lstat` (undefined when it vanished). */
+function statFolder(dir: string): FileStat[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => /\.ya?ml$/i.test(n)).sort();
+  } catch {
+    names = [];
+  }
+  return names.map((n) => {
+    try {
+      return { n, s: lstatSync(path.join(dir, n)) };
+    } catch {
+      return { n, s: undefined };
+    }
+  });
+}
+
+/** One file of the folder as an entry, or undefined after adding its issues to `issues`. */
+function fileEntry(w: AutomationState, dir: string, { n, s }: FileStat, next: Map<string, Entry>, issues: WorkflowFileIssue[]): Entry | undefined {
+  const file = `workflows/${n}`;
+  const issue = (message: string) => {
+    issues.push({ file, line: 1, column: 1, path: '(file)', message });
+    return undefined;
+  };
+  // Only regular files inside the folder: a symlink could point anywhere on the machine.
+  if (!s?.isFile()) return issue(s?.isSymbolicLink() ? 'a symbolic link; workflow files must be regular files in the folder' : 'not a regular file');
+  if (s.size > MAX_FILE_BYTES) return issue(`larger than ${MAX_FILE_BYTES / 1024} KiB`);
+  const parsed = parseWorkflowFile(readFileSync(path.join(dir, n), 'utf8'), { file, tools: w.tools });
+  if (!parsed.workflow) {
+    issues.push(...parsed.issues);
+    return undefined;
+  }
+  const spec: WorkflowSpec = parsed.workflow;
+  if (w.code.has(spec.id)) return issue(`a workflow named "${spec.id}" is defined in code; this file is ignored`);
+  if (next.has(spec.id)) return issue(`a second file for the workflow "${spec.id}" (.yaml and .yml); this one is ignored`);
+  return {
+    info: {
+      id: spec.id, ...(spec.description !== undefined ? { description: spec.description } : {}), source: 'workspace', file, userId: spec.userId ?? w.userId,
+      steps: spec.steps.length, modelSteps: spec.steps.filter((x) => x.kind === 'agent_turn').length, tools: spec.steps.flatMap((x) => (x.tool ? [x.tool] : [])),
+    },
+    build: (input) => workflowFromSpec(spec, { input }),
+  };
+}
+
+/** Read the folder again when it changed: its workflows and issues (each issue logged once). */
+function readFolder(w: AutomationState): void {
+  const { dir } = w;
+  if (dir === undefined) return;
+  const stats = statFolder(dir);
+  const nextStamp = stats.map(({ n, s }) => `${n}:${s?.mtimeMs ?? 0}:${s?.size ?? 0}`).join('|');
+  if (nextStamp === w.stamp) return;
+  w.stamp = nextStamp;
+  const next = new Map<string, Entry>();
+  const issues: WorkflowFileIssue[] = [];
+  for (const stat of stats) {
+    const entry = fileEntry(w, dir, stat, next, issues);
+    if (entry !== undefined) next.set(entry.info.id, entry);
+  }
+  for (const i of issues) {
+    const key = `${w.stamp}:${i.file}:${i.line}:${i.message}`;
+    if (w.logged.has(key)) continue;
+    w.logged.add(key);
+    w.logger.warn(`workflow file ignored: ${formatWorkflowIssues([i])}`, { module: 'workflows' });
+  }
+  w.files = next;
+  w.fileIssues = issues;
+}
+
+function refresh(w: AutomationState, force = false): void {
+  const t = w.now().getTime();
+  if (!force && t - w.lastRead < REFRESH_MS) return;
+  w.lastRead = t;
+  readFolder(w);
+}
+
+const all = (w: AutomationState): Entry[] => [...w.code.values(), ...w.files.values()];
+const find = (w: AutomationState, id: string): Entry | undefined => w.code.get(id) ?? w.files.get(id);
+
+/** Mark the runs whose lease lapsed (at most every {@link EXPIRE_MS}). */
+async function expire(w: AutomationState): Promise<void> {
+  const t = w.now().getTime();
+  if (t - w.lastExpire < EXPIRE_MS) return;
+  w.lastExpire = t;
+  await w.storage.workflows.expireRuns(new Date(t).toISOString());
+}
+
+async function start(w: AutomationState, id: string, trigger: WorkflowTriggerOptions = {}): Promise<StartedWorkflowRun | undefined> {
+  refresh(w);
+  let entry = find(w, id);
+  if (!entry) {
+    refresh(w, true);
+    entry = find(w, id);
+  }
+  if (!entry) {
+    const known = all(w).map((e) => e.info.id);
+    throw new MinaraError('NOT_FOUND', `No workflow named "${id}"${known.length ? ` (workflows: ${known.join(', ')})` : ' (none defined: add workflows/<name>.yaml to the workspace)'}.`);
+  }
+  await expire(w);
+  return startStoredWorkflow({
+    runtime: w.runtime,
+    storage: w.storage,
+    definition: entry.build(trigger.input),
+    trigger: trigger.trigger ?? 'manual',
+    triggerKey: trigger.key ?? `manual:${w.generateId('key')}`,
+    userId: trigger.userId ?? entry.info.userId,
+    owner: w.owner,
+    leaseMs: w.leaseMs,
+    ...(trigger.signal ? { signal: trigger.signal } : {}),
+    now: w.now,
+    generateId: w.generateId,
+  });
+}
+
 /**
  * The workflow automation of an app (`app.workflows`): lists the code and workspace workflows and starts stored
  * runs. A file that does not parse or check is skipped, logged once with its file and line, and listed by
@@ -112,161 +270,36 @@ interface Entry {
 export function createWorkflowAutomation(options: WorkflowAutomationOptions): WorkflowAutomation {
   const { runtime, storage, tools, dir, userId = 'default', leaseMs = 10 * 60_000, now = () => new Date(), generateId = defaultGenerateId, logger = silentLogger } = options;
   const owner = options.owner ?? `${hostname()}:${process.pid}:${randomBytes(3).toString('hex')}`;
-  const code = new Map<string, Entry>();
-  for (const [i, def] of (options.workflows ?? []).entries()) {
-    if (typeof def?.id !== 'string' || !WORKFLOW_NAME.test(def.id)) {
-      throw new MinaraError('CONFIG_INVALID', `workflows[${i}].id must be a workflow name (1–48 of a-z, 0-9, "_" or "-"), got ${JSON.stringify(def?.id)}`);
-    }
-    if (code.has(def.id)) throw new MinaraError('CONFIG_INVALID', `workflows[${i}]: a second workflow named "${def.id}"`);
-    validateWorkflow(def, tools);
-    code.set(def.id, {
-      info: {
-        id: def.id, source: 'code', userId: def.userId ?? userId, steps: def.steps.length,
-        modelSteps: def.steps.filter((s) => s.kind === 'agent_turn').length, tools: def.steps.flatMap((s) => (s.kind === 'tool_call' ? [s.tool] : [])),
-      },
-      build: () => def,
-    });
-  }
-
-  let files = new Map<string, Entry>();
-  let fileIssues: WorkflowFileIssue[] = [];
-  let stamp = '';
-  let lastRead = Number.NEGATIVE_INFINITY;
-  const logged = new Set<string>();
-
-  function readFolder(): void {
-    if (dir === undefined) return;
-    let names: string[];
-    try {
-      names = readdirSync(dir).filter((n) => /\.ya?ml$/i.test(n)).sort();
-    } catch {
-      names = [];
-    }
-    const stats = names.map((n) => {
-      try {
-        return { n, s: lstatSync(path.join(dir, n)) };
-      } catch {
-        return { n, s: undefined };
-      }
-    });
-    const nextStamp = stats.map(({ n, s }) => `${n}:${s?.mtimeMs ?? 0}:${s?.size ?? 0}`).join('|');
-    if (nextStamp === stamp) return;
-    stamp = nextStamp;
-    const next = new Map<string, Entry>();
-    const issues: WorkflowFileIssue[] = [];
-    for (const { n, s } of stats) {
-      const file = `workflows/${n}`;
-      const issue = (message: string) => issues.push({ file, line: 1, column: 1, path: '(file)', message });
-      // Only regular files inside the folder: a symlink could point anywhere on the machine.
-      if (!s?.isFile()) {
-        issue(s?.isSymbolicLink() ? 'a symbolic link; workflow files must be regular files in the folder' : 'not a regular file');
-        continue;
-      }
-      if (s.size > MAX_FILE_BYTES) {
-        issue(`larger than ${MAX_FILE_BYTES / 1024} KiB`);
-        continue;
-      }
-      const parsed = parseWorkflowFile(readFileSync(path.join(dir, n), 'utf8'), { file, tools });
-      if (!parsed.workflow) {
-        issues.push(...parsed.issues);
-        continue;
-      }
-      const spec: WorkflowSpec = parsed.workflow;
-      if (code.has(spec.id)) {
-        issue(`a workflow named "${spec.id}" is defined in code; this file is ignored`);
-        continue;
-      }
-      if (next.has(spec.id)) {
-        issue(`a second file for the workflow "${spec.id}" (.yaml and .yml); this one is ignored`);
-        continue;
-      }
-      next.set(spec.id, {
-        info: {
-          id: spec.id, ...(spec.description !== undefined ? { description: spec.description } : {}), source: 'workspace', file, userId: spec.userId ?? userId,
-          steps: spec.steps.length, modelSteps: spec.steps.filter((x) => x.kind === 'agent_turn').length, tools: spec.steps.flatMap((x) => (x.tool ? [x.tool] : [])),
-        },
-        build: (input) => workflowFromSpec(spec, { input }),
-      });
-    }
-    for (const i of issues) {
-      const key = `${stamp}:${i.file}:${i.line}:${i.message}`;
-      if (logged.has(key)) continue;
-      logged.add(key);
-      logger.warn(`workflow file ignored: ${formatWorkflowIssues([i])}`, { module: 'workflows' });
-    }
-    files = next;
-    fileIssues = issues;
-  }
-
-  function refresh(force = false): void {
-    const t = now().getTime();
-    if (!force && t - lastRead < REFRESH_MS) return;
-    lastRead = t;
-    readFolder();
-  }
-
-  const all = (): Entry[] => [...code.values(), ...files.values()];
-  let lastExpire = Number.NEGATIVE_INFINITY;
-  async function expire(): Promise<void> {
-    const t = now().getTime();
-    if (t - lastExpire < EXPIRE_MS) return;
-    lastExpire = t;
-    await storage.workflows.expireRuns(new Date(t).toISOString());
-  }
-  const find = (id: string): Entry | undefined => code.get(id) ?? files.get(id);
-
-  async function start(id: string, trigger: WorkflowTriggerOptions = {}): Promise<StartedWorkflowRun | undefined> {
-    refresh();
-    let entry = find(id);
-    if (!entry) {
-      refresh(true);
-      entry = find(id);
-    }
-    if (!entry) {
-      const known = all().map((e) => e.info.id);
-      throw new MinaraError('NOT_FOUND', `No workflow named "${id}"${known.length ? ` (workflows: ${known.join(', ')})` : ' (none defined: add workflows/<name>.yaml to the workspace)'}.`);
-    }
-    await expire();
-    return startStoredWorkflow({
-      runtime,
-      storage,
-      definition: entry.build(trigger.input),
-      trigger: trigger.trigger ?? 'manual',
-      triggerKey: trigger.key ?? `manual:${generateId('key')}`,
-      userId: trigger.userId ?? entry.info.userId,
-      owner,
-      leaseMs,
-      ...(trigger.signal ? { signal: trigger.signal } : {}),
-      now,
-      generateId,
-    });
-  }
-
+  const code = codeEntries(options.workflows ?? [], tools, userId);
+  const w: AutomationState = {
+    runtime, storage, tools, dir, userId, leaseMs, now, generateId, logger, owner, code,
+    files: new Map(), fileIssues: [], stamp: '', lastRead: Number.NEGATIVE_INFINITY, lastExpire: Number.NEGATIVE_INFINITY, logged: new Set(),
+  };
   return {
     async list() {
-      refresh();
-      return all().map((e) => e.info);
+      refresh(w);
+      return all(w).map((e) => e.info);
     },
     async issues() {
-      refresh();
-      return [...fileIssues];
+      refresh(w);
+      return [...w.fileIssues];
     },
     async get(id) {
-      refresh();
-      return find(id)?.info;
+      refresh(w);
+      return find(w, id)?.info;
     },
-    start,
+    start: (id, trigger) => start(w, id, trigger),
     async trigger(id, trigger) {
-      const started = await start(id, trigger);
+      const started = await start(w, id, trigger);
       return started ? started.done : undefined;
     },
     async runs(query = {}) {
-      await expire();
-      return storage.workflows.listRuns(query);
+      await expire(w);
+      return w.storage.workflows.listRuns(query);
     },
     async getRun(id) {
-      await expire();
-      return storage.workflows.getRun(id);
+      await expire(w);
+      return w.storage.workflows.getRun(id);
     },
   };
 }

@@ -57,376 +57,413 @@ function makeDoc(searchText: string, category: string): Bm25Doc {
   return { tokens, size: tokens.length + categoryTokens + 1 };
 }
 
+/** Everything the in-memory memory domain holds. */
+interface MemState {
+  rows: Map<number, Row>;
+  vectors: Map<number, { vector: Float32Array; contentHash: string }>;
+  /** The vector dimension, fixed at the first vector stored. */
+  dimension: number | undefined;
+  edges: Edge[];
+  events: StoredEvent[];
+  profiles: Map<string, Map<string, ProfileEntry>>;
+  nextId: number;
+  nextEdgeId: number;
+  nextEventId: number;
+  /** The change log of searchable text (`textChanges`): updates of content/category and deletions. */
+  textLog: Array<{ seq: number; scope: string; id: number }>;
+  textSeq: number;
+  textPrunedThrough: number;
+  /** Saved lexical index snapshots per scope (`saveTextIndex`), dropped when a row of the scope goes or its content changes. */
+  textIndexes: Map<string, Uint8Array>;
+}
+
+function logText(m: MemState, record: MemoryRecord): void {
+  m.textLog.push({ seq: ++m.textSeq, scope: scopeId({ userId: record.userId, agentId: record.agentId }), id: record.id });
+  if (m.textLog.length > 20_000) {
+    m.textLog = m.textLog.slice(10_000);
+    m.textPrunedThrough = (m.textLog[0]?.seq ?? m.textSeq + 1) - 1;
+  }
+}
+
+const visible = (r: MemoryRecord, statuses: readonly string[] = ['active', 'pending']) => r.deletedAt === undefined && statuses.includes(r.status);
+
+function owned(m: MemState, scope: MemoryScope, id: number, includeDeleted = false): Row | undefined {
+  const row = m.rows.get(id);
+  if (row === undefined || !inScope(row.record, scope)) return undefined;
+  if (!includeDeleted && row.record.deletedAt !== undefined) return undefined;
+  return row;
+}
+
+const passes = (r: MemoryRecord, scope: MemoryScope, filter: MemoryLookupFilter) =>
+  inScope(r, scope) &&
+  visible(r, filter.statuses) &&
+  (filter.categories === undefined || filter.categories.length === 0 || filter.categories.includes(r.category)) &&
+  !(filter.excludeIds ?? []).includes(r.id);
+
+function addEdges(m: MemState, scope: MemoryScope, memoryId: number, list: readonly MemoryEdgeInput[], now: string): void {
+  for (const e of list) {
+    const dup = m.edges.some((x) => x.memoryId === memoryId && x.entityKind === e.entityKind && x.entityKey === e.entityKey && x.edgeType === e.edgeType);
+    if (!dup) m.edges.push({ ...e, id: m.nextEdgeId++, memoryId, createdAt: now, userId: scope.userId, agentId: scope.agentId });
+  }
+}
+
+function removeRows(m: MemState, ids: readonly number[]): void {
+  for (const id of ids) {
+    const gone = m.rows.get(id);
+    if (gone !== undefined) {
+      logText(m, gone.record);
+      m.textIndexes.delete(scopeId({ userId: gone.record.userId, agentId: gone.record.agentId }));
+    }
+    m.rows.delete(id);
+    m.vectors.delete(id);
+  }
+  const gone = new Set(ids);
+  m.edges = m.edges.filter((e) => !gone.has(e.memoryId));
+}
+
+function visibleEdge(m: MemState, e: Edge, scope: MemoryScope): boolean {
+  if (!inScope(e, scope)) return false;
+  const r = m.rows.get(e.memoryId)?.record;
+  return r !== undefined && inScope(r, scope) && r.deletedAt === undefined && r.status !== 'retired';
+}
+
+const strip = ({ id: _id, userId: _u, agentId: _a, ...rest }: Edge): MemoryEdgeRecord => rest;
+const byUpdatedDesc = (a: MemoryRecord, b: MemoryRecord) => (a.updatedAt === b.updatedAt ? b.id - a.id : a.updatedAt < b.updatedAt ? 1 : -1);
+
+function profileOf(m: MemState, scope: MemoryScope): Map<string, ProfileEntry> {
+  let p = m.profiles.get(scopeId(scope));
+  if (p === undefined) m.profiles.set(scopeId(scope), (p = new Map()));
+  return p;
+}
+
+function insertOne(m: MemState, scope: MemoryScope, row: NewMemoryRow): MemoryRecord {
+  const id = m.nextId++;
+  const record: MemoryRecord = {
+    id,
+    userId: scope.userId,
+    ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }),
+    category: row.category,
+    content: row.content,
+    ...(row.metadata === undefined ? {} : { metadata: structuredClone(row.metadata) }),
+    ...(row.source === undefined ? {} : { source: row.source }),
+    status: row.status,
+    contentHash: row.contentHash,
+    embeddingState: row.embeddingState,
+    createdAt: row.now,
+    updatedAt: row.now,
+  };
+  m.rows.set(id, { record, doc: makeDoc(row.searchText, row.category) });
+  addEdges(m, scope, id, row.edges, row.now);
+  return record;
+}
+
+type Method<K extends keyof MemoryStorage> = NonNullable<MemoryStorage[K]>;
+type Args<K extends keyof MemoryStorage> = Parameters<Method<K>>;
+type Result<K extends keyof MemoryStorage> = Awaited<ReturnType<Method<K>>>;
+
+function update(m: MemState, ...[scope, id, patch]: Args<'update'>): Result<'update'> {
+  const row = owned(m, scope, id);
+  if (row === undefined) return undefined;
+  const cur = row.record;
+  const { metadata: _m, ...base } = cur;
+  const metadata = patch.metadata === undefined ? cur.metadata : patch.metadata === null ? undefined : structuredClone(patch.metadata);
+  const next: MemoryRecord = {
+    ...base,
+    ...(metadata === undefined ? {} : { metadata }),
+    category: patch.category ?? cur.category,
+    content: patch.content ?? cur.content,
+    ...(patch.source === undefined ? {} : { source: patch.source }),
+    contentHash: patch.contentHash ?? cur.contentHash,
+    embeddingState: patch.embeddingState ?? cur.embeddingState,
+    updatedAt: patch.now,
+  };
+  const doc = patch.searchText !== undefined || patch.category !== undefined ? makeDoc(patch.searchText ?? row.doc.tokens.join(' '), next.category) : row.doc;
+  m.rows.set(id, { record: next, doc });
+  if (next.content !== cur.content || next.category !== cur.category) logText(m, next);
+  if (next.content !== cur.content) m.textIndexes.delete(scopeId(scope));
+  if (next.contentHash !== cur.contentHash) m.vectors.delete(id);
+  if (patch.edges !== undefined) {
+    m.edges = m.edges.filter((e) => e.memoryId !== id);
+    addEdges(m, scope, id, patch.edges, patch.now);
+  }
+  return next;
+}
+
+function list(m: MemState, ...[scope, query]: Args<'list'>): Result<'list'> {
+  const statuses = query.statuses ?? ['active', 'pending'];
+  const out = Array.from(m.rows.values(), (r) => r.record).filter(
+    (r) =>
+      inScope(r, scope) &&
+      (query.includeDeleted === true || r.deletedAt === undefined) &&
+      statuses.includes(r.status) &&
+      (query.categories === undefined || query.categories.length === 0 || query.categories.includes(r.category)) &&
+      (query.source === undefined || r.source === query.source) &&
+      (query.excludeSources === undefined || r.source === undefined || !query.excludeSources.includes(r.source)) &&
+      (query.contentHash === undefined || r.contentHash === query.contentHash),
+  );
+  out.sort(query.order === 'created_asc' ? (a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1) : byUpdatedDesc);
+  return out.slice(0, query.limit);
+}
+
+function count(m: MemState, ...[scope, query]: Args<'count'>): Result<'count'> {
+  const cats = query?.categories ?? [];
+  let n = 0;
+  for (const { record: r } of m.rows.values()) if (inScope(r, scope) && r.deletedAt === undefined && r.status !== 'retired' && (cats.length === 0 || cats.includes(r.category))) n++;
+  return n;
+}
+
+function expiredSoftDeletedScopes(m: MemState, cutoff: string): MemoryScope[] {
+  const found = new Map<string, MemoryScope>();
+  for (const { record: r } of m.rows.values()) {
+    if (r.deletedAt === undefined || r.deletedAt >= cutoff) continue;
+    const scope: MemoryScope = r.agentId === undefined ? { userId: r.userId } : { userId: r.userId, agentId: r.agentId };
+    found.set(scopeId(scope), scope);
+  }
+  return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
+}
+
+function retire(m: MemState, ...[scope, id, options]: Args<'retire'>): boolean {
+  const row = owned(m, scope, id, true);
+  if (row === undefined || row.record.status === 'retired' || row.record.source === 'user_manual') return false;
+  m.rows.set(id, { ...row, record: { ...row.record, status: 'retired', retiredAt: options.now, ...(options.supersededBy === undefined ? {} : { supersededBy: options.supersededBy }) } });
+  return true;
+}
+
+function textRows(m: MemState, ...[scope, query]: Args<'textRows'>): MemoryTextRow[] {
+  const wanted = query?.ids === undefined ? undefined : new Set(query.ids);
+  const after = query?.afterId ?? 0;
+  const out: MemoryTextRow[] = [];
+  for (const { record: r } of m.rows.values()) {
+    if (!inScope(r, scope) || r.id <= after || (wanted !== undefined && !wanted.has(r.id))) continue;
+    out.push({ id: r.id, content: r.content, category: r.category });
+  }
+  return out.sort((a, b) => a.id - b.id);
+}
+
+function textChanges(m: MemState, ...[scope, since]: Args<'textChanges'>): Result<'textChanges'> {
+  const key = scopeId(scope);
+  if (since >= m.textSeq) return { seq: m.textSeq, reset: false, ids: [] };
+  if (since < m.textPrunedThrough) return { seq: m.textSeq, reset: true, ids: [] };
+  return { seq: m.textSeq, reset: false, ids: m.textLog.filter((e) => e.seq > since && e.scope === key).map((e) => e.id) };
+}
+
+function saveTextIndex(m: MemState, ...[scope, snapshot]: Args<'saveTextIndex'>): boolean {
+  const key = scopeId(scope);
+  if (snapshot.seq < m.textPrunedThrough || m.textLog.some((e) => e.seq > snapshot.seq && e.scope === key && e.id <= snapshot.maxId)) return false;
+  m.textIndexes.set(key, snapshot.data.slice());
+  return true;
+}
+
+function searchText(m: MemState, ...[scope, query, filter]: Args<'searchText'>): MemoryScoredId[] {
+  const docs = Array.from(m.rows.values());
+  const stats = bm25Stats(query, docs.map((r) => r.doc));
+  const cats = filter.categories ?? [];
+  let found = docs.filter((r) => inScope(r.record, scope) && (cats.length === 0 || cats.includes(r.record.category)) && matches(query, r.doc.tokens));
+  if (filter.window !== undefined) found = found.sort((a, b) => b.record.id - a.record.id).slice(0, filter.window);
+  const hits: MemoryScoredId[] = found.filter((r) => passes(r.record, scope, filter)).map((r) => ({ id: r.record.id, score: bm25Score(query, r.doc, stats) }));
+  return hits.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
+}
+
+function searchLike(m: MemState, ...[scope, needles, filter]: Args<'searchLike'>): MemoryScoredId[] {
+  const list = needles.map((n) => n.toLowerCase()).filter((n) => n.length > 0).slice(0, 16);
+  if (list.length === 0) return [];
+  const candidates = Array.from(m.rows.values(), (r) => r.record)
+    .filter((r) => passes(r, scope, filter) && list.some((n) => r.content.toLowerCase().includes(n)))
+    .sort(byUpdatedDesc)
+    .slice(0, 500);
+  return candidates
+    .map((r) => ({ id: r.id, score: list.filter((n) => r.content.toLowerCase().includes(n)).length }))
+    .sort((a, b) => b.score - a.score)
+    .slice(0, filter.limit);
+}
+
+function upsertVectors(m: MemState, ...[scope, list]: Args<'upsertVectors'>): void {
+  for (const v of list) {
+    if (v.vector.length === 0 || (m.dimension !== undefined && v.vector.length !== m.dimension)) {
+      throw new MinaraError('MEMORY_INVALID', `embedding has ${v.vector.length} dimensions but this store's memory vectors have ${m.dimension ?? '?'} (fixed at first use)`);
+    }
+  }
+  for (const v of list) {
+    const row = owned(m, scope, v.id, true);
+    if (row === undefined || row.record.contentHash !== v.contentHash) continue;
+    m.dimension ??= v.vector.length;
+    m.vectors.set(v.id, { vector: Float32Array.from(v.vector), contentHash: v.contentHash });
+    m.rows.set(v.id, { ...row, record: { ...row.record, embeddingState: 'embedded' } });
+  }
+}
+
+function searchVector(m: MemState, ...[scope, vector, filter]: Args<'searchVector'>): MemoryScoredId[] {
+  if (m.dimension !== undefined && vector.length !== m.dimension) {
+    throw new MinaraError('MEMORY_INVALID', `query embedding has ${vector.length} dimensions but stored memory vectors have ${m.dimension}`);
+  }
+  const hits: MemoryScoredId[] = [];
+  for (const [id, v] of m.vectors) {
+    const r = m.rows.get(id)?.record;
+    if (r !== undefined && passes(r, scope, filter)) hits.push({ id, score: cosine(vector, v.vector) });
+  }
+  return hits.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
+}
+
+function edgesForEntity(m: MemState, ...[scope, key, options]: Args<'edgesForEntity'>): MemoryEdgeRecord[] {
+  const found = m.edges.filter((e) => e.entityKey === key && (options.entityKind === undefined || e.entityKind === options.entityKind) && visibleEdge(m, e, scope));
+  found.sort((a, b) => byUpdatedDesc(m.rows.get(a.memoryId)?.record as MemoryRecord, m.rows.get(b.memoryId)?.record as MemoryRecord) || a.id - b.id);
+  return found.slice(0, options.limit).map(strip);
+}
+
+function stats(m: MemState, scope: MemoryScope): Result<'stats'> {
+  const grouped = new Map<string, { category: string; status: MemoryStatus; count: number }>();
+  const embedding: Record<EmbeddingState, number> = { pending: 0, embedded: 0, failed: 0, skipped: 0 };
+  let deleted = 0;
+  let vectorCount = 0;
+  for (const { record: r } of m.rows.values()) {
+    if (!inScope(r, scope)) continue;
+    if (r.deletedAt !== undefined) {
+      deleted++;
+      continue;
+    }
+    embedding[r.embeddingState]++;
+    const key = `${r.category}\u0000${r.status}`;
+    const g = grouped.get(key) ?? { category: r.category, status: r.status, count: 0 };
+    g.count++;
+    grouped.set(key, g);
+  }
+  for (const id of m.vectors.keys()) {
+    const row = m.rows.get(id);
+    if (row !== undefined && inScope(row.record, scope)) vectorCount++;
+  }
+  const sorted = [...grouped.values()].sort((a, b) => (a.category < b.category ? -1 : a.category > b.category ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0));
+  return { rows: sorted, deleted, embedding, edges: m.edges.filter((e) => e.userId === scope.userId && (e.agentId ?? undefined) === (scope.agentId ?? undefined)).length, vectors: vectorCount };
+}
+
+function topEntitiesOf(m: MemState, ...[scope, options]: Args<'topEntities'>): MemoryEntityCount[] {
+  const groups = new Map<string, { kind: string; key: string; mems: Set<number>; types: Record<string, number> }>();
+  for (const e of m.edges) {
+    if (!visibleEdge(m, e, scope)) continue;
+    if (options.entityKind === undefined ? e.entityKind === 'ticker_pair' : e.entityKind !== options.entityKind) continue;
+    const id = `${e.entityKind}\u0000${e.entityKey}`;
+    let g = groups.get(id);
+    if (g === undefined) groups.set(id, (g = { kind: e.entityKind, key: e.entityKey, mems: new Set(), types: {} }));
+    g.mems.add(e.memoryId);
+    g.types[e.edgeType] = (g.types[e.edgeType] ?? 0) + 1;
+  }
+  return Array.from(groups.values())
+    .sort((a, b) => b.mems.size - a.mems.size || (a.key < b.key ? -1 : a.key > b.key ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))
+    .slice(0, options.limit)
+    .map((g): MemoryEntityCount => ({ entityKind: g.kind, entityKey: g.key, memoryCount: g.mems.size, edgeTypes: g.types }));
+}
+
+function appendConsolidationEvent(m: MemState, ...[scope, event]: Args<'appendConsolidationEvent'>): ConsolidationEvent {
+  const { now, ...rest } = event;
+  const stored: StoredEvent = { ...rest, id: m.nextEventId++, createdAt: now, userId: scope.userId, agentId: scope.agentId };
+  m.events.push(stored);
+  const { userId: _u, agentId: _a, ...out } = stored;
+  return out;
+}
+
+function profileSet(m: MemState, ...[scope, key, value, now, setBy = 'user']: Args<'profileSet'>): ProfileEntry {
+  const profile = profileOf(m, scope);
+  const current = profile.get(key);
+  // The person's value wins over the agent's.
+  if (current !== undefined && current.setBy !== 'agent' && setBy === 'agent') return current;
+  const entry: ProfileEntry = { key, value, updatedAt: now, setBy };
+  profile.set(key, entry);
+  return entry;
+}
+
+/** Replace a row's record (soft delete, restore, status and embedding-state changes). */
+function setRecord(m: MemState, id: number, row: Row, record: MemoryRecord): void {
+  m.rows.set(id, { ...row, record });
+}
+
 /** The in-memory memory domain. `now` is accepted for parity with other engines. */
 export function createInMemoryMemoryStorage(_options: { now: () => Date }): MemoryStorage {
-  const rows = new Map<number, Row>();
-  const vectors = new Map<number, { vector: Float32Array; contentHash: string }>();
-  let dimension: number | undefined;
-  let edges: Edge[] = [];
-  const events: StoredEvent[] = [];
-  const profiles = new Map<string, Map<string, ProfileEntry>>();
-  let nextId = 1;
-  /** The change log of searchable text (`textChanges`): updates of content/category and deletions. */
-  let textLog: Array<{ seq: number; scope: string; id: number }> = [];
-  let textSeq = 0;
-  let textPrunedThrough = 0;
-  const logText = (record: MemoryRecord) => {
-    textLog.push({ seq: ++textSeq, scope: scopeId({ userId: record.userId, agentId: record.agentId }), id: record.id });
-    if (textLog.length > 20_000) {
-      textLog = textLog.slice(10_000);
-      textPrunedThrough = (textLog[0]?.seq ?? textSeq + 1) - 1;
-    }
+  const m: MemState = {
+    rows: new Map(), vectors: new Map(), dimension: undefined, edges: [], events: [], profiles: new Map(), nextId: 1, nextEdgeId: 1, nextEventId: 1,
+    textLog: [], textSeq: 0, textPrunedThrough: 0, textIndexes: new Map(),
   };
-  let nextEdgeId = 1;
-  let nextEventId = 1;
-
-  const visible = (r: MemoryRecord, statuses: readonly string[] = ['active', 'pending']) => r.deletedAt === undefined && statuses.includes(r.status);
-  const owned = (scope: MemoryScope, id: number, includeDeleted = false): Row | undefined => {
-    const row = rows.get(id);
-    if (row === undefined || !inScope(row.record, scope)) return undefined;
-    if (!includeDeleted && row.record.deletedAt !== undefined) return undefined;
-    return row;
-  };
-  const passes = (r: MemoryRecord, scope: MemoryScope, filter: MemoryLookupFilter) =>
-    inScope(r, scope) &&
-    visible(r, filter.statuses) &&
-    (filter.categories === undefined || filter.categories.length === 0 || filter.categories.includes(r.category)) &&
-    !(filter.excludeIds ?? []).includes(r.id);
-  const addEdges = (scope: MemoryScope, memoryId: number, list: readonly MemoryEdgeInput[], now: string) => {
-    for (const e of list) {
-      const dup = edges.some((x) => x.memoryId === memoryId && x.entityKind === e.entityKind && x.entityKey === e.entityKey && x.edgeType === e.edgeType);
-      if (!dup) edges.push({ ...e, id: nextEdgeId++, memoryId, createdAt: now, userId: scope.userId, agentId: scope.agentId });
-    }
-  };
-  /** Saved lexical index snapshots per scope (`saveTextIndex`), dropped when a row of the scope goes or its content changes. */
-  const textIndexes = new Map<string, Uint8Array>();
-  const removeRows = (ids: readonly number[]) => {
-    for (const id of ids) {
-      const gone = rows.get(id);
-      if (gone !== undefined) {
-        logText(gone.record);
-        textIndexes.delete(scopeId({ userId: gone.record.userId, agentId: gone.record.agentId }));
-      }
-      rows.delete(id);
-      vectors.delete(id);
-    }
-    const gone = new Set(ids);
-    edges = edges.filter((e) => !gone.has(e.memoryId));
-  };
-  const visibleEdge = (e: Edge, scope: MemoryScope) => {
-    if (!inScope(e, scope)) return false;
-    const r = rows.get(e.memoryId)?.record;
-    return r !== undefined && inScope(r, scope) && r.deletedAt === undefined && r.status !== 'retired';
-  };
-  const strip = ({ id: _id, userId: _u, agentId: _a, ...rest }: Edge): MemoryEdgeRecord => rest;
-  const byUpdatedDesc = (a: MemoryRecord, b: MemoryRecord) => (a.updatedAt === b.updatedAt ? b.id - a.id : a.updatedAt < b.updatedAt ? 1 : -1);
-  const profileOf = (scope: MemoryScope) => {
-    let p = profiles.get(scopeId(scope));
-    if (p === undefined) profiles.set(scopeId(scope), (p = new Map()));
-    return p;
-  };
-
-  const insertOne = (scope: MemoryScope, row: NewMemoryRow): MemoryRecord => {
-    const id = nextId++;
-    const record: MemoryRecord = {
-      id,
-      userId: scope.userId,
-      ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }),
-      category: row.category,
-      content: row.content,
-      ...(row.metadata === undefined ? {} : { metadata: structuredClone(row.metadata) }),
-      ...(row.source === undefined ? {} : { source: row.source }),
-      status: row.status,
-      contentHash: row.contentHash,
-      embeddingState: row.embeddingState,
-      createdAt: row.now,
-      updatedAt: row.now,
-    };
-    rows.set(id, { record, doc: makeDoc(row.searchText, row.category) });
-    addEdges(scope, id, row.edges, row.now);
-    return record;
-  };
-
   return {
-    async insert(scope, row) {
-      return insertOne(scope, row);
-    },
-    async insertMany(scope, list) {
-      return list.map((row) => insertOne(scope, row));
-    },
-    async get(scope, id, options) {
-      return owned(scope, id, options?.includeDeleted === true)?.record;
-    },
-    async getMany(scope, ids) {
-      return ids.map((id) => owned(scope, id, true)?.record).filter((r): r is MemoryRecord => r !== undefined);
-    },
-    async update(scope, id, patch) {
-      const row = owned(scope, id);
-      if (row === undefined) return undefined;
-      const cur = row.record;
-      const { metadata: _m, ...base } = cur;
-      const metadata = patch.metadata === undefined ? cur.metadata : patch.metadata === null ? undefined : structuredClone(patch.metadata);
-      const next: MemoryRecord = {
-        ...base,
-        ...(metadata === undefined ? {} : { metadata }),
-        category: patch.category ?? cur.category,
-        content: patch.content ?? cur.content,
-        ...(patch.source === undefined ? {} : { source: patch.source }),
-        contentHash: patch.contentHash ?? cur.contentHash,
-        embeddingState: patch.embeddingState ?? cur.embeddingState,
-        updatedAt: patch.now,
-      };
-      const doc = patch.searchText !== undefined || patch.category !== undefined ? makeDoc(patch.searchText ?? row.doc.tokens.join(' '), next.category) : row.doc;
-      rows.set(id, { record: next, doc });
-      if (next.content !== cur.content || next.category !== cur.category) logText(next);
-      if (next.content !== cur.content) textIndexes.delete(scopeId(scope));
-      if (next.contentHash !== cur.contentHash) vectors.delete(id);
-      if (patch.edges !== undefined) {
-        edges = edges.filter((e) => e.memoryId !== id);
-        addEdges(scope, id, patch.edges, patch.now);
-      }
-      return next;
-    },
-    async list(scope, query) {
-      const statuses = query.statuses ?? ['active', 'pending'];
-      const out = Array.from(rows.values(), (r) => r.record).filter(
-        (r) =>
-          inScope(r, scope) &&
-          (query.includeDeleted === true || r.deletedAt === undefined) &&
-          statuses.includes(r.status) &&
-          (query.categories === undefined || query.categories.length === 0 || query.categories.includes(r.category)) &&
-          (query.source === undefined || r.source === query.source) &&
-          (query.excludeSources === undefined || r.source === undefined || !query.excludeSources.includes(r.source)) &&
-          (query.contentHash === undefined || r.contentHash === query.contentHash),
-      );
-      out.sort(query.order === 'created_asc' ? (a, b) => (a.createdAt === b.createdAt ? a.id - b.id : a.createdAt < b.createdAt ? -1 : 1) : byUpdatedDesc);
-      return out.slice(0, query.limit);
-    },
-    async count(scope, query) {
-      const cats = query?.categories ?? [];
-      let n = 0;
-      for (const { record: r } of rows.values()) if (inScope(r, scope) && r.deletedAt === undefined && r.status !== 'retired' && (cats.length === 0 || cats.includes(r.category))) n++;
-      return n;
-    },
+    insert: async (scope, row) => insertOne(m, scope, row),
+    insertMany: async (scope, rows) => rows.map((row) => insertOne(m, scope, row)),
+    get: async (scope, id, options) => owned(m, scope, id, options?.includeDeleted === true)?.record,
+    getMany: async (scope, ids) => ids.map((id) => owned(m, scope, id, true)?.record).filter((r): r is MemoryRecord => r !== undefined),
+    update: async (...a) => update(m, ...a),
+    list: async (...a) => list(m, ...a),
+    count: async (...a) => count(m, ...a),
     async softDelete(scope, id, at) {
-      const row = owned(scope, id);
+      const row = owned(m, scope, id);
       if (row === undefined) return false;
-      rows.set(id, { ...row, record: { ...row.record, deletedAt: at } });
+      setRecord(m, id, row, { ...row.record, deletedAt: at });
       return true;
     },
     async restore(scope, id) {
-      const row = owned(scope, id, true);
+      const row = owned(m, scope, id, true);
       if (row?.record.deletedAt === undefined) return false;
       const { deletedAt: _d, ...rest } = row.record;
-      rows.set(id, { ...row, record: rest });
+      setRecord(m, id, row, rest);
       return true;
     },
     async hardDelete(scope, id) {
-      if (owned(scope, id, true) === undefined) return false;
-      removeRows([id]);
+      if (owned(m, scope, id, true) === undefined) return false;
+      removeRows(m, [id]);
       return true;
     },
     async purgeSoftDeleted(scope, cutoff) {
-      const ids = Array.from(rows.values(), (r) => r.record).filter((r) => inScope(r, scope) && r.deletedAt !== undefined && r.deletedAt < cutoff).map((r) => r.id);
-      removeRows(ids);
+      const ids = Array.from(m.rows.values(), (r) => r.record).filter((r) => inScope(r, scope) && r.deletedAt !== undefined && r.deletedAt < cutoff).map((r) => r.id);
+      removeRows(m, ids);
       return ids.length;
     },
-    async expiredSoftDeletedScopes(cutoff) {
-      const found = new Map<string, MemoryScope>();
-      for (const { record: r } of rows.values()) {
-        if (r.deletedAt === undefined || r.deletedAt >= cutoff) continue;
-        const scope: MemoryScope = r.agentId === undefined ? { userId: r.userId } : { userId: r.userId, agentId: r.agentId };
-        found.set(scopeId(scope), scope);
-      }
-      return [...found.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, s]) => s);
-    },
-
-    async retire(scope, id, options) {
-      const row = owned(scope, id, true);
-      if (row === undefined || row.record.status === 'retired' || row.record.source === 'user_manual') return false;
-      rows.set(id, { ...row, record: { ...row.record, status: 'retired', retiredAt: options.now, ...(options.supersededBy === undefined ? {} : { supersededBy: options.supersededBy }) } });
-      return true;
-    },
+    expiredSoftDeletedScopes: async (cutoff) => expiredSoftDeletedScopes(m, cutoff),
+    retire: async (...a) => retire(m, ...a),
     async setStatus(scope, id, status) {
-      const row = owned(scope, id, true);
+      const row = owned(m, scope, id, true);
       if (row === undefined || row.record.status === 'retired') return false;
-      rows.set(id, { ...row, record: { ...row.record, status } });
+      setRecord(m, id, row, { ...row.record, status });
       return true;
     },
-    async textRows(scope, query) {
-      const wanted = query?.ids === undefined ? undefined : new Set(query.ids);
-      const after = query?.afterId ?? 0;
-      const out: MemoryTextRow[] = [];
-      for (const { record: r } of rows.values()) {
-        if (!inScope(r, scope) || r.id <= after || (wanted !== undefined && !wanted.has(r.id))) continue;
-        out.push({ id: r.id, content: r.content, category: r.category });
-      }
-      return out.sort((a, b) => a.id - b.id);
-    },
-    async textChanges(scope, since) {
-      const key = scopeId(scope);
-      if (since >= textSeq) return { seq: textSeq, reset: false, ids: [] };
-      if (since < textPrunedThrough) return { seq: textSeq, reset: true, ids: [] };
-      return { seq: textSeq, reset: false, ids: textLog.filter((e) => e.seq > since && e.scope === key).map((e) => e.id) };
-    },
+    textRows: async (...a) => textRows(m, ...a),
+    textChanges: async (...a) => textChanges(m, ...a),
     async loadTextIndex(scope) {
-      const data = textIndexes.get(scopeId(scope));
+      const data = m.textIndexes.get(scopeId(scope));
       return data === undefined ? undefined : data.slice();
     },
-    async saveTextIndex(scope, snapshot) {
-      const key = scopeId(scope);
-      if (snapshot.seq < textPrunedThrough || textLog.some((e) => e.seq > snapshot.seq && e.scope === key && e.id <= snapshot.maxId)) return false;
-      textIndexes.set(key, snapshot.data.slice());
-      return true;
-    },
-    async searchText(scope, query, filter) {
-      const docs = Array.from(rows.values());
-      const stats = bm25Stats(query, docs.map((r) => r.doc));
-      const cats = filter.categories ?? [];
-      let found = docs.filter((r) => inScope(r.record, scope) && (cats.length === 0 || cats.includes(r.record.category)) && matches(query, r.doc.tokens));
-      if (filter.window !== undefined) found = found.sort((a, b) => b.record.id - a.record.id).slice(0, filter.window);
-      const hits: MemoryScoredId[] = found.filter((r) => passes(r.record, scope, filter)).map((r) => ({ id: r.record.id, score: bm25Score(query, r.doc, stats) }));
-      return hits.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
-    },
-    async searchLike(scope, needles, filter) {
-      const list = needles.map((n) => n.toLowerCase()).filter((n) => n.length > 0).slice(0, 16);
-      if (list.length === 0) return [];
-      const candidates = Array.from(rows.values(), (r) => r.record)
-        .filter((r) => passes(r, scope, filter) && list.some((n) => r.content.toLowerCase().includes(n)))
-        .sort(byUpdatedDesc)
-        .slice(0, 500);
-      return candidates
-        .map((r) => ({ id: r.id, score: list.filter((n) => r.content.toLowerCase().includes(n)).length }))
-        .sort((a, b) => b.score - a.score)
-        .slice(0, filter.limit);
-    },
-    async vectorInfo() {
-      return { available: true, ...(dimension === undefined ? {} : { dimensions: dimension }) };
-    },
-    async upsertVectors(scope, list) {
-      for (const v of list) {
-        if (v.vector.length === 0 || (dimension !== undefined && v.vector.length !== dimension)) {
-          throw new MinaraError('MEMORY_INVALID', `embedding has ${v.vector.length} dimensions but this store's memory vectors have ${dimension ?? '?'} (fixed at first use)`);
-        }
-      }
-      for (const v of list) {
-        const row = owned(scope, v.id, true);
-        if (row === undefined || row.record.contentHash !== v.contentHash) continue;
-        dimension ??= v.vector.length;
-        vectors.set(v.id, { vector: Float32Array.from(v.vector), contentHash: v.contentHash });
-        rows.set(v.id, { ...row, record: { ...row.record, embeddingState: 'embedded' } });
-      }
-    },
+    saveTextIndex: async (...a) => saveTextIndex(m, ...a),
+    searchText: async (...a) => searchText(m, ...a),
+    searchLike: async (...a) => searchLike(m, ...a),
+    vectorInfo: async () => ({ available: true, ...(m.dimension === undefined ? {} : { dimensions: m.dimension }) }),
+    upsertVectors: async (...a) => upsertVectors(m, ...a),
     async vectorByContentHash(scope, hash) {
-      for (const [id, v] of vectors) if (v.contentHash === hash && owned(scope, id, true) !== undefined) return Float32Array.from(v.vector);
+      for (const [id, v] of m.vectors) if (v.contentHash === hash && owned(m, scope, id, true) !== undefined) return Float32Array.from(v.vector);
       return undefined;
     },
-    async searchVector(scope, vector, filter) {
-      if (dimension !== undefined && vector.length !== dimension) {
-        throw new MinaraError('MEMORY_INVALID', `query embedding has ${vector.length} dimensions but stored memory vectors have ${dimension}`);
-      }
-      const hits: MemoryScoredId[] = [];
-      for (const [id, v] of vectors) {
-        const r = rows.get(id)?.record;
-        if (r !== undefined && passes(r, scope, filter)) hits.push({ id, score: cosine(vector, v.vector) });
-      }
-      return hits.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
-    },
+    searchVector: async (...a) => searchVector(m, ...a),
     async setEmbeddingState(scope, ids, state) {
       for (const id of ids) {
-        const row = owned(scope, id, true);
-        if (row !== undefined) rows.set(id, { ...row, record: { ...row.record, embeddingState: state } });
+        const row = owned(m, scope, id, true);
+        if (row !== undefined) setRecord(m, id, row, { ...row.record, embeddingState: state });
       }
     },
-    async listByEmbeddingState(scope, states, limit) {
-      return Array.from(rows.values(), (r) => r.record)
+    listByEmbeddingState: async (scope, states, limit) =>
+      Array.from(m.rows.values(), (r) => r.record)
         .filter((r) => inScope(r, scope) && r.deletedAt === undefined && r.status !== 'retired' && states.includes(r.embeddingState))
         .sort((a, b) => a.id - b.id)
-        .slice(0, limit);
-    },
-    async edgesForEntity(scope, key, options) {
-      const found = edges.filter((e) => e.entityKey === key && (options.entityKind === undefined || e.entityKind === options.entityKind) && visibleEdge(e, scope));
-      found.sort((a, b) => byUpdatedDesc(rows.get(a.memoryId)?.record as MemoryRecord, rows.get(b.memoryId)?.record as MemoryRecord) || a.id - b.id);
-      return found.slice(0, options.limit).map(strip);
-    },
+        .slice(0, limit),
+    edgesForEntity: async (...a) => edgesForEntity(m, ...a),
     async edgesForMemories(scope, ids) {
       const set = new Set(ids);
-      return edges
-        .filter((e) => set.has(e.memoryId) && visibleEdge(e, scope))
-        .sort((a, b) => a.memoryId - b.memoryId || a.id - b.id)
-        .map(strip);
+      return m.edges.filter((e) => set.has(e.memoryId) && visibleEdge(m, e, scope)).sort((a, b) => a.memoryId - b.memoryId || a.id - b.id).map(strip);
     },
-    async stats(scope) {
-      const grouped = new Map<string, { category: string; status: MemoryStatus; count: number }>();
-      const embedding: Record<EmbeddingState, number> = { pending: 0, embedded: 0, failed: 0, skipped: 0 };
-      let deleted = 0;
-      let vectorCount = 0;
-      for (const { record: r } of rows.values()) {
-        if (!inScope(r, scope)) continue;
-        if (r.deletedAt !== undefined) {
-          deleted++;
-          continue;
-        }
-        embedding[r.embeddingState]++;
-        const key = `${r.category}\u0000${r.status}`;
-        const g = grouped.get(key) ?? { category: r.category, status: r.status, count: 0 };
-        g.count++;
-        grouped.set(key, g);
-      }
-      for (const id of vectors.keys()) {
-        const row = rows.get(id);
-        if (row !== undefined && inScope(row.record, scope)) vectorCount++;
-      }
-      const sorted = [...grouped.values()].sort((a, b) => (a.category < b.category ? -1 : a.category > b.category ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0));
-      return { rows: sorted, deleted, embedding, edges: edges.filter((e) => e.userId === scope.userId && (e.agentId ?? undefined) === (scope.agentId ?? undefined)).length, vectors: vectorCount };
-    },
-    async topEntities(scope, options) {
-      const groups = new Map<string, { kind: string; key: string; mems: Set<number>; types: Record<string, number> }>();
-      for (const e of edges) {
-        if (!visibleEdge(e, scope)) continue;
-        if (options.entityKind === undefined ? e.entityKind === 'ticker_pair' : e.entityKind !== options.entityKind) continue;
-        const id = `${e.entityKind}\u0000${e.entityKey}`;
-        let g = groups.get(id);
-        if (g === undefined) groups.set(id, (g = { kind: e.entityKind, key: e.entityKey, mems: new Set(), types: {} }));
-        g.mems.add(e.memoryId);
-        g.types[e.edgeType] = (g.types[e.edgeType] ?? 0) + 1;
-      }
-      return Array.from(groups.values())
-        .sort((a, b) => b.mems.size - a.mems.size || (a.key < b.key ? -1 : a.key > b.key ? 1 : a.kind < b.kind ? -1 : a.kind > b.kind ? 1 : 0))
-        .slice(0, options.limit)
-        .map((g): MemoryEntityCount => ({ entityKind: g.kind, entityKey: g.key, memoryCount: g.mems.size, edgeTypes: g.types }));
-    },
-    async appendConsolidationEvent(scope, event) {
-      const { now, ...rest } = event;
-      const stored: StoredEvent = { ...rest, id: nextEventId++, createdAt: now, userId: scope.userId, agentId: scope.agentId };
-      events.push(stored);
-      const { userId: _u, agentId: _a, ...out } = stored;
-      return out;
-    },
-    async listConsolidationEvents(scope, options) {
-      return events
+    stats: async (scope) => stats(m, scope),
+    topEntities: async (...a) => topEntitiesOf(m, ...a),
+    appendConsolidationEvent: async (...a) => appendConsolidationEvent(m, ...a),
+    listConsolidationEvents: async (scope, options) =>
+      m.events
         .filter((e) => inScope(e, scope) && (options.factId === undefined || e.factId === options.factId || e.otherId === options.factId))
         .sort((a, b) => b.id - a.id)
         .slice(0, options.limit)
-        .map(({ userId: _u, agentId: _a, ...e }) => e);
-    },
-    async profileList(scope) {
-      return Array.from(profileOf(scope).values());
-    },
-    async profileGet(scope, key) {
-      return profileOf(scope).get(key);
-    },
-    async profileSet(scope, key, value, now, setBy = 'user') {
-      const profile = profileOf(scope);
-      const current = profile.get(key);
-      // The person's value wins over the agent's.
-      if (current !== undefined && current.setBy !== 'agent' && setBy === 'agent') return current;
-      const entry: ProfileEntry = { key, value, updatedAt: now, setBy };
-      profile.set(key, entry);
-      return entry;
-    },
-    async profileDelete(scope, key) {
-      return profileOf(scope).delete(key);
-    },
+        .map(({ userId: _u, agentId: _a, ...e }) => e),
+    profileList: async (scope) => Array.from(profileOf(m, scope).values()),
+    profileGet: async (scope, key) => profileOf(m, scope).get(key),
+    profileSet: async (...a) => profileSet(m, ...a),
+    profileDelete: async (scope, key) => profileOf(m, scope).delete(key),
   };
 }
