@@ -3,8 +3,9 @@
  * on flat typed arrays so the hot loop allocates nothing:
  *
  * - buy with `amountIn` USD at mark m: fee f = max(minUsd, amountIn × bps), value bought = (amountIn − f)(1 − slip),
- *   units = value / m, cash −= amountIn, cost basis += value, realised += value − amountIn (fee and slippage are
- *   realised when paid);
+ *   units = value / m, cash −= amountIn, cost basis += amountIn, realised += 0 (a retail exchange's convention, as
+ *   the paper engine: the buy's fee and slippage are part of what the units cost, so unrealised P&L is the price
+ *   against everything paid);
  * - sell q units at mark m: f = max(minUsd, q·m × bps), cash += (q·m − f)(1 − slip), cost removed = basis × q / held
  *   (average cost), realised += cash in − cost removed.
  *
@@ -45,8 +46,8 @@ export function buyWithCash(amountIn: number, mark: number, c: FillCosts, out: S
   out.notionalUsd = amountIn - f;
   out.feeUsd = f;
   out.cashDelta = -amountIn;
-  out.basisDelta = value;
-  out.realizedPnlUsd = value - amountIn;
+  out.basisDelta = amountIn;
+  out.realizedPnlUsd = 0;
   return true;
 }
 

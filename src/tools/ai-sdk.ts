@@ -4,6 +4,7 @@ import { jsonSchema, tool as aiTool } from '@ai-sdk/provider-utils';
 import type { JSONValue, Tool } from 'ai';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
+import { reasonForModel } from '../safety/untrusted';
 import type { ToolEnvelope } from './envelope';
 import type { DispatchOutcome, ToolCallContext, ToolRegistry } from './types';
 
@@ -46,11 +47,14 @@ function inputJsonSchema(schema: z.ZodType): Parameters<typeof jsonSchema>[0] {
   return cached;
 }
 
-/** The envelope as the model sees it: an approval's provenance without its passage; anything else unchanged. */
+/**
+ * The envelope as the model sees it: an approval proposed after untrusted content names the sources, without the
+ * instruction-like passage it read (that is for the person's card); anything else unchanged.
+ */
 function forModel(envelope: ToolEnvelope): ToolEnvelope {
   if (envelope.ok || envelope.approval?.provenance?.passage === undefined) return envelope;
   const { passage: _passage, ...provenance } = envelope.approval.provenance;
-  return { ...envelope, approval: { ...envelope.approval, provenance } };
+  return { ...envelope, error: reasonForModel(envelope.error), approval: { ...envelope.approval, reason: reasonForModel(envelope.approval.reason), provenance } };
 }
 
 /**

@@ -48,7 +48,11 @@ describe('minara (process)', () => {
     expect(jobs.stdout).toContain('Background runner: not started in this process.');
     expect(jobs.stdout).toMatch(/heartbeat\s+every 30m/);
     expect(jobs.stdout).toContain('Add work in HEARTBEAT.md under ## Schedule');
-    const repl = minara(['--data-dir', dir], { input: '/exit\n' });
+    // The jobs line is the engine's: shown with --verbose (issue 42), not to every newcomer.
+    const plain = minara(['--data-dir', dir], { input: '/exit\n' });
+    expect(plain.code).toBe(0);
+    expect(plain.stdout).not.toContain('background:');
+    const repl = minara(['--data-dir', dir, '--verbose'], { input: '/exit\n' });
     expect(repl.code).toBe(0);
     expect(repl.stdout).toMatch(/background: (.*, )?heartbeat \(every 30m, next \d\d:\d\d UTC\)/);
     expect(repl.stdout).toMatch(/finance:autopilot \(every 1m, next \d\d:\d\d UTC\)/);

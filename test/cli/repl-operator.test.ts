@@ -74,7 +74,7 @@ describe('REPL for a newcomer', () => {
     expect(await send(r, '/stop status')).toContain('global stop: off');
     const engaged = await send(r, '/stop --reason "testing the stop"');
     expect(engaged).toContain('Engaged the stop of');
-    expect(engaged).toMatch(/⏹ stopped \(your stop\) › $/);
+    expect(engaged).toMatch(/⏹ stopped \(the operator's stop\) › $/);
     expect(await send(r, '/stop --release')).toContain('Released the stop of');
 
     const audit = await send(r, '/audit');

@@ -129,7 +129,7 @@ describe('"what did the 14:03 alert do"', () => {
     let out = '';
     const write = (s: string) => void (out += s);
     expect(await runAuditCommand({}, ['list'], { app: a, user: 'alice', write })).toBe(0);
-    expect(out).toMatch(/tool_call\s+alice\s+buy_token .* → allowed: filled co_buy_token_\S+ [\d.]+ ETH @ \$[\d,.]+ = \$20 fee \$[\d.]+ pnl -\$[\d.]+ \(paper\)/);
+    expect(out).toMatch(/tool_call\s+alice\s+buy_token .* → allowed: filled co_buy_token_\S+ [\d.]+ ETH @ \$[\d,.]+ = \$20 fee \$[\d.]+ \(paper\)/);
     out = '';
     expect(await runAuditCommand({}, ['list'], { app: a, tool: 'buy_token', since: '1h', json: true, write, now })).toBe(0);
     expect((JSON.parse(out) as unknown[]).length).toBe(2);

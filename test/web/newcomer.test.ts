@@ -54,13 +54,20 @@ async function start(script: ScriptEntry[], options: { finance?: { tradingMode?:
   });
   const served = await serveGateway({ gateway, port: 0 });
   running.push({ app, served });
+  logins.set(served.url, () => gateway.localLoginPath());
   return `${served.url}/`;
 }
+
+/** The one-time login link of each server (what `minara serve` prints): a page opens it first, as a person would. */
+const logins = new Map<string, () => string | undefined>();
 
 async function open(url: string): Promise<Page> {
   const page = await browser!.newPage({ viewport: WIDTHS[0][1] });
   page.on('pageerror', (e) => pageErrors.push(e.message));
-  await page.goto(url);
+  const origin = new URL(url).origin;
+  const login = logins.get(origin)?.();
+  if (login !== undefined) await page.goto(`${origin}${login}`);
+  if (page.url() !== url) await page.goto(url);
   return page;
 }
 

@@ -118,8 +118,22 @@ export function ArtifactFrame({ id }: { id: string }) {
   return <iframe className="artifact" data-testid="artifact-frame" data-artifact={id} title={`artifact ${id}`} sandbox="allow-scripts" src={src} />;
 }
 
+/** A gateway error body (`{"error":{"code":"HTTP_…","message":"…"}}`), when the failure is one. */
+function gatewayRefusal(message: string): { code: string; message: string } | undefined {
+  try {
+    const body = JSON.parse(message) as { error?: { code?: unknown; message?: unknown } };
+    const { code, message: text } = body.error ?? {};
+    return typeof code === 'string' && code.startsWith('HTTP_') && typeof text === 'string' ? { code, message: text } : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
 /** What a failed answer means for a person, and what to check, from the error's code and message. */
 export function explainModelError(message: string): { title: string; checks: string[] } {
+  // The gateway's own refusal (`{"error":{"code":"HTTP_…","message":"…"}}`): its message is what the person needs.
+  const refusal = gatewayRefusal(message);
+  if (refusal) return { title: refusal.code === 'HTTP_FORBIDDEN' ? 'This browser may not do that here' : 'The server refused this request', checks: [refusal.message] };
   const text = message.toLowerCase();
   if (/econnrefused|cannot connect|fetch failed|enotfound|eai_again|socket hang up|network/.test(text)) {
     const at = /(\d{1,3}(?:\.\d{1,3}){3}:\d+|localhost:\d+|[a-z0-9.-]+\.[a-z]{2,}(?::\d+)?)/i.exec(message)?.[1];

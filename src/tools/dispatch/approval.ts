@@ -16,20 +16,18 @@ export async function applyApproval(env: DispatchEnv, call: DispatchCall): Promi
   const decision = call.gate!;
   if (decision.kind === 'approval_required') {
     // A call proposed after untrusted content says so on its record, card and audit row. The passage it read goes to
-    // the person (the record's reason, the card's provenance), never back to the model: what the model receives names
-    // the sources only, so an attacker's sentence is not repeated into its context (and into stored history).
+    // the person only: the AI SDK tools give the model this envelope without it (`toModelOutput` in ../ai-sdk.ts).
     const p = call.provenance;
     const reason = p ? `${decision.reason} (${p.summary}${p.passage ? `; it read: "${p.passage.slice(0, 200)}"` : ''})` : decision.reason;
-    const modelReason = p ? `${decision.reason} (${p.summary})` : decision.reason;
     const approval = await env.approvals.request({
       toolName: name, toolCallId, input, tier, source: ctx.source, reason, sessionId: ctx.sessionId, traceId: ctx.traceId,
     });
-    const envelope = err(`Waiting for approval: ${modelReason}`, { code: 'APPROVAL_REQUIRED', retryable: false });
+    const envelope = err(`Waiting for approval: ${reason}`, { code: 'APPROVAL_REQUIRED', retryable: false });
     const grantLeftTodayUsd = await grantLeftForCall(env, call);
     const withApproval: ToolEnvelope = {
       ...envelope,
       approval: {
-        approvalId: approval.id, toolName: name, expiresAt: approval.expiresAt, reason: modelReason,
+        approvalId: approval.id, toolName: name, expiresAt: approval.expiresAt, reason,
         ...(grantLeftTodayUsd !== undefined ? { grantLeftTodayUsd } : {}),
         ...(p ? { provenance: { untrustedSources: p.untrustedSources, ...(p.passage ? { passage: p.passage } : {}) } } : {}),
       },

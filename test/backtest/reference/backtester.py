@@ -8,7 +8,7 @@ Conventions (the engine's, stated in docs/backtest.md):
   * Costs: fee = max(fee_min, notional * fee_bps / 1e4), charged on the pre-slippage notional at the mark;
     slippage (fixed bps) then reduces what the order receives (the paper engine's order of operations).
   * Buy with notional N USD at mark m:  fee f = max(min, N*bps); value = (N - f) * (1 - s); qty = value / m;
-    cash -= N; cost basis += value; realised += value - N.
+    cash -= N; cost basis += N; realised += 0 (fees and slippage are part of the cost basis, the retail convention).
   * Buy q units: spend N so that the above gives q: X = q*m/(1-s); N = X/(1-bps) if that fee >= min, else X + min.
   * Sell q units at mark m: f = max(min, q*m*bps); cash += (q*m - f)*(1-s); cost removed = basis*q/held (average
     cost); realised += proceeds - cost removed. A sell by notional converts at the fill mark and is clamped to the
@@ -71,7 +71,7 @@ def run_case(c):
                     continue
                 qty = value / m
                 price = m / (1 - slip)
-                cash_delta, basis_delta, realized = -n_in, value, value - n_in
+                cash_delta, basis_delta, realized = -n_in, n_in, 0.0
             else:
                 held = pos[s]
                 qty = o["quantity"] if "quantity" in o else o["notional"] / m
