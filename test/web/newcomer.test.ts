@@ -66,8 +66,12 @@ async function open(url: string): Promise<Page> {
   page.on('pageerror', (e) => pageErrors.push(e.message));
   const origin = new URL(url).origin;
   const login = logins.get(origin)?.();
-  if (login !== undefined) await page.goto(`${origin}${login}`);
-  if (page.url() !== url) await page.goto(url);
+  if (login !== undefined) {
+    await page.goto(`${origin}${login}`);
+    // A full load of the page asked for: a hash-only change while the app was still starting raced its router.
+    await page.goto('about:blank');
+  }
+  await page.goto(url);
   return page;
 }
 
