@@ -25,6 +25,8 @@ export interface BacktestToolsOptions {
 export const BACKTEST_REPORT_TITLE_PREFIX = 'Backtest: ';
 
 const fmt = (v: number, pct = false) => (!Number.isFinite(v) ? 'n/a' : pct ? `${(v * 100).toFixed(2)} %` : v.toFixed(3));
+/** A metric as the table shows it: a count as a whole number, USD with cents, ratios with three decimals. */
+const cell = (key: keyof BacktestMetrics, v: number, pct: boolean) => (key === 'trades' && Number.isFinite(v) ? String(Math.round(v)) : key === 'feesUsd' && Number.isFinite(v) ? v.toFixed(2) : fmt(v, pct));
 
 /** The report's markdown: the run's settings, the metrics of the strategy and its baselines, and the chart. */
 export function backtestMarkdown(result: BacktestResult, chartUri?: string): string {
@@ -41,7 +43,7 @@ export function backtestMarkdown(result: BacktestResult, chartUri?: string): str
     ...(chartUri ? [chartUri, ''] : []),
     `| Metric | ${runs.map((r) => r.name).join(' | ')} |`,
     `|---|${runs.map(() => '---').join('|')}|`,
-    ...rows.map(([label, key, pct]) => `| ${label} | ${runs.map((r) => fmt(r.metrics[key] as number, pct)).join(' | ')} |`),
+    ...rows.map(([label, key, pct]) => `| ${label} | ${runs.map((r) => cell(key, r.metrics[key] as number, pct)).join(' | ')} |`),
     '',
     `Sharpe 95 % interval: [${fmt(ci[0])}, ${fmt(ci[1])}] (${result.strategy.metrics.sharpeCiMethod}).`,
   ].join('\n');
@@ -85,7 +87,7 @@ export function createBacktestTools(options: BacktestToolsOptions): ToolEntry[] 
         const result = await runBacktest({ bars, strategy: builtinStrategy(input.strategy, params), seed: input.seed, fees: { bps: input.feeBps }, slippage: { kind: 'fixed', bps: input.slippageBps } });
         const scope = { userId: ctx.call.userId ?? defaultUserId, sessionId: ctx.call.sessionId, ...(ctx.call.turnId ? { turnId: ctx.call.turnId } : {}) };
         const title = `${input.strategy} on ${input.symbols.join(', ')} (${input.regime}, seed ${input.seed})`;
-        const chart = await options.artifacts.createChart(scope, { title: `Equity: ${title}`, spec: reportChartSpecs(result, 500).equity });
+        const chart = await options.artifacts.createChart(scope, { title: `Equity: ${title}`, spec: { ...reportChartSpecs(result, 500).equity, width: 560, height: 260 } });
         const report = await options.artifacts.createReport(scope, { title: `${BACKTEST_REPORT_TITLE_PREFIX}${title}`, markdown: backtestMarkdown(result, chart.uri) });
         const m = result.strategy.metrics;
         return {
