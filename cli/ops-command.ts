@@ -32,6 +32,21 @@ export interface OpsFlags {
 const out = (flags: OpsFlags) => flags.write ?? ((s: string) => process.stdout.write(s));
 const err = (flags: OpsFlags) => flags.writeErr ?? ((s: string) => process.stderr.write(s));
 
+/** Open the operator's app, run `work`, close the app; a failure prints `minara: CODE: message` and exits 1. */
+async function withApp(cli: CliOptions, flags: OpsFlags, work: (app: Awaited<ReturnType<typeof import('./app')['buildApp']>>) => Promise<number>): Promise<number> {
+  const { buildApp } = await import('./app');
+  const app = await buildApp(cli, { surface: 'cli', mcp: false });
+  try {
+    return await work(app);
+  } catch (error) {
+    const e = error as { code?: unknown };
+    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
+    return 1;
+  } finally {
+    await app.close();
+  }
+}
+
 /** `minara doctor`. Exit 0; 2 for a usage error. */
 export async function runDoctorCommand(cli: CliOptions, positionals: readonly string[], flags: OpsFlags): Promise<number> {
   if (positionals.length > 0) {
@@ -147,9 +162,7 @@ async function runMemoryRows(cli: CliOptions, verb: 'list' | 'delete', args: rea
     err(flags)(`minara: unexpected argument "${args[0]}"; usage: minara memory list [--source s] [--category c] [--limit n]\n`);
     return 2;
   }
-  const { buildApp } = await import('./app');
-  const app = await buildApp(cli, { surface: 'cli', mcp: false });
-  try {
+  return withApp(cli, flags, async (app) => {
     if (verb === 'delete') {
       const id = Number(args[0]);
       const row = await app.memory.get(id);
@@ -170,13 +183,7 @@ async function runMemoryRows(cli: CliOptions, verb: 'list' | 'delete', args: rea
       out(flags)(`#${m.id} [${m.category}] ${m.content.replace(/\s+/gu, ' ').slice(0, 200)}  (${m.source ?? 'unknown'}, ${m.updatedAt.slice(0, 10)}${turn})\n`);
     }
     return 0;
-  } catch (error) {
-    const e = error as { code?: unknown };
-    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  } finally {
-    await app.close();
-  }
+  });
 }
 
 /**
@@ -191,9 +198,7 @@ async function runMemoryProfile(cli: CliOptions, args: readonly string[], flags:
     err(flags)(`minara: ${usage}\n`);
     return 2;
   }
-  const { buildApp } = await import('./app');
-  const app = await buildApp(cli, { surface: 'cli', mcp: false });
-  try {
+  return withApp(cli, flags, async (app) => {
     if (verb === 'set') {
       const entry = await app.memory.profile.set(key!, valueWords.join(' '), { setBy: 'user' });
       out(flags)(`Profile ${entry.key} = ${entry.value} (set by you; the agent will not replace it).\n`);
@@ -211,13 +216,7 @@ async function runMemoryProfile(cli: CliOptions, args: readonly string[], flags:
     if (entries.length === 0) out(flags)('Profile: (empty)\n');
     for (const e of entries) out(flags)(`${e.key}: ${e.value}  (${e.setBy === 'agent' ? 'set by the agent' : 'set by you'}, ${e.updatedAt.slice(0, 10)})\n`);
     return 0;
-  } catch (error) {
-    const e = error as { code?: unknown };
-    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  } finally {
-    await app.close();
-  }
+  });
 }
 
 /**
@@ -231,9 +230,8 @@ async function runMemoryReview(cli: CliOptions, verb: 'review' | 'accept' | 'rej
     err(flags)('minara: usage: minara memory review | minara memory accept <id> | minara memory reject <id>\n');
     return 2;
   }
-  const [{ buildApp }, agent] = await Promise.all([import('./app'), import('@minara/agent')]);
-  const app = await buildApp(cli, { surface: 'cli', mcp: false });
-  try {
+  const agent = await import('@minara/agent');
+  return withApp(cli, flags, async (app) => {
     if (verb === 'review') {
       const rows = await agent.listHeldMemories(app.memory, { limit: flags.limit ?? 100 });
       if (rows.length === 0) {
@@ -252,11 +250,5 @@ async function runMemoryReview(cli: CliOptions, verb: 'review' | 'accept' | 'rej
     const r = verb === 'accept' ? await agent.acceptHeldMemory(app.memory, id) : await agent.rejectHeldMemory(app.memory, id);
     out(flags)(r.decision === 'accepted' ? `Accepted memory #${id}; it reaches prompts from the next session${r.memoryId !== id ? ` (recorded as fact #${r.memoryId})` : ''}.\n` : `Rejected memory #${id}; it never reaches a prompt.\n`);
     return 0;
-  } catch (error) {
-    const e = error as { code?: unknown };
-    err(flags)(`minara: ${typeof e.code === 'string' ? `${e.code}: ` : ''}${error instanceof Error ? error.message : String(error)}\n`);
-    return 1;
-  } finally {
-    await app.close();
-  }
+  });
 }
