@@ -3,7 +3,7 @@ import { MinaraError } from '../errors/minara-error';
 import type { Storage } from '../storage/types';
 import { type Logger, silentLogger } from '../util/logger';
 import { signWebhook } from '../util/webhook-signature';
-import type { Delivery } from './agent';
+import type { Delivery } from './agent-types';
 
 /** Options of {@link createWebhookDelivery}. */
 export interface WebhookDeliveryOptions {

@@ -13,7 +13,11 @@ const sig = (signal: AbortSignal) => ({ signal });
  * created. Results carry `source` and `simulated` from the provider.
  */
 export function createReadTools(deps: FinanceDeps): ToolEntry[] {
-  const { market, trading } = deps;
+  return [...marketTools(deps.market), ...candleTools(deps.market), ...accountTools(deps.trading)];
+}
+
+/** Prices and token discovery: `get_price`, and each of `search_tokens`, `lookup_token`, `get_trending`, `get_fear_greed` the market offers. */
+function marketTools(market: FinanceDeps['market']): ToolEntry[] {
   const tools: ToolEntry[] = [
     defineTool({
       name: 'get_price',
@@ -82,9 +86,15 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       execute: (_i, ctx) => fg(sig(ctx.signal)),
     }));
   }
-  if (market.getOhlcv) {
-    const ohlcv = market.getOhlcv.bind(market);
-    tools.push(defineTool({
+  return tools;
+}
+
+/** Candles and the technical read over them (`get_ohlcv`, `analyze_token`), when the market has candles. */
+function candleTools(market: FinanceDeps['market']): ToolEntry[] {
+  if (!market.getOhlcv) return [];
+  const ohlcv = market.getOhlcv.bind(market);
+  return [
+    defineTool({
       name: 'get_ohlcv',
       toolSet: 'read',
       description: 'OHLCV candles of a token',
@@ -93,8 +103,8 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       sideEffects: false,
       timeoutMs: 20_000,
       execute: (i, ctx) => ohlcv(i.symbol.toUpperCase(), { ...sig(ctx.signal), interval: i.interval ?? '1h', limit: i.limit ?? 48 }),
-    }));
-    tools.push(defineTool({
+    }),
+    defineTool({
       name: 'analyze_token',
       toolSet: 'analysis',
       description: 'Technical read of a token: trend, volatility, RSI from recent candles',
@@ -107,9 +117,13 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
         const series = await ohlcv(i.symbol.toUpperCase(), { ...sig(ctx.signal), interval: i.interval ?? '1h', limit: 50 });
         return { ...analyzeCandles(series.candles.map((c) => c.c)), symbol: series.symbol, interval: series.interval, source: series.source, simulated: series.simulated };
       },
-    }));
-  }
-  tools.push(
+    }),
+  ];
+}
+
+/** The account's holdings, positions and P&L from the trading provider. */
+function accountTools(trading: FinanceDeps['trading']): ToolEntry[] {
+  return [
     defineTool({
       name: 'get_portfolio',
       toolSet: 'read',
@@ -154,8 +168,7 @@ export function createReadTools(deps: FinanceDeps): ToolEntry[] {
       timeoutMs: 20_000,
       execute: (_i, ctx) => trading.getPnl(sig(ctx.signal)),
     }),
-  );
-  return tools;
+  ];
 }
 
 /** Trend, volatility and a 14-period RSI of closing prices. */
