@@ -18,6 +18,7 @@ import { financeRoutes } from './finance-routes';
 import { learningRoutes } from './learning-routes';
 import { createViewLinks, getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './artifact-routes';
 import { listBacktests } from './backtest-routes';
+import { backtestRunRoutes } from './backtest-run-routes';
 import { createMemory, decideHeldMemory, deleteMemory, deleteProfile, listMemory, listProfile, restoreMemory, setProfile, updateMemory } from './memory-routes';
 import { checkAllowedHosts, checkAllowedOrigins, createPerimeter } from './perimeter';
 import { createRouter, decodeParam, methodNotAllowed, type RouteHandler } from './router';
@@ -227,6 +228,7 @@ export function createGateway(options: GatewayOptions): Gateway {
   router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));
   router.add('GET', '/v1/artifacts', listArtifacts(deps));
   router.add('GET', '/v1/backtests', listBacktests(deps));
+  for (const [method, pattern, handler] of backtestRunRoutes(deps)) router.add(method, pattern, handler);
   router.add('GET', '/v1/artifacts/:id', getArtifact(deps));
   router.add('GET', '/v1/artifacts/:id/view', viewArtifact(deps));
   router.add('POST', '/v1/files', postFile(deps));
