@@ -9,7 +9,7 @@ import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createCassetteModel, runAgentBacktest, writeBacktestReport } from '@minara/agent/backtest';
 import { createScriptedModel } from '@minara/agent/testing';
-import { createGateway, type Gateway } from '@minara/agent/gateway';
+import { createGateway, type Gateway, gatewayEnv } from '@minara/agent/gateway';
 import { createApp, type MinaraApp, silentLogger } from '@minara/agent';
 import { agentBars } from './run-fixture';
 
@@ -132,6 +132,14 @@ describe('agent run decisions over HTTP: attacks first', () => {
     const big = await get(small, 'alice', '/v1/backtests/runs/agent-1/decisions');
     expect(big.status).toBe(413);
     expect(big.text).toMatch(/decisions\.jsonl is larger than 1000 bytes/);
+  });
+
+  it('a bad backtestRuns option fails createGateway naming the field; minara serve reads GATEWAY_BACKTEST_RUNS_DIR', () => {
+    const base = { runtime: app.runtime, storage: app.storage, tools: app.tools, logger: silentLogger };
+    expect(() => createGateway({ ...base, backtestRuns: { dir: '' } })).toThrow(/backtestRuns\.dir/);
+    expect(() => createGateway({ ...base, backtestRuns: { dir: runs, maxFileBytes: 0 } })).toThrow(/backtestRuns\.maxFileBytes/);
+    expect(gatewayEnv({ GATEWAY_BACKTEST_RUNS_DIR: ' /srv/runs ' }).backtestRunsDir).toBe('/srv/runs');
+    expect(gatewayEnv({}).backtestRunsDir).toBeUndefined();
   });
 
   it('without backtestRuns the routes answer 404 with the reason', async () => {
