@@ -99,10 +99,14 @@ export async function readLines(folders: RunFolders, dir: string, name: string, 
   return { total, lines };
 }
 
-/** The tenant's run folders (plain directories only, never a symlink), by name. */
-export async function listRunDirs(folders: RunFolders, userId: string): Promise<Array<{ id: string; dir: string }>> {
+/** The tenant's run folders (plain directories only, never a symlink), at most `max` of them, by name. */
+export async function listRunDirs(folders: RunFolders, userId: string, max: number): Promise<Array<{ id: string; dir: string }>> {
   const tenant = await tenantDir(folders, userId);
   if (!tenant) return [];
   const entries = await readdir(tenant, { withFileTypes: true });
-  return entries.filter((e) => e.isDirectory() && RUN_ID.test(e.name)).map((e) => ({ id: e.name, dir: path.join(tenant, e.name) }));
+  return entries
+    .filter((e) => e.isDirectory() && RUN_ID.test(e.name))
+    .map((e) => ({ id: e.name, dir: path.join(tenant, e.name) }))
+    .sort((a, b) => (a.id < b.id ? 1 : a.id > b.id ? -1 : 0))
+    .slice(0, max);
 }

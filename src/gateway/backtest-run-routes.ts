@@ -20,8 +20,9 @@ const PAGE = { default: 20, max: 50 } as const;
 const MAX_VALUE_CHARS = 4000;
 /** Messages and answers longer than this are cut. */
 const MAX_TEXT_CHARS = 20_000;
-/** Runs listed at most. */
+/** Runs listed at most, and run folders read at most to list them (by name, last first: timestamped names, newest). */
 const MAX_RUNS = 100;
+const MAX_SCANNED = 300;
 const DEFAULT_MAX_FILE_BYTES = 32 * 1024 * 1024;
 
 /** One fill (or engine rejection) of a decision's order, from orders.csv. */
@@ -141,7 +142,7 @@ function listRuns(folders: RunFolders | undefined): RouteHandler {
   return async ({ userId }: RouteContext) => {
     if (!folders) throw notFound(NOT_CONFIGURED);
     const runs: Json[] = [];
-    for (const { id, dir } of await listRunDirs(folders, userId)) {
+    for (const { id, dir } of await listRunDirs(folders, userId, MAX_SCANNED)) {
       // A folder without decisions.jsonl is not an agent run; one too large to count is listed without a count.
       const page = await readLines(folders, dir, 'decisions.jsonl', id, 0, 0).catch((e: unknown) => (e instanceof HttpError && e.status === 413 ? { total: null } : undefined));
       if (!page) continue;

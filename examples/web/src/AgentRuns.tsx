@@ -1,5 +1,5 @@
 import { useEffect, useState } from 'react';
-import { api, ApiError } from './api';
+import { api } from './api';
 
 /** One agent run as `GET /v1/backtests/runs` lists it. */
 interface AgentRunSummary {
@@ -253,10 +253,18 @@ export function AgentRuns() {
   const [selected, setSelected] = useState<string | undefined>();
   useEffect(() => {
     let live = true;
-    api<{ runs: AgentRunSummary[] }>('v1/backtests/runs').then(
-      (r) => live && (setRuns(r.runs), setSelected((s) => s ?? r.runs[0]?.id)),
-      (e: unknown) => live && setNote(e instanceof ApiError && e.status === 404 ? 'This gateway does not serve agent runs (set GATEWAY_BACKTEST_RUNS_DIR).' : `Agent runs could not be loaded: ${e instanceof Error ? e.message : 'error'}`),
-    );
+    // Only when GET /v1/info says the gateway serves run folders: elsewhere the route does not exist.
+    api<{ features?: { backtestRuns?: boolean } }>('v1/info')
+      .then((info) => (info.features?.backtestRuns ? api<{ runs: AgentRunSummary[] }>('v1/backtests/runs') : undefined))
+      .then(
+        (r) => {
+          if (!live) return;
+          if (!r) return setNote('This gateway does not serve agent runs (start it with GATEWAY_BACKTEST_RUNS_DIR set).');
+          setRuns(r.runs);
+          setSelected((s) => s ?? r.runs[0]?.id);
+        },
+        (e: unknown) => live && setNote(`Agent runs could not be loaded: ${e instanceof Error ? e.message : 'error'}`),
+      );
     return () => {
       live = false;
     };

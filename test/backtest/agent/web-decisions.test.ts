@@ -63,6 +63,7 @@ afterAll(async () => {
 describe('agent run decisions over HTTP: attacks first', () => {
   it('a tenant reads their own run, and no path-traversal id reaches another tenant\'s run or the directory above', async () => {
     const g = gateway();
+    expect(JSON.parse((await get(g, 'alice', '/v1/info')).text).features.backtestRuns).toBe(true);
     const own = await get(g, 'alice', '/v1/backtests/runs/agent-1/decisions');
     expect(own.status).toBe(200);
     expect(own.text).toContain('Bought BTC.');
