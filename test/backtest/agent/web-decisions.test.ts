@@ -168,8 +168,9 @@ describe('agent run decisions over HTTP: what the Backtests page shows', () => {
     const [d1, d2] = page1.decisions;
     expect(d1).toMatchObject({ decision: 1, said: 'Bought BTC.' });
     expect(d1!.message).toMatch(/^\[Backtest decision 1\] Today is 2021-03-02/);
-    // The tool results the model saw (the scripted model reads through tool_invoke), and the calls it made.
-    expect(JSON.stringify(d1!.saw)).toContain('candles');
+    // The tool results the model saw, named by the tool that answered (the scripted model calls through tool_invoke).
+    expect(d1!.saw.map((x) => x.tool)).toEqual(['get_ohlcv', 'get_portfolio', 'buy_token']);
+    expect(JSON.stringify(d1!.saw[0])).toContain('candles');
     expect(JSON.stringify(d1!.did)).toContain('buy_token');
     expect(d1!.gate).toEqual([expect.objectContaining({ tool: 'buy_token', decision: 'approved', rule: 'approval' })]);
     expect(d1!.intents).toEqual([expect.objectContaining({ symbol: 'BTC', side: 'buy', notionalUsd: 2000 })]);
