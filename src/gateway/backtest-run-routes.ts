@@ -20,6 +20,8 @@ const PAGE = { default: 20, max: 50 } as const;
 const MAX_VALUE_CHARS = 4000;
 /** Messages and answers longer than this are cut. */
 const MAX_TEXT_CHARS = 20_000;
+/** A system prompt longer than this is cut (the full text stays in system_prompts.jsonl). */
+const MAX_PROMPT_CHARS = 60_000;
 /** Runs listed at most, and run folders read at most to list them (by name, last first: timestamped names, newest). */
 const MAX_RUNS = 100;
 const MAX_SCANNED = 300;
@@ -120,6 +122,20 @@ async function fillsByDecision(csvText: string | undefined): Promise<Map<string,
   return out;
 }
 
+/** The system prompts (system_prompts.jsonl) the page's decisions were given, by sha256, each cut to a bound. */
+function promptsFor(text: string | undefined, decisions: readonly Json[]): Record<string, string> {
+  const wanted = new Set(decisions.map((d) => obj(d.context).sha256).filter((s): s is string => typeof s === 'string'));
+  const out: Record<string, string> = {};
+  if (!text || wanted.size === 0) return out;
+  for (const line of text.split('\n')) {
+    const sha = /^\{"sha256":"([0-9a-f]{64})"/.exec(line)?.[1];
+    if (sha === undefined || !wanted.has(sha) || out[sha] !== undefined) continue;
+    const t = parseJson(line).text;
+    if (typeof t === 'string') out[sha] = t.length > MAX_PROMPT_CHARS ? `${t.slice(0, MAX_PROMPT_CHARS)}…` : t;
+  }
+  return out;
+}
+
 /** One decisions.jsonl line as the page shows it (big values cut), with the engine's fills of its orders. */
 function decisionView(line: string, fills: ReadonlyMap<string, BacktestDecisionFill[]>): Json {
   const d = parseJson(line);
@@ -127,6 +143,7 @@ function decisionView(line: string, fills: ReadonlyMap<string, BacktestDecisionF
   const time = typeof d.time === 'string' ? d.time : '';
   return {
     decision: d.decision ?? null, index: d.index ?? null, time, message: cutText(d.message),
+    context: typeof obj(d.context).sha256 === 'string' ? { sha256: obj(d.context).sha256, chars: obj(d.context).chars ?? null } : null,
     saw: list(d.saw).map((s) => ({ tool: String(s.tool ?? ''), ok: s.ok === true, output: cutValue(s.output) })),
     said: cutText(d.said),
     did: list(d.did).map((x) => ({ tool: String(x.tool ?? ''), input: cutValue(x.input) })),
@@ -165,12 +182,23 @@ function listDecisions(folders: RunFolders | undefined): RouteHandler {
     const dir = await runDir(folders, userId, id);
     const page = await readLines(folders, dir, 'decisions.jsonl', id, offset, limit);
     if (!page) throw notFound(`Backtest run ${JSON.stringify(id)} has no decisions.jsonl (it is not an agent run).`);
-    const [config, metrics, orders] = await Promise.all([readRunFile(folders, dir, 'run_config.json', id), readRunFile(folders, dir, 'metrics.json', id), readRunFile(folders, dir, 'orders.csv', id)]);
+    const tooBig = (e: unknown) => {
+      if (e instanceof HttpError && e.status === 413) return undefined;
+      throw e;
+    };
+    // The prompts file of a long run may pass the size limit: the page then comes without the prompt texts.
+    const [config, metrics, orders, prompts] = await Promise.all([
+      readRunFile(folders, dir, 'run_config.json', id), readRunFile(folders, dir, 'metrics.json', id), readRunFile(folders, dir, 'orders.csv', id),
+      readRunFile(folders, dir, 'system_prompts.jsonl', id).catch(tooBig),
+    ]);
     const fills = await fillsByDecision(orders);
+    const decisions = page.lines.map((l) => decisionView(l, fills));
     return json(200, {
       run: runSummary(id, parseJson(config), parseJson(metrics)),
       total: page.total, offset, limit, next: offset + limit < page.total ? offset + limit : null,
-      decisions: page.lines.map((l) => decisionView(l, fills)),
+      decisions,
+      // The system prompt each decision was given (what the model saw before the message), once per distinct prompt.
+      prompts: promptsFor(prompts, decisions),
     });
   };
 }

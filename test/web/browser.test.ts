@@ -576,6 +576,10 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     expect(await first.getByRole('heading', { level: 4 }).textContent()).toBe('Decision 1 · 2021-03-02 00:00 UTC');
     expect(await first.locator('pre.text').first().textContent()).toMatch(/^\[Backtest decision 1\] Today is 2021-03-02 00:00 UTC/);
     expect(await first.getByTestId('decision-said').textContent()).toBe('Bought BTC.');
+    // The context it was given before the message: the system prompt, opened from its summary.
+    const context = first.getByTestId('decision-context');
+    await context.locator('summary').click();
+    expect(await context.locator('pre').textContent()).toMatch(/Workspace identity/);
     expect(await first.getByTestId('decision-gate').textContent()).toMatch(/buy_token: allowed \(approval\)/);
     // The tool results the model saw open as details; the fill is the engine's, at the next bar's open.
     expect(await first.locator('details.raw').count()).toBeGreaterThanOrEqual(2);

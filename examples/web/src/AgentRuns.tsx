@@ -31,6 +31,7 @@ interface Decision {
   readonly decision: number;
   readonly time: string;
   readonly message: string;
+  readonly context: { readonly sha256: string; readonly chars: number | null } | null;
   readonly saw: ReadonlyArray<{ readonly tool: string; readonly ok: boolean; readonly output: unknown }>;
   readonly said: string;
   readonly did: ReadonlyArray<{ readonly tool: string; readonly input: unknown }>;
@@ -48,6 +49,8 @@ interface DecisionsPage {
   readonly limit: number;
   readonly next: number | null;
   readonly decisions: readonly Decision[];
+  /** System prompts by sha256 (what each decision's model was given before the message). */
+  readonly prompts: Readonly<Record<string, string>>;
 }
 
 const PAGE_SIZE = 10;
@@ -62,7 +65,7 @@ const short = (v: unknown) => {
 /** A tool's name as the model used it (a call through tool_invoke names the inner tool). */
 const toolOf = (tool: string, input: unknown) => (tool === 'tool_invoke' && typeof input === 'object' && input !== null && typeof (input as { name?: unknown }).name === 'string' ? `${(input as { name: string }).name} (via tool_invoke)` : tool);
 
-function DecisionCard({ d }: { d: Decision }) {
+function DecisionCard({ d, prompt }: { d: Decision; prompt: string | undefined }) {
   return (
     <article className="decision panel" data-testid="agent-decision" aria-labelledby={`decision-${d.decision}`}>
       <h4 id={`decision-${d.decision}`}>
@@ -76,6 +79,22 @@ function DecisionCard({ d }: { d: Decision }) {
           </dd>
         </div>
         <div className="wide">
+          <dt>Context</dt>
+          <dd>
+            {d.context ? (
+              <details className="raw" data-testid="decision-context">
+                <summary>System prompt ({d.context.chars ?? '?'} characters: instructions, workspace, memory and what was learned by then)</summary>
+                {/* A scrolling region: focusable so a keyboard can scroll it. */}
+                <pre tabIndex={0} aria-label={`system prompt of decision ${d.decision}`}>
+                  {prompt ?? 'not served (the run’s system_prompts.jsonl is missing or too large)'}
+                </pre>
+              </details>
+            ) : (
+              'not recorded for this run'
+            )}
+          </dd>
+        </div>
+        <div className="wide">
           <dt>Saw ({d.saw.length} tool results)</dt>
           <dd>
             {d.saw.length === 0 ? 'nothing' : null}
@@ -85,7 +104,9 @@ function DecisionCard({ d }: { d: Decision }) {
                   {s.tool}
                   {s.ok ? '' : ' (failed)'}: {short(s.output)}
                 </summary>
-                <pre>{JSON.stringify(s.output, null, 2)}</pre>
+                <pre tabIndex={0} aria-label={`${s.tool} result`}>
+                  {JSON.stringify(s.output, null, 2)}
+                </pre>
               </details>
             ))}
           </dd>
@@ -225,7 +246,7 @@ function RunDecisions({ id }: { id: string }) {
         </ul>
       </details>
       {page.decisions.map((d) => (
-        <DecisionCard key={d.decision} d={d} />
+        <DecisionCard key={d.decision} d={d} prompt={d.context ? page.prompts[d.context.sha256] : undefined} />
       ))}
       <div className="actions" role="group" aria-label="decision pages">
         <button disabled={offset === 0} onClick={() => setOffset(Math.max(0, offset - PAGE_SIZE))}>

@@ -16,6 +16,7 @@ import { type BacktestClock, type BacktestTradingProvider, createBacktestMarket,
 import type { OrderIntent, PointInTimeView, Strategy, StrategyContext, StrategyReport } from '../types';
 import { clockOfSource } from './adapters';
 import { createFillCapture, type FillCapture } from './fill-capture';
+import { createPromptLog, type PromptLog } from './prompt-log';
 import { createCostLedger, type CostLedger } from './costs';
 import { orderOf, ruleOf, summarizeEvents, wouldHavePnl, type AgentDecision, type BlockedAgentOrder } from './decision-log';
 import { scheduleHistory, type HistoryItem, type HistoryReleaser } from './history';
@@ -91,6 +92,8 @@ interface RunState {
   trading: BacktestTradingProvider;
   /** The agent's queued orders until the engine fills them (the learning loop records the fills). */
   fills: FillCapture;
+  /** The model the runtime calls, noting the system prompt each decision was given. */
+  prompts: PromptLog;
   history: HistoryReleaser | undefined;
   disabled: DisabledTool[];
   stopped: { reason: 'budget' | 'budget-unpriced'; at: string } | undefined;
@@ -119,7 +122,7 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
     env: { MINARA_DATA_DIR: state.dataDir, MINARA_BREAKERS: 'off' },
     envFileDir: false,
     storage: createInMemoryStorage(),
-    model: o.model,
+    model: state.prompts.model,
     now: () => new Date(state.clock),
     logger: silentLogger,
     userId: o.userId ?? 'backtest',
@@ -208,6 +211,7 @@ function agentReport(r: { readonly options: AgentStrategyOptions; readonly decis
       'llm_costs.csv': costs.toCsv(),
       'decisions.jsonl': decisions.map((d) => JSON.stringify(d)).join('\n') + (decisions.length > 0 ? '\n' : ''),
       'agent_blocked_orders.csv': `${blockedCsv}\n`,
+      'system_prompts.jsonl': state.prompts.file(),
     },
     config: {
       agent: {
@@ -249,7 +253,7 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
   const decisions: AgentDecision[] = [];
   const blocked: BlockedAgentOrder[] = [];
   const viewClock = clockOfSource(() => state.view);
-  const state: RunState = { app: undefined, dataDir: undefined, clock: 0, view: undefined, lastView: undefined, previousNow: undefined, viewClock, trading: createBacktestTradingProvider(viewClock), fills: createFillCapture(), history: undefined, disabled: [], stopped: undefined, ctx: undefined };
+  const state: RunState = { app: undefined, dataDir: undefined, clock: 0, view: undefined, lastView: undefined, previousNow: undefined, viewClock, trading: createBacktestTradingProvider(viewClock), fills: createFillCapture(), prompts: createPromptLog(options.model), history: undefined, disabled: [], stopped: undefined, ctx: undefined };
   const userId = options.userId ?? 'backtest';
 
   const runDecision = async (view: PointInTimeView, instructions: readonly string[]): Promise<OrderIntent[]> => {
@@ -308,7 +312,8 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
     const cost = costs.add({ decision: n, time: iso(view.now), modelId, ...usage });
     state.fills.hold(events);
     const intents = state.trading.drain();
-    const decision: AgentDecision = { decision: n, index: view.index, time: iso(view.now), message, saw: summary.saw, said: summary.said, did: summary.did, gate, intents, stopReason, costUsd: cost.costUsd };
+    const context = state.prompts.take();
+    const decision: AgentDecision = { decision: n, index: view.index, time: iso(view.now), message, ...(context ? { context } : {}), saw: summary.saw, said: summary.said, did: summary.did, gate, intents, stopReason, costUsd: cost.costUsd };
     decisions.push(decision);
     options.onDecision?.(decision);
     state.view = undefined;

@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../../runtime/events';
 import type { OrderIntent, PointInTimeView } from '../types';
+import type { DecisionContext } from './prompt-log';
 
 /** An order the gate blocked or the simulated approver denied, with what it would have made. */
 export interface BlockedAgentOrder {
@@ -28,6 +29,8 @@ export interface AgentDecision {
   readonly time: string;
   /** The message the agent was given (with the simulated date). */
   readonly message: string;
+  /** The system prompt the model was given at this decision (its text is in system_prompts.jsonl under `sha256`). */
+  readonly context?: DecisionContext | undefined;
   /** Tool results the agent saw (the tool's name — the inner tool's for a call through tool_invoke —, ok, data or error), in order. */
   readonly saw: ReadonlyArray<{ readonly tool: string; readonly ok: boolean; readonly output: unknown }>;
   /** The agent's final text. */

@@ -3,6 +3,7 @@
  * folder, for the Backtests page. The attacks come first (a tenant reading another's run by path traversal, through a
  * symlink, as a user id that is a path, with huge pages or files), then what the page shows.
  */
+import { createHash } from 'node:crypto';
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -182,6 +183,11 @@ describe('agent run decisions over HTTP: what the Backtests page shows', () => {
     expect(d1!.fills[0]!.time).toBe(new Date(bars.times[1]!).toISOString());
     expect(d1!.fills[0]!.feeUsd).toBeGreaterThan(0);
     expect(d2).toMatchObject({ decision: 2, said: 'Holding.', fills: [] });
+    // The context the model saw before the message: the system prompt it was given, once per distinct text.
+    expect(d1!.context).toMatchObject({ sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    const prompt = page1.prompts[d1!.context!.sha256]!;
+    expect(prompt.length).toBe(d1!.context!.chars);
+    expect(createHash('sha256').update(prompt).digest('hex')).toBe(d1!.context!.sha256);
     const page2 = JSON.parse((await get(g, 'alice', '/v1/backtests/runs/agent-1/decisions?offset=2&limit=2')).text) as DecisionsPage;
     expect(page2.decisions.map((d) => d.said)).toEqual(['Sold.', 'Flat.']);
     expect(page2.next).toBeNull();
@@ -228,5 +234,7 @@ interface DecisionsPage {
     gate: unknown[];
     intents: unknown[];
     fills: Array<{ side: string; symbol: string; status: string; price: number; time: string; feeUsd: number }>;
+    context: { sha256: string; chars: number } | null;
   }>;
+  prompts: Record<string, string>;
 }
