@@ -156,7 +156,8 @@ export function formatArtifactPaths(text: string, pathFor: (id: string) => strin
   return findArtifactUris(text).map((r) => `  ▸ ${r.uri} → ${pathFor(r.id)}`);
 }
 
-export function createEventRenderer(options: {
+/** Options of {@link createEventRenderer}. */
+export interface EventRendererOptions {
   write: (s: string) => void;
   style?: Style | undefined;
   /** Where an artifact's viewer is written (`index.html` in the materializer's folder); artifact URIs in answers are printed with it. */
@@ -169,24 +170,58 @@ export function createEventRenderer(options: {
   approvalsAskedLater?: boolean | undefined;
   /** Whether the engine's own lines (which skills a turn activated) are shown (the REPL's `--verbose` / `/verbose`). @default () => true */
   verbose?: (() => boolean) | undefined;
-}): EventRenderer {
-  const { write } = options;
-  const style = options.style ?? createStyle(false);
-  const json = options.json ?? (() => false);
-  const verbose = options.verbose ?? (() => true);
-  const markdown = createMarkdownLineRenderer({ color: options.color ?? false });
+}
+
+export function createEventRenderer(options: EventRendererOptions): EventRenderer {
+  const out = createTextStream(options.write, createMarkdownLineRenderer({ color: options.color ?? false }));
+  const state: RenderState = {
+    options,
+    style: options.style ?? createStyle(false),
+    json: options.json ?? (() => false),
+    verbose: options.verbose ?? (() => true),
+    out,
+    sawModelHelp: false,
+    invoked: new Map(),
+    inputs: new Map(),
+  };
+  return {
+    get sawModelHelp() {
+      return state.sawModelHelp;
+    },
+    reset() {
+      state.sawModelHelp = false;
+      state.invoked.clear();
+      state.inputs.clear();
+      out.reset();
+    },
+    line: out.line,
+    finish: out.finish,
+    render: (event) => renderEvent(state, event),
+  };
+}
+
+/** The streamed answer and whole lines, keeping track of whether the cursor is mid-line. */
+interface TextStream {
+  /** Write complete lines of the streamed answer (rendered), and the start of the current one when it is safe to. */
+  stream(delta: string): void;
+  /** The rest of the streamed text, at the end of a text run. */
+  flush(): void;
+  /** Write a full line (a newline first when the cursor is mid-line). */
+  line(text: string): void;
+  /** End a streamed answer with a newline if needed. */
+  finish(): void;
+  /** Whether the cursor is mid-line. */
+  readonly midLine: boolean;
+  /** Forget the markdown state of the last answer. */
+  reset(): void;
+}
+
+function createTextStream(write: (s: string) => void, markdown: ReturnType<typeof createMarkdownLineRenderer>): TextStream {
   let midLine = false;
-  let sawModelHelp = false;
-  /** `tool_invoke` calls, shown as the tool they reach: toolCallId → inner tool name. */
-  const invoked = new Map<string, string>();
-  /** Inputs of this turn's calls, so a result (a preview) can be described with them. */
-  const inputs = new Map<string, unknown>();
   /** Streamed text of the current line not written yet, and whether part of that line is already on screen. */
   let partial = '';
   let lineStarted = false;
-
-  /** Write complete lines of the streamed answer (rendered), and the start of the current one when it is safe to. */
-  const streamText = (delta: string) => {
+  const stream = (delta: string) => {
     partial += stripControl(delta);
     let nl: number;
     while ((nl = partial.indexOf('\n')) >= 0) {
@@ -207,8 +242,7 @@ export function createEventRenderer(options: {
       }
     }
   };
-  /** The rest of the streamed text, at the end of a text run. */
-  const flushText = () => {
+  const flush = () => {
     if (partial === '') return;
     const rendered = lineStarted ? markdown.inline(partial) : markdown.line(partial);
     partial = '';
@@ -218,102 +252,125 @@ export function createEventRenderer(options: {
       midLine = true;
     }
   };
-
-  const line = (text: string) => {
-    flushText();
-    if (midLine) write('\n');
-    midLine = false;
-    write(`${text}\n`);
-  };
-
   return {
-    get sawModelHelp() {
-      return sawModelHelp;
+    stream,
+    flush,
+    line(text) {
+      flush();
+      if (midLine) write('\n');
+      midLine = false;
+      write(`${text}\n`);
     },
-    reset() {
-      sawModelHelp = false;
-      invoked.clear();
-      inputs.clear();
-      markdown.reset();
-    },
-    line,
     finish() {
-      flushText();
+      flush();
       if (midLine) write('\n');
       midLine = false;
     },
-    render(event) {
-      switch (event.type) {
-        case 'text-delta':
-          if (event.delta === '') return;
-          streamText(event.delta);
-          return;
-        case 'tool-call': {
-          const inner = unwrapInvoke(event.toolName, event.input);
-          if (inner) invoked.set(event.toolCallId, inner.name);
-          inputs.set(event.toolCallId, inner ? inner.args : event.input);
-          line(style.dim(inner ? formatToolCall(inner.name, inner.args, { json: json() }) : formatToolCall(event.toolName, event.input, { json: json() })));
-          return;
-        }
-        case 'tool-result': {
-          const text = formatToolResult(invoked.get(event.toolCallId) ?? event.toolName, event.output, { json: json(), input: inputs.get(event.toolCallId) });
-          // An APPROVAL_REQUIRED result is followed by the approval-request event, which says it better.
-          if (!event.output.ok && event.output.code === 'APPROVAL_REQUIRED') return;
-          line(event.output.ok ? style.dim(text) : style.red(text));
-          return;
-        }
-        case 'tool-blocked':
-          line(style.red(formatBlocked(invoked.get(event.toolCallId) ?? event.toolName, event.code, event.reason)));
-          return;
-        case 'approval-request':
-          // The REPL asks for it after the turn, with the call's preview in numbers (cli/repl.ts); a host
-          // without that step gets the sentence from the arguments here.
-          if (options.approvalsAskedLater) return;
-          line(style.yellow(formatApproval(event, { json: json() })));
-          return;
-        case 'clarification-request':
-          line(style.yellow(formatClarification(event)));
-          return;
-        case 'skill-activated':
-          if (event.skillIds.length > 0 && verbose()) line(style.dim(`  ⚙ skills: ${event.skillIds.join(', ')} (${event.via})`));
-          return;
-        case 'input-flagged':
-          line(style.yellow(event.source
-            ? `  ⚠ instruction-like text from ${truncate(event.source, 80)} (untrusted, not followed): "${truncate(event.excerpt, 120)}"`
-            : `  ⚠ ${event.kind.replace('_', ' ')} pattern in the ${event.target}: ${truncate(event.excerpt, 80)}`));
-          return;
-        case 'compaction':
-          line(style.dim(`  ⋯ context compacted: ${event.beforeTokens} → ${event.afterTokens} tokens`));
-          return;
-        case 'error':
-          if (event.code === 'MODEL_NOT_CONFIGURED') {
-            if (sawModelHelp) return;
-            sawModelHelp = true;
-            line(style.yellow(event.message));
-            return;
-          }
-          line(style.red(`  ! ${event.code}: ${event.message}`));
-          return;
-        case 'turn-end':
-          flushText();
-          if (midLine) line('');
-          if (options.artifactPath && event.text) for (const l of formatArtifactPaths(event.text, options.artifactPath)) line(style.dim(l));
-          if (event.stopReason === 'max-steps') line(style.dim('  (stopped: step limit reached)'));
-          else if (event.stopReason === 'token-budget') line(style.dim('  (stopped: token budget reached)'));
-          else if (event.stopReason === 'repeated-blocked-call') line(style.dim('  (stopped: the same blocked call was repeated)'));
-          return;
-        case 'subagent': {
-          // A delegated sub-agent's calls and answer, indented under the delegate call.
-          const e = event.event;
-          if (e.type === 'tool-call') line(style.dim(`    ↳ [sub] ${formatToolCall(e.toolName, e.input).trim().replace(/^↳\s*/, '')}`));
-          else if (e.type === 'tool-blocked') line(style.red(`    ✗ [sub] ${e.toolName}: ${e.code}`));
-          else if (e.type === 'turn-end' && e.text) line(style.dim(`    [sub] ${truncate(e.text.replace(/\s+/g, ' '), 160)}`));
-          return;
-        }
-        case 'turn-start':
-        case 'step-end':
-          return;
-      }
+    get midLine() {
+      return midLine;
     },
+    reset: () => markdown.reset(),
   };
+}
+
+interface RenderState {
+  readonly options: EventRendererOptions;
+  readonly style: Style;
+  readonly json: () => boolean;
+  readonly verbose: () => boolean;
+  readonly out: TextStream;
+  sawModelHelp: boolean;
+  /** `tool_invoke` calls, shown as the tool they reach: toolCallId → inner tool name. */
+  readonly invoked: Map<string, string>;
+  /** Inputs of this turn's calls, so a result (a preview) can be described with them. */
+  readonly inputs: Map<string, unknown>;
+}
+
+/** Show one event. */
+function renderEvent(state: RenderState, event: AgentEvent): void {
+  const { style, json, out, invoked, inputs } = state;
+  const line = out.line;
+  switch (event.type) {
+    case 'text-delta':
+      if (event.delta !== '') out.stream(event.delta);
+      return;
+    case 'tool-call': {
+      const inner = unwrapInvoke(event.toolName, event.input);
+      if (inner) invoked.set(event.toolCallId, inner.name);
+      inputs.set(event.toolCallId, inner ? inner.args : event.input);
+      line(style.dim(inner ? formatToolCall(inner.name, inner.args, { json: json() }) : formatToolCall(event.toolName, event.input, { json: json() })));
+      return;
+    }
+    case 'tool-result': {
+      const text = formatToolResult(invoked.get(event.toolCallId) ?? event.toolName, event.output, { json: json(), input: inputs.get(event.toolCallId) });
+      // An APPROVAL_REQUIRED result is followed by the approval-request event, which says it better.
+      if (!event.output.ok && event.output.code === 'APPROVAL_REQUIRED') return;
+      line(event.output.ok ? style.dim(text) : style.red(text));
+      return;
+    }
+    case 'tool-blocked':
+      line(style.red(formatBlocked(invoked.get(event.toolCallId) ?? event.toolName, event.code, event.reason)));
+      return;
+    case 'approval-request':
+      // The REPL asks for it after the turn, with the call's preview in numbers (cli/repl.ts); a host
+      // without that step gets the sentence from the arguments here.
+      if (state.options.approvalsAskedLater) return;
+      line(style.yellow(formatApproval(event, { json: json() })));
+      return;
+    case 'clarification-request':
+      line(style.yellow(formatClarification(event)));
+      return;
+    case 'skill-activated':
+      if (event.skillIds.length > 0 && state.verbose()) line(style.dim(`  ⚙ skills: ${event.skillIds.join(', ')} (${event.via})`));
+      return;
+    case 'input-flagged':
+      line(style.yellow(event.source
+        ? `  ⚠ instruction-like text from ${truncate(event.source, 80)} (untrusted, not followed): "${truncate(event.excerpt, 120)}"`
+        : `  ⚠ ${event.kind.replace('_', ' ')} pattern in the ${event.target}: ${truncate(event.excerpt, 80)}`));
+      return;
+    case 'compaction':
+      line(style.dim(`  ⋯ context compacted: ${event.beforeTokens} → ${event.afterTokens} tokens`));
+      return;
+    case 'error':
+      if (event.code === 'MODEL_NOT_CONFIGURED') {
+        if (state.sawModelHelp) return;
+        state.sawModelHelp = true;
+        line(style.yellow(event.message));
+        return;
+      }
+      line(style.red(`  ! ${event.code}: ${event.message}`));
+      return;
+    case 'turn-end':
+      renderTurnEnd(state, event);
+      return;
+    case 'subagent':
+      renderSubagent(state, event.event);
+      return;
+    case 'turn-start':
+    case 'step-end':
+      return;
+  }
+}
+
+const STOP_LINES: Readonly<Record<string, string>> = {
+  'max-steps': '  (stopped: step limit reached)',
+  'token-budget': '  (stopped: token budget reached)',
+  'repeated-blocked-call': '  (stopped: the same blocked call was repeated)',
+};
+
+function renderTurnEnd(state: RenderState, event: Extract<AgentEvent, { type: 'turn-end' }>): void {
+  const { out, style, options } = state;
+  out.flush();
+  if (out.midLine) out.line('');
+  if (options.artifactPath && event.text) for (const l of formatArtifactPaths(event.text, options.artifactPath)) out.line(style.dim(l));
+  const stop = event.stopReason !== undefined && Object.hasOwn(STOP_LINES, event.stopReason) ? STOP_LINES[event.stopReason] : undefined;
+  if (stop) out.line(style.dim(stop));
+}
+
+/** A delegated sub-agent's calls and answer, indented under the delegate call. */
+function renderSubagent(state: RenderState, e: Extract<AgentEvent, { type: 'subagent' }>['event']): void {
+  const { out, style } = state;
+  if (e.type === 'tool-call') out.line(style.dim(`    ↳ [sub] ${formatToolCall(e.toolName, e.input).trim().replace(/^↳\s*/, '')}`));
+  else if (e.type === 'tool-blocked') out.line(style.red(`    ✗ [sub] ${e.toolName}: ${e.code}`));
+  else if (e.type === 'turn-end' && e.text) out.line(style.dim(`    [sub] ${truncate(e.text.replace(/\s+/g, ' '), 160)}`));
 }

@@ -37,7 +37,7 @@ export {
   buyAndHold, builtinStrategy, momentumStrategy, type MomentumOptions, noopStrategy, randomStrategy, type RandomStrategyOptions, smaCross, type SmaCrossOptions,
 } from './strategies';
 export {
-  annualVolatility, cagr, calmarRatio, computeMetrics, downsideRisk, equityReturns, maxDrawdown, type MetricsInput, normalCdf, probabilisticSharpe, sharpeBootstrapCi, sharpeRatio, skewKurt,
+  annualVolatility, cagr, calmarRatio, computeMetrics, downsideRisk, equityReturns, maxDrawdown, type MetricsInput, minTrackRecordLength, normalCdf, normalQuantile, probabilisticSharpe, sharpeBootstrapCi, sharpeRatio, skewKurt,
   sortinoRatio, totalReturn,
 } from './metrics';
 export { metricsDocument, renderReportHtml, reportChartSpecs, reportCsvFiles, stableJson, writeBacktestReport, type WriteReportOptions, type WrittenReport } from './report';

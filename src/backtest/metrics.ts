@@ -4,6 +4,7 @@
  * measured against the initial cash; annualisation uses `periodsPerYear`; the risk-free rate is annual, turned
  * into a per-period rate by division. Every formula is in docs/backtest.md.
  */
+import { cumulativeNormal, quantileNormal } from 'vega-statistics';
 import { createSeededRandom, mixSeed } from './prng';
 import type { BacktestMetrics, Fill, RejectedOrder, Trade } from './types';
 
@@ -103,12 +104,17 @@ export function calmarRatio(r: ArrayLike<number>, periodsPerYear: number): numbe
   return dd < 0 ? cagr(r, periodsPerYear) / Math.abs(dd) : Number.NaN;
 }
 
-/** Standard normal CDF, by the erfc approximation of Numerical Recipes (`erfcc`, relative error below 1.2e-7). */
+/**
+ * Standard normal CDF: West (2005)'s double-precision form of Hart's algorithm, from vega-statistics (already in
+ * the tree through `vega`, which draws the reports' charts), accurate to about 1e-15.
+ */
 export function normalCdf(x: number): number {
-  const z = Math.abs(x) / Math.SQRT2;
-  const t = 1 / (1 + 0.5 * z);
-  const erfc = t * Math.exp(-z * z - 1.26551223 + t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))));
-  return x >= 0 ? 1 - erfc / 2 : erfc / 2;
+  return cumulativeNormal(x, 0, 1);
+}
+
+/** Standard normal quantile (probit), through Giles' double-precision inverse error function from vega-statistics. */
+export function normalQuantile(p: number): number {
+  return quantileNormal(p, 0, 1);
 }
 
 /** Sample skewness (biased, as Bailey & López de Prado use) and kurtosis (non-excess: 3 for a normal). */
@@ -136,6 +142,18 @@ export function probabilisticSharpe(sr: number, n: number, skew: number, kurtosi
   const denom = Math.sqrt(1 - skew * sr + ((kurtosis - 1) / 4) * sr * sr);
   if (!(n > 1) || !(denom > 0) || Number.isNaN(sr)) return Number.NaN;
   return normalCdf(((sr - benchmark) * Math.sqrt(n - 1)) / denom);
+}
+
+/**
+ * Minimum track record length (Bailey & López de Prado 2012): how many observations a per-period Sharpe `sr`
+ * with these skewness and (non-excess) kurtosis needs before PSR(benchmark) reaches `confidence`:
+ * 1 + (1 − γ3·sr + (γ4 − 1)/4·sr²)·(z_confidence / (sr − benchmark))². NaN when `sr` is not above the benchmark
+ * (no track record is long enough) or `confidence` is not in (0, 1).
+ */
+export function minTrackRecordLength(sr: number, skew: number, kurtosis: number, benchmark = 0, confidence = 0.95): number {
+  if (!(sr > benchmark) || !(confidence > 0 && confidence < 1)) return Number.NaN;
+  const z = normalQuantile(confidence);
+  return 1 + (1 - skew * sr + ((kurtosis - 1) / 4) * sr * sr) * (z / (sr - benchmark)) ** 2;
 }
 
 /**

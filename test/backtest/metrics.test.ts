@@ -1,14 +1,14 @@
 /**
  * Metrics against published reference values: empyrical's own test vectors (tests/test_stats.py, the
  * `mixed_returns`, `positive_returns`, `negative_returns`, `weekly_returns` and `monthly_returns` series and the
- * expected numbers there, carried over as numbers), the probabilistic Sharpe ratio against Bailey & López de
- * Prado's formula evaluated with an exact normal CDF (Python's statistics.NormalDist), and the indicators
- * against trading-signals.
+ * expected numbers there, carried over as numbers), the probabilistic Sharpe ratio and minimum track record
+ * length against the worked examples of Bailey & López de Prado (2012), "The Sharpe Ratio Efficient Frontier"
+ * (to full precision as esvhd/pypbo's test suite carries them), and the indicators against trading-signals.
  */
 import { describe, expect, it } from 'vitest';
 import { EMA, ROC, SMA } from 'trading-signals';
 import {
-  annualVolatility, cagr, calmarRatio, downsideRisk, ema, equityReturns, generateBars, maxDrawdown, momentum, normalCdf, probabilisticSharpe, sharpeBootstrapCi, sharpeRatio, sma, sortinoRatio,
+  annualVolatility, cagr, calmarRatio, downsideRisk, ema, equityReturns, generateBars, maxDrawdown, minTrackRecordLength, momentum, normalCdf, normalQuantile, probabilisticSharpe, sharpeBootstrapCi, sharpeRatio, sma, sortinoRatio,
   totalReturn,
 } from '@minara/agent/backtest';
 
@@ -64,13 +64,33 @@ describe('empyrical test vectors', () => {
 });
 
 describe('probabilistic Sharpe ratio (Bailey & López de Prado 2012)', () => {
+  it("reproduces the paper's worked example: 24 monthly returns, annualised SR 1.585, skewness −2.448, kurtosis 10.164", () => {
+    const monthly = 1.585 / Math.sqrt(12);
+    // The paper reports PSR(0) ≈ 0.913; 0.91323430688486018 is the same example to full precision (pypbo).
+    expect(probabilisticSharpe(monthly, 24, -2.448, 10.164, 0)).toBeCloseTo(0.91323430688486018, 12);
+    // The same Sharpe with normal returns would look far surer: the fat left tail is what costs the confidence.
+    expect(probabilisticSharpe(monthly, 24, 0, 3, 0)).toBeGreaterThan(0.98);
+  });
+  it("reproduces the paper's minimum track record lengths (its Figure 8 cases), in years", () => {
+    // Normal IID returns, an annualised Sharpe of 2 against a true 1, 95 % confidence: daily and weekly sampling.
+    expect(minTrackRecordLength(2 / Math.sqrt(250), 0, 3, 1 / Math.sqrt(250)) / 250).toBeCloseTo(2.7311878017281761, 9);
+    expect(minTrackRecordLength(2 / Math.sqrt(52), 0, 3, 1 / Math.sqrt(52)) / 52).toBeCloseTo(2.8288335869452368, 9);
+    // Monthly, non-normal (skewness −0.72, kurtosis 5.78), 3 against 2.5: decades.
+    expect(minTrackRecordLength(3 / Math.sqrt(12), -0.72, 5.78, 2.5 / Math.sqrt(12)) / 12).toBeCloseTo(27.352920196040301, 9);
+    // No track record proves a Sharpe that is not above the benchmark; a confidence outside (0, 1) is not one.
+    expect(minTrackRecordLength(0.1, 0, 3, 0.1)).toBeNaN();
+    expect(minTrackRecordLength(0.1, 0, 3, 0, 1)).toBeNaN();
+  });
   it('matches the formula with an exact normal CDF', () => {
     // Φ((SR − SR*)·√(n−1) / √(1 − γ3·SR + (γ4 − 1)/4·SR²)), values from Python's statistics.NormalDist
-    expect(probabilisticSharpe(0.1, 100, 0, 3)).toBeCloseTo(0.8395254171844497, 6);
-    expect(probabilisticSharpe(0.2, 60, -1, 6)).toBeCloseTo(0.9152861628090514, 6);
-    expect(probabilisticSharpe(0.05, 250, 0.5, 4, 0.02)).toBeCloseTo(0.6840173147531722, 6);
-    expect(normalCdf(0)).toBeCloseTo(0.5, 7);
-    expect(normalCdf(1.959963984540054)).toBeCloseTo(0.975, 7);
+    expect(probabilisticSharpe(0.1, 100, 0, 3)).toBeCloseTo(0.8395254171844497, 12);
+    expect(probabilisticSharpe(0.2, 60, -1, 6)).toBeCloseTo(0.9152861628090514, 12);
+    expect(probabilisticSharpe(0.05, 250, 0.5, 4, 0.02)).toBeCloseTo(0.6840173147531722, 12);
+    expect(normalCdf(0)).toBeCloseTo(0.5, 15);
+    expect(normalCdf(1.959963984540054)).toBeCloseTo(0.975, 14);
+    expect(normalCdf(-1)).toBeCloseTo(0.15865525393145707, 14);
+    expect(normalQuantile(0.95)).toBeCloseTo(1.6448536269514722, 12);
+    expect(normalQuantile(0.975)).toBeCloseTo(1.959963984540054, 12);
   });
   it('falls with negative skew and fat tails, rises with length', () => {
     expect(probabilisticSharpe(0.1, 100, -2, 10)).toBeLessThan(probabilisticSharpe(0.1, 100, 0, 3));
