@@ -144,6 +144,22 @@ describe('agent run decisions over HTTP: attacks first', () => {
     expect(gatewayEnv({}).backtestRunsDir).toBeUndefined();
   });
 
+  it('minara serve serves the run folders named by GATEWAY_BACKTEST_RUNS_DIR', async () => {
+    const { createAppGateway } = await import('../../../cli/serve');
+    const before = process.env.GATEWAY_BACKTEST_RUNS_DIR;
+    process.env.GATEWAY_BACKTEST_RUNS_DIR = runs;
+    try {
+      const { gateway: g } = await createAppGateway(app);
+      const res = await g.fetch(new Request('http://127.0.0.1/v1/backtests/runs'));
+      expect(res.status).toBe(200);
+      // The single local user is `default`: no folder of theirs here, so an empty list (not a 404).
+      expect(await res.json()).toEqual({ runs: [] });
+    } finally {
+      if (before === undefined) delete process.env.GATEWAY_BACKTEST_RUNS_DIR;
+      else process.env.GATEWAY_BACKTEST_RUNS_DIR = before;
+    }
+  });
+
   it('without backtestRuns the routes answer 404 with the reason', async () => {
     const g = createGateway({ runtime: app.runtime, storage: app.storage, tools: app.tools, logger: silentLogger });
     const r = await g.fetch(new Request('http://127.0.0.1/v1/backtests/runs'));
