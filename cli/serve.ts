@@ -75,6 +75,7 @@ export async function createAppGateway(app: MinaraApp, extra: Pick<GatewayOption
     ...(app.workspace ? { workspace: app.workspace } : {}),
     ...(app.artifacts ? { artifacts: app.artifacts } : {}),
     ...(app.files ? { files: app.files } : {}),
+    ...(env.backtestRunsDir ? { backtestRuns: { dir: env.backtestRunsDir } } : {}),
     ...(env.authToken ? { authToken: env.authToken } : {}),
     ...(env.jwt ? { authenticate: createJwtAuthenticator(env.jwt) } : {}),
     trustUserHeader: env.trustUserHeader,

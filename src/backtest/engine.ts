@@ -163,7 +163,9 @@ export async function simulate(bars: BarSet, strategy: Strategy, cfg: EngineConf
     book.fees += out.feeUsd;
     book.realized += out.realizedPnlUsd;
     book.realizedToday += out.realizedPnlUsd;
-    fills.push({ orderId: p.id, time, symbol: p.intent.symbol, side, quantity: out.quantity, price: out.price, notionalUsd: out.notionalUsd, feeUsd: out.feeUsd, slippageBps: slip, realizedPnlUsd: out.realizedPnlUsd });
+    const fill: Fill = { orderId: p.id, time, symbol: p.intent.symbol, side, quantity: out.quantity, price: out.price, notionalUsd: out.notionalUsd, feeUsd: out.feeUsd, slippageBps: slip, realizedPnlUsd: out.realizedPnlUsd };
+    fills.push(fill);
+    strategy.onFill?.(fill, p.intent);
     const full = side === 'buy' ? out.quantity >= wantQty * (1 - 1e-9) || p.intent.notionalUsd !== undefined : out.quantity >= wantQty * (1 - 1e-9);
     orders.push({ orderId: p.id, decidedAt: p.decidedAt, symbol: p.intent.symbol, side, requestedQuantity: wantQty, filledQuantity: out.quantity, status: full ? 'filled' : 'partial', reason: p.intent.reason ?? '' });
     trackTrade(s, time, side);

@@ -42,7 +42,8 @@ export {
 } from './metrics';
 export { metricsDocument, renderReportHtml, reportChartSpecs, reportCsvFiles, stableJson, writeBacktestReport, type WriteReportOptions, type WrittenReport } from './report';
 export {
-  type BacktestClock, type BacktestTradingOptions, type BacktestTradingProvider, createBacktestClock, createBacktestMarket, createBacktestTradingProvider, withClock,
+  type BacktestClock, type BacktestTradingOptions, type BacktestTradingProvider, createBacktestClock, createBacktestMarket, createBacktestTradingProvider, listedSymbols, orderIdOfIntent,
+  withClock,
 } from './market';
 export { ema, momentum, sma } from './indicators';
 export { buyWithCash, cashForQuantity, type FillCosts, sellQuantity, type SpotFillOut } from './accounting';

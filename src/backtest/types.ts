@@ -91,6 +91,12 @@ export interface Strategy {
   readonly params?: Readonly<Record<string, unknown>>;
   init?(ctx: StrategyContext): void | Promise<void>;
   decide(view: PointInTimeView): readonly OrderIntent[] | Promise<readonly OrderIntent[]>;
+  /**
+   * The engine filled (all or part of) `intent`, one of the orders this strategy returned: called at the fill, before
+   * the next `decide`. Not called for an order the engine rejected or could not fill. The agent records its trades in
+   * the learning loop from these fills (price, quantity, fee, realised P&L), as the engine made them.
+   */
+  onFill?(fill: Fill, intent: OrderIntent): void;
   finish?(): void | Promise<void>;
   /** Sections the strategy adds to the report. */
   report?(): StrategyReport | Promise<StrategyReport>;

@@ -14,12 +14,16 @@ export function spotTierFor(sizeUsd: number | null | undefined, confirmOnceMaxUs
 
 /**
  * What an order returns to the model. A `duplicate` (the provider already had this client order id: the
- * same session, call and arguments were executed before) is reported as such, never as a new execution.
+ * same session, call and arguments were executed before) is reported as such, never as a new execution; a `queued`
+ * order says its fill is an estimate.
  */
 export function executed(r: OrderResult): Record<string, unknown> {
   const base = { orderId: r.orderId, status: r.status, fill: r.fill, source: r.source, simulated: r.simulated, at: r.at, ...(r.shadow ? { shadow: true } : {}) };
   if (r.status === 'duplicate') {
     return { executed: false, duplicate: true, ...base, note: 'This exact call was already executed earlier; nothing new was placed. The fill shown is the original one.' };
+  }
+  if (r.status === 'queued') {
+    return { executed: true, queued: true, ...base, note: 'The order was accepted and fills later (in a backtest: at the next bar\'s open). The fill shown is an estimate at the current price, not the fill.' };
   }
   return { executed: true, ...base };
 }

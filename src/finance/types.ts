@@ -194,7 +194,12 @@ export interface SpotQuote extends Provenance {
 export interface OrderResult extends Provenance {
   /** Client order id the order was placed with. */
   readonly orderId: string;
-  readonly status: 'filled' | 'duplicate';
+  /**
+   * `filled`; `duplicate` (this client order id was executed before: `fill` is the original one); or `queued`: accepted
+   * to fill later (a backtest's next-bar fill), `fill` being the estimate at the time of the order, not a fill — the
+   * learning loop records the trade when the real fill is reported, never from the estimate.
+   */
+  readonly status: 'filled' | 'duplicate' | 'queued';
   readonly fill: {
     readonly symbol: string;
     readonly side: string;

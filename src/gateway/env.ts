@@ -25,6 +25,8 @@ export interface GatewayEnv {
   readonly allowedOrigins: readonly string[];
   /** `GATEWAY_QUOTA_RPM` and `GATEWAY_QUOTA_USD_PER_DAY`: default per-user limits on user turns (`quotas` of createGateway). */
   readonly quotas: GatewayQuota;
+  /** `GATEWAY_BACKTEST_RUNS_DIR`: agent backtest run folders, one sub-folder per user (`backtestRuns.dir` of createGateway). */
+  readonly backtestRunsDir?: string | undefined;
 }
 
 const list = (raw: string | undefined): string[] => (raw ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
@@ -32,7 +34,8 @@ const list = (raw: string | undefined): string[] => (raw ?? '').split(',').map((
 /**
  * Read `GATEWAY_PORT` (default 8080), `GATEWAY_HOST` (default 127.0.0.1), `GATEWAY_AUTH_TOKEN`, the per-user
  * JWT settings (`GATEWAY_JWT_SECRET` or `GATEWAY_JWKS_URL`, `GATEWAY_JWT_ISSUER`, `GATEWAY_JWT_AUDIENCE`) and
- * `GATEWAY_TRUST_USER_HEADER`, `GATEWAY_MCP_TOKEN`, `GATEWAY_ALLOWED_HOSTS` and `GATEWAY_ALLOWED_ORIGINS`.
+ * `GATEWAY_TRUST_USER_HEADER`, `GATEWAY_MCP_TOKEN`, `GATEWAY_ALLOWED_HOSTS`, `GATEWAY_ALLOWED_ORIGINS` and
+ * `GATEWAY_BACKTEST_RUNS_DIR`.
  * A malformed value is a `CONFIG_INVALID` naming the variable; a JWT setup needs `GATEWAY_JWT_AUDIENCE` (or the
  * explicit opt-out `GATEWAY_JWT_ANY_AUDIENCE=1`).
  */
@@ -83,5 +86,6 @@ export function gatewayEnv(env: Readonly<Record<string, string | undefined>> = p
     ...(mcpToken ? { mcpToken } : {}),
     allowedHosts: checkAllowedHosts(list(env['GATEWAY_ALLOWED_HOSTS']), 'GATEWAY_ALLOWED_HOSTS'),
     allowedOrigins: checkAllowedOrigins(list(env['GATEWAY_ALLOWED_ORIGINS']), 'GATEWAY_ALLOWED_ORIGINS'),
+    ...(env['GATEWAY_BACKTEST_RUNS_DIR']?.trim() ? { backtestRunsDir: env['GATEWAY_BACKTEST_RUNS_DIR'].trim() } : {}),
   };
 }

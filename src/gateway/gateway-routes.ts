@@ -9,6 +9,7 @@ import { getArtifact, getFile, listArtifacts, postFile, viewArtifact } from './a
 import { alertRoutes } from './alert-routes';
 import { auditRoutes } from './audit-routes';
 import { listBacktests } from './backtest-routes';
+import { backtestRunRoutes } from './backtest-run-routes';
 import { breakerRoutes } from './breaker-routes';
 import { getChat, postChat, resumeChat } from './chat-routes';
 import { controlRoutes } from './control-routes';
@@ -71,6 +72,7 @@ function addTenantRoutes(router: GatewayRouter, deps: GatewayDeps, events: Event
   router.add('PUT', '/v1/workspace/files/:name', putWorkspaceFile(deps));
   router.add('GET', '/v1/artifacts', listArtifacts(deps));
   router.add('GET', '/v1/backtests', listBacktests(deps));
+  for (const [method, pattern, handler] of backtestRunRoutes(deps)) router.add(method, pattern, handler);
   router.add('GET', '/v1/artifacts/:id', getArtifact(deps));
   router.add('GET', '/v1/artifacts/:id/view', viewArtifact(deps));
   router.add('POST', '/v1/files', postFile(deps));

@@ -75,6 +75,6 @@ export function getInfo(deps: GatewayDeps): RouteHandler {
       identity: { userId, canDecide },
       ...(options.tradingMode !== undefined ? { tradingMode: options.tradingMode } : {}),
       model: modelStatus === undefined ? { configured: true } : modelStatus.configured ? { configured: true, label: modelStatus.label } : { configured: false, reason: modelStatus.reason },
-      features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workflows: options.workflows !== undefined, alerts: options.tools.has('alert_request'), shadow: options.tools.has('shadow_report'), workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
+      features: { memory: options.memoryFor !== undefined, learning: options.learningFor !== undefined, deliveries: options.background?.deliveries !== undefined, workflows: options.workflows !== undefined, alerts: options.tools.has('alert_request'), shadow: options.tools.has('shadow_report'), workspace: options.workspace !== undefined, artifacts: options.artifacts !== undefined, backtestRuns: options.backtestRuns !== undefined, files: options.files !== undefined, approvals: true, mcp: options.mcp !== undefined, web: web !== undefined },
     });
 }

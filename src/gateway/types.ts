@@ -45,6 +45,13 @@ export interface GatewayOptions {
    */
   readonly files?: FileStore | undefined;
   /**
+   * Agent backtest run folders served to the web app's Backtests page: `GET /v1/backtests/runs` and
+   * `GET /v1/backtests/runs/:run/decisions`. One sub-folder per tenant, `<dir>/<userId>/<run>/` (each written by
+   * `writeBacktestReport` / `minara backtest run --strategy agent --out`); a caller reads only their own. Files
+   * larger than `maxFileBytes` (default 32 MiB) are refused with 413. @default no such routes (404)
+   */
+  readonly backtestRuns?: { readonly dir: string; readonly maxFileBytes?: number | undefined } | undefined;
+  /**
    * Bearer token every route except `GET /healthz` requires (`Authorization: Bearer <token>`), compared in
    * constant time. Usually `GATEWAY_AUTH_TOKEN`. @default no authentication (loopback only, see `serveGateway`)
    */

@@ -23,13 +23,13 @@ export function classesForTrade(assetClass: string | undefined, kind: TradeKind)
 }
 
 /**
- * The `trade_history` rows of a record's executions (duplicates, which the provider had already executed,
- * are left out). An opening trade carries the methodologies in play whose asset class applies to it.
+ * The `trade_history` rows of a record's executions (duplicates, which the provider had already executed, and
+ * queued orders, whose fill is not known yet and is captured when it is, are left out). An opening trade carries the methodologies in play whose asset class applies to it.
  */
 export function tradeRowsOf(record: PostTurnRecord): NewTradeExecution[] {
   const rows: NewTradeExecution[] = [];
   for (const e of record.executions) {
-    if (e.status === 'duplicate') continue;
+    if (e.status === 'duplicate' || e.status === 'queued') continue;
     const { action, kind, direction } = actionOf(e);
     const asset = normalizeAsset(e.orderFacts.asset);
     const assetClass = assetClassOf(asset);
@@ -91,7 +91,7 @@ export function observationsOf(record: PostTurnRecord): PreferenceObservation[] 
   const obs = (dimension: string, text: string, value: string, effect: PreferenceObservation['effect'] = 'support') =>
     out.push({ dimension, text, normalizedText: normalizeLearningText(`${dimension}:${value}`), value, effect });
   for (const e of record.executions) {
-    if (e.status === 'duplicate') continue;
+    if (e.status === 'duplicate' || e.status === 'queued') continue;
     const { action, kind } = actionOf(e);
     if (action === 'transfer') continue;
     const input = (typeof e.input === 'object' && e.input !== null ? e.input : {}) as Record<string, unknown>;

@@ -70,7 +70,7 @@ export interface TurnExecution {
   readonly orderFacts: ToolOrderFacts;
   /** The provider's order id, when the result carries one (`orderId`). */
   readonly orderId?: string | undefined;
-  /** `filled`, or `duplicate` when the provider had already executed this client order id. */
+  /** `filled`, `duplicate` when the provider had already executed this client order id, or `queued` (fills later; not yet a trade). */
   readonly status?: string | undefined;
   /** The fill facts, when the result carries them (`fill`). */
   readonly fill?: TurnExecutionFill | undefined;

@@ -54,7 +54,7 @@ describe('gateway web app serving', () => {
 
   it('GET /v1/info reports the model status (no secrets) and the features', async () => {
     const info = await (await fetch(`${h.url}/v1/info`, { headers: auth })).json();
-    expect(info).toEqual({ identity: { userId: 'default', canDecide: true }, model: { configured: false, reason: 'MINARA_MODEL is not set.' }, features: { memory: true, learning: false, deliveries: false, workflows: false, alerts: false, shadow: false, workspace: true, artifacts: false, files: false, approvals: true, mcp: false, web: true } });
+    expect(info).toEqual({ identity: { userId: 'default', canDecide: true }, model: { configured: false, reason: 'MINARA_MODEL is not set.' }, features: { memory: true, learning: false, deliveries: false, workflows: false, alerts: false, shadow: false, workspace: true, artifacts: false, backtestRuns: false, files: false, approvals: true, mcp: false, web: true } });
   });
 
   it('GET /v1/memory?q= searches the tenant memories; a bad q is a 400 naming it', async () => {

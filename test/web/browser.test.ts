@@ -47,7 +47,7 @@ const PHONE = { width: 390, height: 844 };
 const DESKTOP = { width: 1440, height: 900 };
 
 /** A gateway over createApp (paper trading, SQLite) with the scripted model, serving the built web app. */
-async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean; onApp?: (app: MinaraApp) => Promise<void>; app?: Partial<CreateAppOptions>; finance?: Parameters<typeof createApp>[0] extends infer O ? (O extends { finance?: infer F } ? F : never) : never } = {}): Promise<string> {
+async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; noModel?: boolean; onApp?: (app: MinaraApp) => Promise<void>; app?: Partial<CreateAppOptions>; backtestRuns?: string; finance?: Parameters<typeof createApp>[0] extends infer O ? (O extends { finance?: infer F } ? F : never) : never } = {}): Promise<string> {
   const dir = temp('minara-web-');
   const app = await createApp({
     envFileDir: false, env: {}, logger: silentLogger, surface: 'gateway', config: { dataDir: dir }, artifacts: { png: false },
@@ -60,6 +60,7 @@ async function start(script: ScriptEntry[], options: { chunkDelayMs?: number; no
     ...(app.workspace ? { workspace: app.workspace } : {}),
     ...(app.artifacts ? { artifacts: app.artifacts, files: app.files } : {}),
     web: { dir: webDir }, modelStatus: app.modelStatus, background: app.background, bus: app.bus,
+    ...(options.backtestRuns ? { backtestRuns: { dir: options.backtestRuns } } : {}),
   });
   await options.onApp?.(app);
   const served = await serveGateway({ gateway, port: 0 });
@@ -553,6 +554,45 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     expect((await app!.tools.breakers!.status('default')).tripped).toBe(false);
     await page.close();
   }, 60_000);
+
+  it("backtests: an agent run's decisions bar by bar — what the model was told, saw, said and did, the gate's verdict and the engine's fills", async () => {
+    // A real agent run folder, replayed from the committed cassette (no model, no network), in the local user's folder.
+    const { createCassetteModel, runAgentBacktest, writeBacktestReport } = await import('@minara/agent/backtest');
+    const { agentBars } = await import('../backtest/agent/run-fixture');
+    const runs = temp('minara-agent-runs-');
+    const model = createCassetteModel({ cassette: path.join(ROOT, 'test/fixtures/backtest/agent-sma.cassette.json'), mode: 'replay' });
+    const run = await runAgentBacktest({ bars: agentBars(), agent: { prompt: 'Review BTC and decide.', schedule: { kind: 'every-n-bars', n: 10 }, limits: { maxTradeUsd: 5000 }, model }, temperature: 0 });
+    await writeBacktestReport(run.result, path.join(runs, 'default', 'agent-sma'), { png: false });
+    const url = await start([], { backtestRuns: runs });
+    const page = await open(`${url}#/backtests`);
+    await page.getByRole('heading', { level: 2, name: 'Agent runs' }).waitFor();
+    const view = page.getByTestId('agent-run');
+    await view.waitFor();
+    expect(await view.getByRole('heading', { level: 3 }).textContent()).toMatch(/^agent-sma: cassette:claude-sonnet-4-5 on BTC/);
+    expect(await view.getByTestId('contamination').textContent()).toMatch(/Training cutoff 2025-07-01: the test window overlaps/);
+    const decisions = view.getByTestId('agent-decision');
+    expect(await decisions.count()).toBe(4);
+    const first = decisions.first();
+    expect(await first.getByRole('heading', { level: 4 }).textContent()).toBe('Decision 1 · 2021-03-02 00:00 UTC');
+    expect(await first.locator('pre.text').first().textContent()).toMatch(/^\[Backtest decision 1\] Today is 2021-03-02 00:00 UTC/);
+    expect(await first.getByTestId('decision-said').textContent()).toBe('Bought BTC.');
+    // The context it was given before the message: the system prompt, opened from its summary.
+    const context = first.getByTestId('decision-context');
+    await context.locator('summary').click();
+    expect(await context.locator('pre').textContent()).toMatch(/Workspace identity/);
+    expect(await first.getByTestId('decision-gate').textContent()).toMatch(/buy_token: allowed \(approval\)/);
+    // The tool results the model saw open as details; the fill is the engine's, at the next bar's open.
+    expect(await first.locator('details.raw').count()).toBeGreaterThanOrEqual(2);
+    const fills = await first.getByTestId('decision-fills').textContent();
+    expect(fills).toMatch(/order: buy BTC \$2000\.00/);
+    expect(fills).toContain(agentBars().open[0]![1]!.toFixed(4));
+    expect(await decisions.nth(2).getByTestId('decision-fills').textContent()).toMatch(/sell BTCfilled/);
+    expect(await view.getByText('Decisions 1–4 of 4').count()).toBe(1);
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await axe(page, 'backtests-agent-decisions')).toEqual([]);
+    await shot(page, 'backtests-agent-decisions');
+    await page.close();
+  }, 90_000);
 
   it('backtests: the agent runs run_backtest in chat; the Backtests page lists the run with its equity chart and metrics', async () => {
     const url = await start([

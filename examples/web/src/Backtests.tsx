@@ -1,4 +1,5 @@
 import { useEffect, useState } from 'react';
+import { AgentRuns } from './AgentRuns';
 import { api } from './api';
 import { ArtifactFrame } from './Chat';
 import { Markdown } from './Markdown';
@@ -15,7 +16,8 @@ interface BacktestRun {
 
 /**
  * The Backtests page: the runs the agent made with `run_backtest` (ask it "backtest sma-cross on a crash"),
- * newest first; the selected run's equity chart (the artifact viewer in a sandboxed frame) and metrics table.
+ * newest first; the selected run's equity chart (the artifact viewer in a sandboxed frame) and metrics table; then
+ * the agent runs the gateway serves (`backtestRuns`), each decision bar by bar.
  */
 export function BacktestsPage() {
   const [runs, setRuns] = useState<readonly BacktestRun[] | undefined>();
@@ -63,6 +65,7 @@ export function BacktestsPage() {
           <Markdown text={run.markdown.replace(/\bchart:\/\/x-[a-z0-9]+\s*/g, '')} />
         </article>
       ) : null}
+      <AgentRuns />
     </section>
   );
 }

@@ -12,8 +12,11 @@ import type { Skill, SkillDefinition } from '../../skills/types';
 import type { ToolEntry } from '../../tools/types';
 import { createInMemoryStorage } from '../../storage/in-memory/index';
 import { silentLogger } from '../../util/logger';
+import { type BacktestClock, type BacktestTradingProvider, createBacktestMarket, createBacktestTradingProvider, listedSymbols } from '../market';
 import type { OrderIntent, PointInTimeView, Strategy, StrategyContext, StrategyReport } from '../types';
-import { createIntentTrading, createPointInTimeMarket, listedSymbols, type IntentTrading } from './adapters';
+import { clockOfSource } from './adapters';
+import { createFillCapture, type FillCapture } from './fill-capture';
+import { createPromptLog, type PromptLog } from './prompt-log';
 import { createCostLedger, type CostLedger } from './costs';
 import { orderOf, ruleOf, summarizeEvents, wouldHavePnl, type AgentDecision, type BlockedAgentOrder } from './decision-log';
 import { scheduleHistory, type HistoryItem, type HistoryReleaser } from './history';
@@ -84,7 +87,13 @@ interface RunState {
   view: PointInTimeView | undefined;
   lastView: PointInTimeView | undefined;
   previousNow: number | undefined;
-  trading: IntentTrading;
+  /** The engine's point-in-time view as the adapters read it (open only during a decision). */
+  viewClock: BacktestClock;
+  trading: BacktestTradingProvider;
+  /** The agent's queued orders until the engine fills them (the learning loop records the fills). */
+  fills: FillCapture;
+  /** The model the runtime calls, noting the system prompt each decision was given. */
+  prompts: PromptLog;
   history: HistoryReleaser | undefined;
   disabled: DisabledTool[];
   stopped: { reason: 'budget' | 'budget-unpriced'; at: string } | undefined;
@@ -113,11 +122,11 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
     env: { MINARA_DATA_DIR: state.dataDir, MINARA_BREAKERS: 'off' },
     envFileDir: false,
     storage: createInMemoryStorage(),
-    model: o.model,
+    model: state.prompts.model,
     now: () => new Date(state.clock),
     logger: silentLogger,
     userId: o.userId ?? 'backtest',
-    finance: { market: createPointInTimeMarket(() => state.view), provider: state.trading.provider, ...(o.limits ? { limits: o.limits } : {}), autopilot: false },
+    finance: { market: createBacktestMarket(state.viewClock), provider: state.trading, ...(o.limits ? { limits: o.limits } : {}), autopilot: false },
     research: false,
     web: false,
     browser: false,
@@ -202,6 +211,7 @@ function agentReport(r: { readonly options: AgentStrategyOptions; readonly decis
       'llm_costs.csv': costs.toCsv(),
       'decisions.jsonl': decisions.map((d) => JSON.stringify(d)).join('\n') + (decisions.length > 0 ? '\n' : ''),
       'agent_blocked_orders.csv': `${blockedCsv}\n`,
+      'system_prompts.jsonl': state.prompts.file(),
     },
     config: {
       agent: {
@@ -242,7 +252,8 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
   const costs = createCostLedger(options.prices);
   const decisions: AgentDecision[] = [];
   const blocked: BlockedAgentOrder[] = [];
-  const state: RunState = { app: undefined, dataDir: undefined, clock: 0, view: undefined, lastView: undefined, previousNow: undefined, trading: createIntentTrading(() => state.view), history: undefined, disabled: [], stopped: undefined, ctx: undefined };
+  const viewClock = clockOfSource(() => state.view);
+  const state: RunState = { app: undefined, dataDir: undefined, clock: 0, view: undefined, lastView: undefined, previousNow: undefined, viewClock, trading: createBacktestTradingProvider(viewClock), fills: createFillCapture(), prompts: createPromptLog(options.model), history: undefined, disabled: [], stopped: undefined, ctx: undefined };
   const userId = options.userId ?? 'backtest';
 
   const runDecision = async (view: PointInTimeView, instructions: readonly string[]): Promise<OrderIntent[]> => {
@@ -250,6 +261,12 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
     state.view = view;
     state.lastView = view;
     const app = (state.app ??= await buildApp(options, state, extra));
+    // The engine's fills since the last decision reach the learning loop first, each stamped at its fill time.
+    await state.fills.flush(async ({ record, at }) => {
+      state.clock = at;
+      await app.learningFor(userId)?.captureTurn(record);
+    });
+    state.clock = view.now;
     await state.history!.releaseUpTo(view.now);
     const n = decisions.length + 1;
     const message = messageFor(options, view, n, instructions);
@@ -293,8 +310,10 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
       stopReason = e.stopReason;
     }
     const cost = costs.add({ decision: n, time: iso(view.now), modelId, ...usage });
-    const intents = state.trading.take();
-    const decision: AgentDecision = { decision: n, index: view.index, time: iso(view.now), message, saw: summary.saw, said: summary.said, did: summary.did, gate, intents, stopReason, costUsd: cost.costUsd };
+    state.fills.hold(events);
+    const intents = state.trading.drain();
+    const context = state.prompts.take();
+    const decision: AgentDecision = { decision: n, index: view.index, time: iso(view.now), message, ...(context ? { context } : {}), saw: summary.saw, said: summary.said, did: summary.did, gate, intents, stopReason, costUsd: cost.costUsd };
     decisions.push(decision);
     options.onDecision?.(decision);
     state.view = undefined;
@@ -323,6 +342,7 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
         throw error;
       });
     },
+    onFill: (fill, intent) => state.fills.filled(fill, intent),
     finish: () => release(state),
     report,
     get decisions() {

@@ -1,5 +1,6 @@
 import type { AgentEvent } from '../../runtime/events';
 import type { OrderIntent, PointInTimeView } from '../types';
+import type { DecisionContext } from './prompt-log';
 
 /** An order the gate blocked or the simulated approver denied, with what it would have made. */
 export interface BlockedAgentOrder {
@@ -28,7 +29,9 @@ export interface AgentDecision {
   readonly time: string;
   /** The message the agent was given (with the simulated date). */
   readonly message: string;
-  /** Tool results the agent saw (name, ok, data or error), in order. */
+  /** The system prompt the model was given at this decision (its text is in system_prompts.jsonl under `sha256`). */
+  readonly context?: DecisionContext | undefined;
+  /** Tool results the agent saw (the tool's name — the inner tool's for a call through tool_invoke —, ok, data or error), in order. */
   readonly saw: ReadonlyArray<{ readonly tool: string; readonly ok: boolean; readonly output: unknown }>;
   /** The agent's final text. */
   readonly said: string;
@@ -111,7 +114,8 @@ export function summarizeEvents(events: readonly AgentEvent[]): { saw: AgentDeci
       did.push({ tool: e.toolName, input: e.input });
     } else if (e.type === 'tool-result') {
       const env = e.output as unknown as { ok: boolean; data?: unknown; error?: unknown; code?: unknown };
-      saw.push({ tool: e.toolName, ok: env.ok, output: env.ok ? env.data : { error: env.error, code: env.code } });
+      // A result through tool_invoke is the inner tool's answer: name it so (what the model saw, from which tool).
+      saw.push({ tool: inputs.get(e.toolCallId)?.toolName ?? e.toolName, ok: env.ok, output: env.ok ? env.data : { error: env.error, code: env.code } });
     } else if (e.type === 'tool-blocked') {
       const call = inputs.get(e.toolCallId);
       blocked.push({ toolName: call?.toolName ?? e.toolName, input: call?.input, code: e.code, reason: e.reason });

@@ -31,6 +31,7 @@ export {
   type ContaminationReport,
 } from './contamination';
 export type { AgentDecision, BlockedAgentOrder } from './decision-log';
+export type { DecisionContext } from './prompt-log';
 export { scheduleHistory, type HistoryItem, type HistoryReleaser } from './history';
 export { compileSchedule, type AgentSchedule } from './schedule';
 export { BACKTEST_TOOL_SETS, DISABLED_FEATURES, POINT_IN_TIME_TOOLS, type DisabledTool } from './tool-policy';
