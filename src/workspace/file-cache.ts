@@ -34,10 +34,18 @@ interface Entry {
 
 const sig = (s: ConfinedStat) => `${s.realPath}|${s.size}|${s.mtimeMs}|${s.ctimeMs}|${s.ino}`;
 
-/** Create a file cache over the workspace `root`; reads above `maxReadBytes` are refused. */
-export function createFileCache(root: string, maxReadBytes: number): WorkspaceFileCache {
+/**
+ * Create a file cache over the workspace `root`; reads above `maxReadBytes` are refused. With `trustOwnWrites`
+ * (an exclusive workspace: this process is its only writer) a file is checked on disk once and then served
+ * from memory until `invalidate` names it, which every write through the workspace does.
+ */
+export function createFileCache(root: string, maxReadBytes: number, options: { readonly trustOwnWrites?: boolean } = {}): WorkspaceFileCache {
   const entries = new Map<string, Entry>();
-  let logs: { key: string; list: readonly DailyLogEntry[] } | undefined;
+  let logs: { key: string; list: readonly DailyLogEntry[]; gen: number } | undefined;
+  let logsGeneration = 0;
+  const settled = options.trustOwnWrites ? new Map<string, FileLoad>() : undefined;
+  // Bumped by every invalidate: a load that raced a write does not settle what it read before the write.
+  let generation = 0;
 
   const ok = (rel: string, entry: Entry): FileLoad => ({
     status: 'ok',
@@ -48,6 +56,15 @@ export function createFileCache(root: string, maxReadBytes: number): WorkspaceFi
   });
 
   async function load(rel: string): Promise<FileLoad> {
+    const known = settled?.get(rel);
+    if (known) return known;
+    const before = generation;
+    const result = await loadFromDisk(rel);
+    if (before === generation) settled?.set(rel, result);
+    return result;
+  }
+
+  async function loadFromDisk(rel: string): Promise<FileLoad> {
     try {
       const st = await statConfined(root, rel);
       if (st === undefined) {
@@ -76,6 +93,12 @@ export function createFileCache(root: string, maxReadBytes: number): WorkspaceFi
   }
 
   async function listDailyLogs(): Promise<readonly DailyLogEntry[]> {
+    if (settled && logs && logs.gen === logsGeneration) return logs.list;
+    const gen = logsGeneration;
+    const settle = (list: readonly DailyLogEntry[]): readonly DailyLogEntry[] => {
+      if (settled) logs = { key: '', list, gen };
+      return list;
+    };
     let real: string | undefined;
     try {
       real = await resolveConfined(root, DAILY_LOG_DIR);
@@ -83,17 +106,20 @@ export function createFileCache(root: string, maxReadBytes: number): WorkspaceFi
       if (SandboxEscapeError.isInstance(error)) return [];
       throw error;
     }
-    if (real === undefined) return [];
+    if (real === undefined) return settle([]);
     const st = await stat(real);
-    if (!st.isDirectory()) return [];
+    if (!st.isDirectory()) return settle([]);
     const key = `${real}|${st.mtimeMs}|${st.ino}`;
-    if (logs?.key === key) return logs.list;
+    if (logs?.key === key) {
+      logs = { ...logs, gen };
+      return logs.list;
+    }
     const list: DailyLogEntry[] = [];
     for (const name of (await readdir(real)).sort()) {
       const parsed = parseDailyLogName(name);
       if (parsed) list.push({ ...parsed, rel: `${DAILY_LOG_DIR}/${name}` });
     }
-    logs = { key, list };
+    logs = { key, list, gen };
     return list;
   }
 
@@ -101,12 +127,19 @@ export function createFileCache(root: string, maxReadBytes: number): WorkspaceFi
     load,
     listDailyLogs,
     invalidate(rel) {
+      generation++;
       if (rel === undefined) {
         entries.clear();
+        settled?.clear();
         logs = undefined;
+        logsGeneration++;
       } else {
         entries.delete(rel);
-        if (rel.startsWith(`${DAILY_LOG_DIR}/`)) logs = undefined;
+        settled?.delete(rel);
+        if (rel.startsWith(`${DAILY_LOG_DIR}/`)) {
+          logs = undefined;
+          logsGeneration++;
+        }
       }
     },
   };

@@ -12,6 +12,7 @@ import type { Skill, SkillDefinition } from '../../skills/types';
 import type { ToolEntry } from '../../tools/types';
 import { createInMemoryStorage } from '../../storage/in-memory/index';
 import { silentLogger } from '../../util/logger';
+import { createWorkspace } from '../../workspace/workspace';
 import type { OrderIntent, PointInTimeView, Strategy, StrategyContext, StrategyReport } from '../types';
 import { createIntentTrading, createPointInTimeMarket, listedSymbols, type IntentTrading } from './adapters';
 import { createCostLedger, type CostLedger } from './costs';
@@ -109,12 +110,17 @@ function checkOptions(o: AgentStrategyOptions): void {
 /** Build the run's app: fresh in-memory stores, the simulated clock, the backtest market and trading, no live-world tools. */
 async function buildApp(o: AgentStrategyOptions, state: RunState, extra: ReadonlySet<string>): Promise<MinaraApp> {
   state.dataDir = mkdtempSync(join(tmpdir(), 'minara-agent-bt-'));
+  const now = () => new Date(state.clock);
+  // The run's own scratch workspace, where createApp would seed it: exclusive (only this run writes it and it is
+  // deleted at the end), so prompts read its files from memory between the run's own writes, and nothing is fsynced.
+  const workspace = o.workspace === false ? false : createWorkspace({ dir: join(state.dataDir, 'workspace'), now, logger: silentLogger, exclusive: true });
+  if (workspace) await workspace.seed();
   const options: CreateAppOptions = {
     env: { MINARA_DATA_DIR: state.dataDir, MINARA_BREAKERS: 'off' },
     envFileDir: false,
     storage: createInMemoryStorage(),
     model: o.model,
-    now: () => new Date(state.clock),
+    now,
     logger: silentLogger,
     userId: o.userId ?? 'backtest',
     finance: { market: createPointInTimeMarket(() => state.view), provider: state.trading.provider, ...(o.limits ? { limits: o.limits } : {}), autopilot: false },
@@ -132,7 +138,7 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
     ...(o.skills ? { skills: o.skills } : {}),
     ...(o.tools ? { tools: o.tools } : {}),
     ...(o.learning === false ? { learning: false } : {}),
-    ...(o.workspace === false ? { workspace: false } : {}),
+    workspace,
     ...(o.prices ? { prices: o.prices } : {}),
     runtime: { maxSteps: o.maxSteps ?? 8 },
   };
