@@ -59,9 +59,24 @@ export function createFileCache(root: string, maxReadBytes: number, options: { r
     const known = settled?.get(rel);
     if (known) return known;
     const before = generation;
-    const result = await loadFromDisk(rel);
+    const result = settled ? await readThrough(rel) : await loadFromDisk(rel);
     if (before === generation) settled?.set(rel, result);
     return result;
+  }
+
+  /** A trusted cache's miss: one confined read (its own stat); a file over the cap takes the checked path for its report. */
+  async function readThrough(rel: string): Promise<FileLoad> {
+    try {
+      const read = await readConfined(root, rel, maxReadBytes);
+      if (read === undefined) return { status: 'missing', rel };
+      const entry: Entry = { key: sig(read), content: read.content, stat: read };
+      entries.set(rel, entry);
+      return ok(rel, entry);
+    } catch (error) {
+      if (SandboxEscapeError.isInstance(error) && error.code === 'SANDBOX_ESCAPE') return { status: 'refused', rel, reason: error.message };
+      if (MinaraError.isInstance(error) && error.code === 'FILE_TOO_LARGE') return loadFromDisk(rel);
+      throw error;
+    }
   }
 
   async function loadFromDisk(rel: string): Promise<FileLoad> {
