@@ -23,6 +23,11 @@ export interface WorkspaceFileCache {
   listDailyLogs(): Promise<readonly DailyLogEntry[]>;
   /** Forget one entry (after our own write) or everything. */
   invalidate(rel?: string): void;
+  /**
+   * After our own write of `rel`: a cache that trusts its own writes keeps `content` as the file (no re-read);
+   * any other forgets the entry, as `invalidate` does.
+   */
+  wrote(rel: string, content: string, stat: () => Promise<ConfinedStat>): Promise<void>;
 }
 
 interface Entry {
@@ -138,24 +143,33 @@ export function createFileCache(root: string, maxReadBytes: number, options: { r
     return list;
   }
 
-  return {
-    load,
-    listDailyLogs,
-    invalidate(rel) {
-      generation++;
-      if (rel === undefined) {
-        entries.clear();
-        settled?.clear();
+  function invalidate(rel?: string): void {
+    generation++;
+    if (rel === undefined) {
+      entries.clear();
+      settled?.clear();
+      logs = undefined;
+      logsGeneration++;
+    } else {
+      entries.delete(rel);
+      settled?.delete(rel);
+      if (rel.startsWith(`${DAILY_LOG_DIR}/`)) {
         logs = undefined;
         logsGeneration++;
-      } else {
-        entries.delete(rel);
-        settled?.delete(rel);
-        if (rel.startsWith(`${DAILY_LOG_DIR}/`)) {
-          logs = undefined;
-          logsGeneration++;
-        }
       }
-    },
-  };
+    }
+  }
+
+  async function wrote(rel: string, content: string, stat: () => Promise<ConfinedStat>): Promise<void> {
+    invalidate(rel);
+    // Over the cap it is reported as too large on the next load, as a read would find it.
+    if (!settled || Buffer.byteLength(content) > maxReadBytes) return;
+    const before = generation;
+    const st = await stat();
+    const entry: Entry = { key: sig(st), content, stat: st };
+    entries.set(rel, entry);
+    if (before === generation) settled.set(rel, ok(rel, entry));
+  }
+
+  return { load, listDailyLogs, invalidate, wrote };
 }

@@ -213,9 +213,9 @@ export interface AtomicWriteOptions {
 /**
  * Atomically replace `rel` with `content`: write a temp file in the same directory, fsync it, rename it
  * over the target, fsync the directory. A crash leaves either the old file or the new one, never half.
- * A symlink at the target is replaced by the regular file, never written through.
+ * A symlink at the target is replaced by the regular file, never written through. Returns the real path written.
  */
-export async function atomicWriteConfined(root: string, rel: string, content: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<void> {
+export async function atomicWriteConfined(root: string, rel: string, content: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<string> {
   const sync = options.sync !== false;
   const target = await confinedTarget(root, rel);
   const tmp = await writeTemp(target, content, sync);
@@ -226,6 +226,12 @@ export async function atomicWriteConfined(root: string, rel: string, content: st
     throw error;
   }
   if (sync) await syncDir(dirname(target));
+  return target;
+}
+
+/** The identity of a file just written at its real path `realPath` (after {@link atomicWriteConfined}). */
+export async function statWritten(realPath: string): Promise<ConfinedStat> {
+  return toStat(realPath, await lstat(realPath));
 }
 
 /**

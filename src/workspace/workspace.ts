@@ -10,7 +10,7 @@ import { createFileCache, type WorkspaceFileCache } from './file-cache';
 import { type HeartbeatInput, nextHeartbeat } from './heartbeat';
 import { type CreateWorkspaceOptions, resolveWorkspaceSettings, type WorkspaceSettings } from './options';
 import { buildPromptBlocks, type WorkspaceNotice, type WorkspacePromptBlocks } from './prompt-blocks';
-import { atomicWriteConfined, readConfined } from './safe-fs';
+import { atomicWriteConfined, readConfined, statWritten } from './safe-fs';
 import { type SeedResult, seedWorkspaceIfMissing } from './seed';
 import { createSoulChangeDetector } from './soul-state';
 import { createTurnEndHook, type TurnEndInput, type TurnEndResult } from './turn-end';
@@ -102,8 +102,9 @@ function createHeartbeatWriter(deps: {
     }
     await inOrder(async () => {
       const previous = await readHeartbeat();
-      await atomicWriteConfined(root, 'HEARTBEAT.md', nextHeartbeat(previous, input, now()), { sync: !settings.exclusive });
-      cache.invalidate('HEARTBEAT.md');
+      const content = nextHeartbeat(previous, input, now());
+      const written = await atomicWriteConfined(root, 'HEARTBEAT.md', content, { sync: !settings.exclusive });
+      await cache.wrote('HEARTBEAT.md', content, () => statWritten(written));
     });
   };
 }
