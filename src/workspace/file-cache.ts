@@ -40,14 +40,59 @@ interface Entry {
 const sig = (s: ConfinedStat) => `${s.realPath}|${s.size}|${s.mtimeMs}|${s.ctimeMs}|${s.ino}`;
 
 /**
+ * The daily journals under `memory/`, listed again when the directory changed (by its mtime), or, when `trusted`
+ * (an exclusive workspace), only after `forget` (a journal written through the workspace).
+ */
+function createDailyLogLister(root: string, trusted: boolean): { list(): Promise<readonly DailyLogEntry[]>; forget(): void } {
+  let logs: { key: string; list: readonly DailyLogEntry[]; gen: number } | undefined;
+  let generation = 0;
+  async function list(): Promise<readonly DailyLogEntry[]> {
+    if (trusted && logs && logs.gen === generation) return logs.list;
+    const gen = generation;
+    const settle = (found: readonly DailyLogEntry[]): readonly DailyLogEntry[] => {
+      if (trusted) logs = { key: '', list: found, gen };
+      return found;
+    };
+    let real: string | undefined;
+    try {
+      real = await resolveConfined(root, DAILY_LOG_DIR);
+    } catch (error) {
+      if (SandboxEscapeError.isInstance(error)) return [];
+      throw error;
+    }
+    if (real === undefined) return settle([]);
+    const st = await stat(real);
+    if (!st.isDirectory()) return settle([]);
+    const key = `${real}|${st.mtimeMs}|${st.ino}`;
+    if (logs?.key === key) {
+      logs = { ...logs, gen };
+      return logs.list;
+    }
+    const found: DailyLogEntry[] = [];
+    for (const name of (await readdir(real)).sort()) {
+      const parsed = parseDailyLogName(name);
+      if (parsed) found.push({ ...parsed, rel: `${DAILY_LOG_DIR}/${name}` });
+    }
+    logs = { key, list: found, gen };
+    return found;
+  }
+  return {
+    list,
+    forget() {
+      logs = undefined;
+      generation++;
+    },
+  };
+}
+
+/**
  * Create a file cache over the workspace `root`; reads above `maxReadBytes` are refused. With `trustOwnWrites`
  * (an exclusive workspace: this process is its only writer) a file is checked on disk once and then served
  * from memory until `invalidate` names it, which every write through the workspace does.
  */
 export function createFileCache(root: string, maxReadBytes: number, options: { readonly trustOwnWrites?: boolean } = {}): WorkspaceFileCache {
   const entries = new Map<string, Entry>();
-  let logs: { key: string; list: readonly DailyLogEntry[]; gen: number } | undefined;
-  let logsGeneration = 0;
+  const logs = createDailyLogLister(root, options.trustOwnWrites === true);
   const settled = options.trustOwnWrites ? new Map<string, FileLoad>() : undefined;
   // Bumped by every invalidate: a load that raced a write does not settle what it read before the write.
   let generation = 0;
@@ -112,51 +157,16 @@ export function createFileCache(root: string, maxReadBytes: number, options: { r
     }
   }
 
-  async function listDailyLogs(): Promise<readonly DailyLogEntry[]> {
-    if (settled && logs && logs.gen === logsGeneration) return logs.list;
-    const gen = logsGeneration;
-    const settle = (list: readonly DailyLogEntry[]): readonly DailyLogEntry[] => {
-      if (settled) logs = { key: '', list, gen };
-      return list;
-    };
-    let real: string | undefined;
-    try {
-      real = await resolveConfined(root, DAILY_LOG_DIR);
-    } catch (error) {
-      if (SandboxEscapeError.isInstance(error)) return [];
-      throw error;
-    }
-    if (real === undefined) return settle([]);
-    const st = await stat(real);
-    if (!st.isDirectory()) return settle([]);
-    const key = `${real}|${st.mtimeMs}|${st.ino}`;
-    if (logs?.key === key) {
-      logs = { ...logs, gen };
-      return logs.list;
-    }
-    const list: DailyLogEntry[] = [];
-    for (const name of (await readdir(real)).sort()) {
-      const parsed = parseDailyLogName(name);
-      if (parsed) list.push({ ...parsed, rel: `${DAILY_LOG_DIR}/${name}` });
-    }
-    logs = { key, list, gen };
-    return list;
-  }
-
   function invalidate(rel?: string): void {
     generation++;
     if (rel === undefined) {
       entries.clear();
       settled?.clear();
-      logs = undefined;
-      logsGeneration++;
+      logs.forget();
     } else {
       entries.delete(rel);
       settled?.delete(rel);
-      if (rel.startsWith(`${DAILY_LOG_DIR}/`)) {
-        logs = undefined;
-        logsGeneration++;
-      }
+      if (rel.startsWith(`${DAILY_LOG_DIR}/`)) logs.forget();
     }
   }
 
@@ -171,5 +181,5 @@ export function createFileCache(root: string, maxReadBytes: number, options: { r
     if (before === generation) settled.set(rel, ok(rel, entry));
   }
 
-  return { load, listDailyLogs, invalidate, wrote };
+  return { load, listDailyLogs: logs.list, invalidate, wrote };
 }

@@ -152,7 +152,7 @@ export function createWorkspace(options: CreateWorkspaceOptions = {}): Workspace
   async function tick(signal?: AbortSignal): Promise<DreamTickResult> {
     const model = options.dreaming?.model;
     if (model === undefined) throw new MinaraError('MODEL_NOT_CONFIGURED', 'dreaming.model: runDreamTick needs a LanguageModel.');
-    return runDreamTick({
+    const result = await runDreamTick({
       root,
       model,
       now,
@@ -162,6 +162,9 @@ export function createWorkspace(options: CreateWorkspaceOptions = {}): Workspace
       maxReadBytes: settings.maxReadBytes,
       signal,
     });
+    // A dream appends to MEMORY.md behind the cache's back: an exclusive workspace's cache must hear of it.
+    cache.invalidate('MEMORY.md');
+    return result;
   }
 
   return {
