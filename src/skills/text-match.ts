@@ -90,12 +90,29 @@ function phraseOccurs(norm: string, p: Phrase): boolean {
   }
 }
 
+/** A keyword compiled for {@link keywordOccurs}: empty, a single token, or a phrase. */
+type CompiledKeyword = { readonly kind: 'empty' } | { readonly kind: 'token'; readonly token: string } | { readonly kind: 'phrase'; readonly phrase: Phrase };
+
+// Keywords come from fixed lists (scenarios, taxonomy rules) and are matched on every turn: compile each once.
+const compiledKeywords = new Map<string, CompiledKeyword>();
+const MAX_COMPILED_KEYWORDS = 10_000;
+
+function compileKeyword(keyword: string): CompiledKeyword {
+  let c = compiledKeywords.get(keyword);
+  if (c) return c;
+  const k = normalizeText(keyword);
+  c = k === '' ? { kind: 'empty' } : SINGLE_TOKEN.test(k) ? { kind: 'token', token: k } : { kind: 'phrase', phrase: compilePhrase(k) };
+  if (compiledKeywords.size >= MAX_COMPILED_KEYWORDS) compiledKeywords.clear();
+  compiledKeywords.set(keyword, c);
+  return c;
+}
+
 /** True when `keyword` occurs in the analysed text by the rules above. */
 export function keywordOccurs(text: AnalyzedText, keyword: string): boolean {
-  const k = normalizeText(keyword);
-  if (k === '') return false;
-  if (SINGLE_TOKEN.test(k)) return text.tokens.has(k);
-  return phraseOccurs(text.norm, compilePhrase(k));
+  const c = compileKeyword(keyword);
+  if (c.kind === 'empty') return false;
+  if (c.kind === 'token') return text.tokens.has(c.token);
+  return phraseOccurs(text.norm, c.phrase);
 }
 
 /** A compiled set of keywords, each mapped to a payload; built once, matched per message. */

@@ -62,9 +62,19 @@ export interface ScriptedModelOptions {
   readonly chunkDelayMs?: number | undefined;
 }
 
+/** JSON text of data: the engine's `JSON.stringify` (fast), the iterative one when the value is nested too deep for it. */
+function jsonLength(value: unknown): number {
+  try {
+    return (JSON.stringify(value) ?? '').length;
+  } catch (error) {
+    if (error instanceof RangeError) return (stringifyJsonIteratively(value) ?? '').length;
+    throw error;
+  }
+}
+
 /** A deterministic input-token estimate: characters of the serialised prompt / 4 (any nesting depth). */
 export function estimatePromptTokens(prompt: unknown, tools?: unknown): number {
-  return Math.ceil((stringifyJsonIteratively(prompt) ?? '').length / 4 + (tools ? (stringifyJsonIteratively(tools) ?? '').length / 4 : 0));
+  return Math.ceil(jsonLength(prompt) / 4 + (tools ? jsonLength(tools) / 4 : 0));
 }
 
 /**
@@ -108,7 +118,7 @@ export function createScriptedModel(steps: readonly ScriptEntry[], options: Scri
     const input = step.usage?.inputTokens ?? estimatePromptTokens(opts.prompt, opts.tools);
     const cacheRead = step.usage?.cacheReadTokens;
     const cacheWrite = step.usage?.cacheWriteTokens;
-    const output = step.usage?.outputTokens ?? Math.ceil(((step.text ?? '').length + (stringifyJsonIteratively(step.toolCalls ?? []) ?? '').length) / 4);
+    const output = step.usage?.outputTokens ?? Math.ceil(((step.text ?? '').length + jsonLength(step.toolCalls ?? [])) / 4);
     return {
       inputTokens: { total: input, noCache: input - (cacheRead ?? 0) - (cacheWrite ?? 0), cacheRead, cacheWrite },
       outputTokens: { total: output, text: output, reasoning: undefined },

@@ -17,6 +17,14 @@ export interface CreateWorkspaceOptions {
   logger?: Logger | undefined;
   /** Rewrite HEARTBEAT.md at every turn end (and show it in the prompt). @default true */
   heartbeat?: boolean | undefined;
+  /**
+   * This process is the workspace's only writer and nothing else edits its files (a backtest's scratch workspace,
+   * deleted when the run ends). The prompt's file cache then trusts its own writes instead of checking every file
+   * on disk at every turn, and the heartbeat is written without the cross-process write lock (an in-process queue
+   * orders this workspace's writes) and without fsync. Files are still written, confined and replaced atomically.
+   * Never set it on a workspace an editor, another process or a person may change. @default false
+   */
+  exclusive?: boolean | undefined;
   /** Daily journal writer. */
   dailyLog?: {
     /** @default false */
@@ -64,6 +72,8 @@ export interface CreateWorkspaceOptions {
 export interface WorkspaceSettings {
   readonly dir: string;
   readonly heartbeat: boolean;
+  /** See {@link CreateWorkspaceOptions.exclusive}. */
+  readonly exclusive: boolean;
   readonly dailyLog: { readonly enabled: boolean; readonly interval: number };
   readonly dreaming: DreamSettings & { readonly enabled: boolean; readonly intervalHours: number };
   readonly prompt: PromptBuildSettings;
@@ -79,7 +89,7 @@ function check(field: string, value: number | undefined, fallback: number, kind:
 
 /** Apply defaults and validate; throws `ConfigError` naming the bad field. */
 export function resolveWorkspaceSettings(options: CreateWorkspaceOptions): WorkspaceSettings {
-  const { dir, heartbeat = WORKSPACE_DEFAULTS.heartbeat, dailyLog = {}, dreaming = {}, caps = {} } = options;
+  const { dir, heartbeat = WORKSPACE_DEFAULTS.heartbeat, exclusive = false, dailyLog = {}, dreaming = {}, caps = {} } = options;
   if (dir !== undefined && (typeof dir !== 'string' || dir.trim() === '' || dir.includes('\0'))) {
     throw new ConfigError('dir: expected a non-empty directory path.', ['dir']);
   }
@@ -95,6 +105,7 @@ export function resolveWorkspaceSettings(options: CreateWorkspaceOptions): Works
   return {
     dir: dir === undefined ? defaultWorkspaceDir() : expandHome(dir),
     heartbeat: Boolean(heartbeat),
+    exclusive: exclusive === true,
     dailyLog: {
       enabled: dailyLog.enabled ?? WORKSPACE_DEFAULTS.dailyLogEnabled,
       interval: check('dailyLog.interval', dailyLog.interval, WORKSPACE_DEFAULTS.dailyLogInterval, 'int'),

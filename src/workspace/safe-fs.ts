@@ -172,13 +172,13 @@ async function confinedTarget(root: string, rel: string): Promise<string> {
 /** The name of a temp file an atomic write creates next to its target; group 1 is the writer's pid. */
 export const TEMP_FILE_PATTERN = /^\.[0-9a-f]{12}\.(\d+)\.tmp$/;
 
-async function writeTemp(target: string, content: string | Uint8Array): Promise<string> {
+async function writeTemp(target: string, content: string | Uint8Array, sync = true): Promise<string> {
   const tmp = join(dirname(target), `.${randomBytes(6).toString('hex')}.${process.pid}.tmp`);
   // Owner-only whatever the umask (a replaced file becomes 0600 too): other local users read no workspace file.
   const handle = await open(tmp, fsConstants.O_WRONLY | fsConstants.O_CREAT | fsConstants.O_EXCL | O_NOFOLLOW, PRIVATE_FILE_MODE);
   try {
     await handle.writeFile(content);
-    await handle.sync();
+    if (sync) await handle.sync();
   } catch (error) {
     await handle.close().catch(() => {});
     await unlink(tmp).catch(() => {});
@@ -201,21 +201,37 @@ async function syncDir(dir: string): Promise<void> {
   }
 }
 
+/** Options of {@link atomicWriteConfined}. */
+export interface AtomicWriteOptions {
+  /**
+   * fsync the temp file and the directory, so the new content survives a power cut. Off only for a scratch
+   * workspace nobody keeps (a backtest's): the replace stays atomic for readers either way. @default true
+   */
+  readonly sync?: boolean | undefined;
+}
+
 /**
  * Atomically replace `rel` with `content`: write a temp file in the same directory, fsync it, rename it
  * over the target, fsync the directory. A crash leaves either the old file or the new one, never half.
- * A symlink at the target is replaced by the regular file, never written through.
+ * A symlink at the target is replaced by the regular file, never written through. Returns the real path written.
  */
-export async function atomicWriteConfined(root: string, rel: string, content: string | Uint8Array): Promise<void> {
+export async function atomicWriteConfined(root: string, rel: string, content: string | Uint8Array, options: AtomicWriteOptions = {}): Promise<string> {
+  const sync = options.sync !== false;
   const target = await confinedTarget(root, rel);
-  const tmp = await writeTemp(target, content);
+  const tmp = await writeTemp(target, content, sync);
   try {
     await rename(tmp, target);
   } catch (error) {
     await unlink(tmp).catch(() => {});
     throw error;
   }
-  await syncDir(dirname(target));
+  if (sync) await syncDir(dirname(target));
+  return target;
+}
+
+/** The identity of a file just written at its real path `realPath` (after {@link atomicWriteConfined}). */
+export async function statWritten(realPath: string): Promise<ConfinedStat> {
+  return toStat(realPath, await lstat(realPath));
 }
 
 /**

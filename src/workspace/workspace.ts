@@ -6,11 +6,11 @@ import { appendDailyLog, type JournalTurn } from './daily-log';
 import { startDreamScheduler, type DreamScheduler } from './dreaming/scheduler';
 import { type DreamTickResult, runDreamTick } from './dreaming/task';
 import { readEditableFile, type WorkspaceFileContent, type WorkspaceWriteOptions, type WorkspaceWriteResult, writeEditableFile } from './editor';
-import { createFileCache } from './file-cache';
+import { createFileCache, type WorkspaceFileCache } from './file-cache';
 import { type HeartbeatInput, nextHeartbeat } from './heartbeat';
 import { type CreateWorkspaceOptions, resolveWorkspaceSettings, type WorkspaceSettings } from './options';
 import { buildPromptBlocks, type WorkspaceNotice, type WorkspacePromptBlocks } from './prompt-blocks';
-import { atomicWriteConfined, readConfined } from './safe-fs';
+import { atomicWriteConfined, readConfined, statWritten } from './safe-fs';
 import { type SeedResult, seedWorkspaceIfMissing } from './seed';
 import { createSoulChangeDetector } from './soul-state';
 import { createTurnEndHook, type TurnEndInput, type TurnEndResult } from './turn-end';
@@ -63,6 +63,52 @@ export interface Workspace {
   close(): void;
 }
 
+/** A queue that runs one write at a time, in call order (an exclusive workspace's in-process write lock). */
+function createWriteQueue(): <T>(fn: () => Promise<T>) => Promise<T> {
+  let tail: Promise<unknown> = Promise.resolve();
+  return <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn, fn);
+    tail = run.catch(() => undefined);
+    return run;
+  };
+}
+
+/**
+ * The heartbeat writer: read HEARTBEAT.md (from the cache when the workspace is exclusive), rewrite its state
+ * sections, replace it atomically (fsynced unless exclusive), all in the workspace's write order.
+ */
+function createHeartbeatWriter(deps: {
+  readonly root: string;
+  readonly settings: WorkspaceSettings;
+  readonly cache: WorkspaceFileCache;
+  readonly now: () => Date;
+  readonly inOrder: <T>(fn: () => Promise<T>) => Promise<T>;
+}): (input: HeartbeatInput) => Promise<void> {
+  const { root, settings, cache, now, inOrder } = deps;
+  async function readHeartbeat(): Promise<string | undefined> {
+    if (settings.exclusive) {
+      const file = await cache.load('HEARTBEAT.md');
+      if (file.status === 'ok') return file.content;
+      if (file.status === 'missing') return undefined;
+    }
+    return (await readConfined(root, 'HEARTBEAT.md', settings.maxReadBytes))?.content;
+  }
+  return async function writeHeartbeat(input: HeartbeatInput): Promise<void> {
+    if (typeof input?.sessionId !== 'string' || input.sessionId === '') {
+      throw new MinaraError('INVALID_ARGUMENT', 'sessionId: expected a non-empty string.');
+    }
+    if (!Number.isInteger(input.turnCount) || input.turnCount < 0) {
+      throw new MinaraError('INVALID_ARGUMENT', `turnCount: expected a non-negative integer, got ${String(input.turnCount)}.`);
+    }
+    await inOrder(async () => {
+      const previous = await readHeartbeat();
+      const content = nextHeartbeat(previous, input, now());
+      const written = await atomicWriteConfined(root, 'HEARTBEAT.md', content, { sync: !settings.exclusive });
+      await cache.wrote('HEARTBEAT.md', content, () => statWritten(written));
+    });
+  };
+}
+
 /**
  * Create the workspace over a directory. Nothing is written until you call a method.
  *
@@ -79,23 +125,13 @@ export function createWorkspace(options: CreateWorkspaceOptions = {}): Workspace
   const settings = resolveWorkspaceSettings(options);
   const { now = () => new Date(), logger = silentLogger } = options;
   const root = settings.dir;
-  const cache = createFileCache(root, settings.maxReadBytes);
+  const cache = createFileCache(root, settings.maxReadBytes, { trustOwnWrites: settings.exclusive });
   const soul = createSoulChangeDetector(root, now, logger);
   const schedulers = new Set<DreamScheduler>();
+  // An exclusive workspace orders its own writes in process; any other takes the cross-process file lock.
+  const inOrder = settings.exclusive ? createWriteQueue() : <T>(fn: () => Promise<T>) => withWriteLock(root, logger, fn);
 
-  async function writeHeartbeat(input: HeartbeatInput): Promise<void> {
-    if (typeof input?.sessionId !== 'string' || input.sessionId === '') {
-      throw new MinaraError('INVALID_ARGUMENT', 'sessionId: expected a non-empty string.');
-    }
-    if (!Number.isInteger(input.turnCount) || input.turnCount < 0) {
-      throw new MinaraError('INVALID_ARGUMENT', `turnCount: expected a non-negative integer, got ${String(input.turnCount)}.`);
-    }
-    await withWriteLock(root, logger, async () => {
-      const previous = await readConfined(root, 'HEARTBEAT.md', settings.maxReadBytes);
-      await atomicWriteConfined(root, 'HEARTBEAT.md', nextHeartbeat(previous?.content, input, now()));
-    });
-    cache.invalidate('HEARTBEAT.md');
-  }
+  const writeHeartbeat = createHeartbeatWriter({ root, settings, cache, now, inOrder });
 
   async function appendJournal(input: DailyLogInput): Promise<string> {
     if (typeof input?.sessionId !== 'string' || input.sessionId === '') {
@@ -116,7 +152,7 @@ export function createWorkspace(options: CreateWorkspaceOptions = {}): Workspace
   async function tick(signal?: AbortSignal): Promise<DreamTickResult> {
     const model = options.dreaming?.model;
     if (model === undefined) throw new MinaraError('MODEL_NOT_CONFIGURED', 'dreaming.model: runDreamTick needs a LanguageModel.');
-    return runDreamTick({
+    const result = await runDreamTick({
       root,
       model,
       now,
@@ -126,6 +162,9 @@ export function createWorkspace(options: CreateWorkspaceOptions = {}): Workspace
       maxReadBytes: settings.maxReadBytes,
       signal,
     });
+    // A dream appends to MEMORY.md behind the cache's back: an exclusive workspace's cache must hear of it.
+    cache.invalidate('MEMORY.md');
+    return result;
   }
 
   return {
@@ -154,9 +193,13 @@ export function createWorkspace(options: CreateWorkspaceOptions = {}): Workspace
     },
     readFile: (name) => readEditableFile(root, name, settings.maxReadBytes),
     async writeFile(name, content, writeOptions) {
-      const result = await writeEditableFile(root, name, content, writeOptions, { maxBytes: settings.maxReadBytes, logger });
-      cache.invalidate(result.name);
-      return result;
+      const write = async () => {
+        const result = await writeEditableFile(root, name, content, writeOptions, { maxBytes: settings.maxReadBytes, logger });
+        cache.invalidate(result.name);
+        return result;
+      };
+      // The editor takes the file lock itself; an exclusive workspace also queues it behind its own heartbeat writes.
+      return settings.exclusive ? inOrder(write) : write();
     },
     writeHeartbeat,
     appendDailyLog: appendJournal,

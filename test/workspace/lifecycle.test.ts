@@ -71,6 +71,31 @@ describe('heartbeat', () => {
   });
 });
 
+describe('exclusive workspace (one writer: a backtest scratch workspace)', () => {
+  it('serves prompt files from memory between its own writes, and still writes the heartbeat and edits to disk in call order', async () => {
+    const dir = await tempDir();
+    const ws = createWorkspace({ dir, now: fixedNow, exclusive: true });
+    expect(ws.settings.exclusive).toBe(true);
+    expect(createWorkspace({ dir, now: fixedNow }).settings.exclusive).toBe(false);
+    await ws.seed();
+    await writeFile(join(dir, 'USER.md'), '# USER.md\n\nfirst-version\n');
+    await ws.seed(); // seed forgets everything it had cached
+    expect((await ws.loadPromptBlocks()).dynamic).toContain('first-version');
+    // A change behind the workspace's back is not seen: the contract is that nothing else writes.
+    await writeFile(join(dir, 'USER.md'), '# USER.md\n\nsecond-version\n');
+    expect((await ws.loadPromptBlocks()).dynamic).toContain('first-version');
+    // A write through the workspace is.
+    const current = await ws.readFile('USER.md');
+    await ws.writeFile('USER.md', '# USER.md\n\nthird-version\n', { expectedSha256: current.sha256 });
+    expect((await ws.loadPromptBlocks()).dynamic).toContain('third-version');
+    // Concurrent heartbeat writes land in call order, on disk and in the next prompt; no lock file is left.
+    await Promise.all([1, 2, 3, 4, 5].map((turnCount) => ws.writeHeartbeat({ sessionId: `s${turnCount}`, surface: 'backtest', turnCount })));
+    expect(parseHeartbeat(await readFile(join(dir, 'HEARTBEAT.md'), 'utf8'))).toMatchObject({ sessionId: 's5', turnCount: 5 });
+    expect((await ws.loadPromptBlocks()).dynamic).toContain('s5');
+    expect((await readdir(dir)).filter((f) => f.endsWith('.lock') || f.endsWith('.tmp'))).toEqual([]);
+  });
+});
+
 describe('daily journal', () => {
   it('appends every N turns into a per-session file, redacting secrets', async () => {
     const ws = createWorkspace({ dir: await tempDir(), now: fixedNow, heartbeat: false, dailyLog: { enabled: true, interval: 2 } });

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
@@ -65,13 +66,40 @@ const GENERATED_ID = /\b([a-z]{2,12})_([a-z0-9]{20,})\b/g;
  * id generator) with `<prefix>_#<n>`, numbered by first appearance, so a replay matches the recording.
  */
 export function normaliseGeneratedIds(request: CassetteRequest): CassetteRequest {
+  return JSON.parse(normaliseIdsInText(canonicalJson(request)).text) as CassetteRequest;
+}
+
+/** Is the JSON string around `at` an object key (its closing quote followed by `:`)? */
+function inKey(text: string, at: number): boolean {
+  let i = at;
+  while (i < text.length && text[i] !== '"') i += text[i] === '\\' ? 2 : 1;
+  return text[i + 1] === ':';
+}
+
+/** {@link normaliseGeneratedIds} on JSON text; `inKeys` says whether an id was replaced inside an object key. */
+function normaliseIdsInText(json: string): { readonly text: string; readonly inKeys: boolean } {
   const seen = new Map<string, string>();
-  const text = canonicalJson(request).replace(GENERATED_ID, (id, prefix: string) => {
+  let inKeys = false;
+  const text = json.replace(GENERATED_ID, (id: string, prefix: string, _tail: string, offset: number) => {
     let out = seen.get(id);
     if (out === undefined) seen.set(id, (out = `${prefix}_#${seen.size + 1}`));
+    if (!inKeys && inKey(json, offset + id.length)) inKeys = true;
     return out;
   });
-  return JSON.parse(text) as CassetteRequest;
+  return { text, inKeys };
+}
+
+/**
+ * The default normalisation and key of a call in one pass over its canonical JSON: the same request and key as
+ * `normaliseGeneratedIds` then `cassetteKey` (the canonical text is hashed as it is unless an id was replaced inside
+ * an object key, which could change the key order; then it is canonicalised again), without re-canonicalising the
+ * prompt and tools twice more per call. `request` is parsed only when asked for (a recording, a miss).
+ */
+function defaultKeyed(request: CassetteRequest): { readonly key: string; readonly request: () => CassetteRequest } {
+  const { text, inKeys } = normaliseIdsInText(JSON.stringify(request));
+  let parsed: CassetteRequest | undefined;
+  const get = () => (parsed ??= JSON.parse(text) as CassetteRequest);
+  return { key: inKeys ? cassetteKey(get()) : createHash('sha256').update(text).digest('hex'), request: get };
 }
 
 /** A language model that records to, or replays from, a cassette. */
@@ -187,9 +215,16 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   const modelId = model?.modelId ?? options.modelId ?? (loaded.entries[0]?.request.model.split(':').slice(1).join(':') || 'cassette');
   const name = `${provider}:${modelId}`;
   const modelName = model ? `${model.provider}:${model.modelId}` : (loaded.entries[0]?.request.model ?? name);
-  const normalize = options.normalize === false ? (r: CassetteRequest) => r : (options.normalize ?? normaliseGeneratedIds);
+  const normalize = options.normalize === false ? (r: CassetteRequest) => r : options.normalize;
+  // The request (normalised) and its key; the default normalisation works on the canonical text in one pass.
+  const keyed = (kind: 'generate' | 'stream', opts: LanguageModelV4CallOptions): { readonly key: string; readonly request: () => CassetteRequest } => {
+    const canonical = cassetteRequest(modelName, kind, opts);
+    if (!normalize) return defaultKeyed(canonical);
+    const request = normalize(canonical);
+    return { key: cassetteKey(request), request: () => request };
+  };
 
-  const lookup = (request: CassetteRequest, key: string): CassetteEntry | undefined => {
+  const lookup = (key: string): CassetteEntry | undefined => {
     const list = byKey.get(key);
     if (!list || list.length === 0) return undefined;
     const n = used.get(key) ?? 0;
@@ -207,25 +242,23 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   };
 
   const doGenerate = async (opts: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
-    const request = normalize(cassetteRequest(modelName, 'generate', opts));
-    const key = cassetteKey(request);
-    const hit = mode === 'record' ? undefined : lookup(request, key);
+    const { key, request } = keyed('generate', opts);
+    const hit = mode === 'record' ? undefined : lookup(key);
     if (hit && 'generate' in hit.response) {
       stats.replayed++;
       return reviveCanonical(hit.response.generate) as LanguageModelV4GenerateResult;
     }
-    if (mode === 'replay') return miss(request, key);
+    if (mode === 'replay') return miss(request(), key);
     const result = await model!.doGenerate(opts);
     const { request: _req, response, ...rest } = result;
     const kept = { ...rest, ...(response ? { response: { ...response, body: undefined, headers: undefined } } : {}) };
-    remember({ key, request, response: { generate: canonicalize(kept) } });
+    remember({ key, request: request(), response: { generate: canonicalize(kept) } });
     return result;
   };
 
   const doStream = async (opts: LanguageModelV4CallOptions) => {
-    const request = normalize(cassetteRequest(modelName, 'stream', opts));
-    const key = cassetteKey(request);
-    const hit = mode === 'record' ? undefined : lookup(request, key);
+    const { key, request } = keyed('stream', opts);
+    const hit = mode === 'record' ? undefined : lookup(key);
     if (hit && 'stream' in hit.response) {
       stats.replayed++;
       const parts = (reviveCanonical(hit.response.stream) as LanguageModelV4StreamPart[]).slice();
@@ -239,7 +272,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
         }),
       };
     }
-    if (mode === 'replay') return miss(request, key);
+    if (mode === 'replay') return miss(request(), key);
     const result = await model!.doStream(opts);
     const parts: unknown[] = [];
     const recorder = new TransformStream<LanguageModelV4StreamPart, LanguageModelV4StreamPart>({
@@ -249,7 +282,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
       },
       flush() {
         // Only a stream read to its end is recorded (a cancelled or failed one would replay a truncated answer).
-        remember({ key, request, response: { stream: parts } });
+        remember({ key, request: request(), response: { stream: parts } });
       },
     });
     return { ...result, stream: result.stream.pipeThrough(recorder) };

@@ -1,3 +1,6 @@
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { createScriptedModel, type ScriptedCall } from '@minara/agent/testing';
 import { createAgentStrategy } from '@minara/agent/backtest';
@@ -139,5 +142,40 @@ describe('budget on an unpriced model', () => {
     await driveStrategy(strategy, dailyBars(['BTC'], 3));
     expect(strategy.decisions).toHaveLength(1);
     expect(strategy.stopped?.reason).toBe('budget-unpriced');
+  });
+});
+
+describe('the run scratch directory', () => {
+  it('is a fresh directory (in memory when /dev/shm is there) holding the seeded workspace, removed with everything it created when the run ends', async () => {
+    const token = `scratch-probe-${Math.random().toString(36).slice(2)}`;
+    const roots = [tmpdir(), '/dev/shm'].filter((r) => existsSync(r));
+    let ours: string | undefined;
+    const heartbeats: boolean[] = [];
+    const find = () => {
+      for (const root of roots) {
+        for (const name of readdirSync(root).filter((n) => n.startsWith('minara-agent-bt-') && !n.endsWith('.approval-key'))) {
+          const user = path.join(root, name, 'workspace', 'USER.md');
+          if (existsSync(user) && readFileSync(user, 'utf8').includes(token)) return path.join(root, name);
+        }
+      }
+      return undefined;
+    };
+    const strategy = createAgentStrategy({
+      model: createScriptedModel([{ text: 'One.' }, { text: 'Two.' }]),
+      prompt: 'Decide.',
+      history: [{ kind: 'workspace-file', at: Date.UTC(2021, 0, 1), name: 'USER.md', content: `# User\n${token}\n` }],
+      onDecision: (d) => {
+        ours ??= find();
+        if (ours) heartbeats.push(readFileSync(path.join(ours, 'workspace', 'HEARTBEAT.md'), 'utf8').includes(`backtest-${d.decision}`));
+      },
+    });
+    await driveStrategy(strategy, dailyBars(['BTC'], 2));
+    expect(ours).toBeDefined();
+    if (existsSync('/dev/shm')) expect(path.dirname(ours!)).toBe('/dev/shm');
+    // The exclusive workspace still writes the heartbeat (naming the decision's session) to disk at every decision.
+    expect(heartbeats).toEqual([true, true]);
+    expect(existsSync(ours!)).toBe(false);
+    // No approval key was written beside it (the run's key stays in memory).
+    expect(existsSync(`${ours!}.approval-key`)).toBe(false);
   });
 });

@@ -5,7 +5,7 @@ import { generateText, streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { MinaraError } from '@minara/agent';
 import { createScriptedModel } from '@minara/agent/testing';
-import { canonicalJson, cassetteKey, cassetteRequest, createCassetteModel } from '@minara/agent/backtest';
+import { canonicalJson, cassetteKey, cassetteRequest, createCassetteModel, normaliseGeneratedIds } from '@minara/agent/backtest';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'cassette-'));
 
@@ -39,6 +39,29 @@ describe('model cassettes', () => {
       return readFileSync(p, 'utf8');
     };
     expect(await run(join(d, 'a.json'))).toBe(await run(join(d, 'b.json')));
+  });
+
+  it('keys each call as normaliseGeneratedIds then cassetteKey would, ids in object keys included', async () => {
+    const a = 'apr_k3x9q2m7v8b1n4c6z0w5';
+    const b = 'trc_p9o8i7u6y5t4r3e2w1q0';
+    const call = (first: string, second: string) => ({
+      prompt: [{ role: 'user' as const, content: [{ type: 'text' as const, text: `approve ${first} then ${second}` }] }],
+      // An id inside an object key renames the key, which can reorder the keys: the key is then computed from the re-canonicalised request.
+      providerOptions: { zz: { [first]: 1, 'apr_#a': 4, mm: 2, [second]: 3 } },
+    });
+    const rec = createCassetteModel({ model: createScriptedModel([{ text: 'one' }]), mode: 'record', cassette: join(dir(), 'ids.json') });
+    await rec.doGenerate(call(a, b));
+    const entry = rec.toFile().entries[0]!;
+    expect(entry.key).toBe(cassetteKey(normaliseGeneratedIds(cassetteRequest('scripted:scripted-model', 'generate', call(a, b)))));
+    expect(JSON.stringify(entry.request)).toContain('apr_#1');
+    // The same call with other ids replays; an id in plain text only is keyed from the canonical text as it is.
+    const other = 'apr_a1b2c3d4e5f6g7h8i9j0k1';
+    const replay = createCassetteModel({ cassette: rec.toFile() });
+    expect((await replay.doGenerate(call(other, 'trc_z9y8x7w6v5u4t3s2r1q0p9'))).content).toEqual([{ type: 'text', text: 'one' }]);
+    const plain = { prompt: [{ role: 'user' as const, content: [{ type: 'text' as const, text: `hello ${a}` }] }] };
+    const rec2 = createCassetteModel({ model: createScriptedModel([{ text: 'two' }]), mode: 'record', cassette: join(dir(), 'plain.json') });
+    await rec2.doGenerate(plain);
+    expect(rec2.toFile().entries[0]!.key).toBe(cassetteKey(normaliseGeneratedIds(cassetteRequest('scripted:scripted-model', 'generate', plain))));
   });
 
   it('keys ignore key order but see every setting', () => {
