@@ -8,6 +8,7 @@ import { buildSystemPromptBlocks } from '../prompt-blocks';
 import { reasonForModel } from '../../safety/untrusted';
 import { labelTurnInput } from './label-input';
 import { loadSessionState, saveSessionMemory, saveSessionState, type SessionState } from '../session-state';
+import { writeTogether } from '../write-together';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
 import { renderRouting, routeSkills } from './route-skills';
@@ -88,24 +89,30 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
   return { prompt: { blocks, toolNames }, state, skillSession, scope, learning, decision };
 }
 
-/** The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. */
+/**
+ * The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. A
+ * new session's row, snapshot and state are one transaction where the storage batches writes.
+ */
 async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
   const { options, now } = deps;
+  const { storage } = options;
   const memory = deps.memoryFor(scope);
-  if (!(await options.storage.conversations.getSession(ctx.sessionId))) {
-    await options.storage.conversations.ensureSession({ id: ctx.sessionId, userId: scope.userId, now: now().toISOString(), metadata: { surface: input.surface ?? options.surface ?? 'sdk' } });
-  }
+  const exists = Boolean(await storage.conversations.getSession(ctx.sessionId));
   // The memory snapshot is frozen for the whole session: loaded once, persisted, never rebuilt mid-session.
-  let state: SessionState = (await loadSessionState(options.storage, ctx.sessionId)) ?? { activeSkills: [], turnCount: 0 };
-  let snapshotLoaded = false;
+  let state: SessionState = (await loadSessionState(storage, ctx.sessionId)) ?? { activeSkills: [], turnCount: 0 };
+  let snapshot: string | undefined;
   if (state.memorySnapshot === undefined && memory) {
-    const snapshot = await memory.loadSnapshot();
-    state = { ...state, memorySnapshot: snapshot.text, memoryStored: true };
-    await saveSessionMemory(options.storage, ctx.sessionId, snapshot.text);
-    await saveSessionState(options.storage, ctx.sessionId, state);
-    snapshotLoaded = true;
+    snapshot = (await memory.loadSnapshot()).text;
+    state = { ...state, memorySnapshot: snapshot, memoryStored: true };
   }
-  return { state, snapshotLoaded };
+  const ensure = () => storage.conversations.ensureSession({ id: ctx.sessionId, userId: scope.userId, now: now().toISOString(), metadata: { surface: input.surface ?? options.surface ?? 'sdk' } });
+  const writes = [...(exists ? [] : [ensure]), ...(snapshot !== undefined ? [() => saveSessionMemory(storage, ctx.sessionId, snapshot), () => saveSessionState(storage, ctx.sessionId, state)] : [])];
+  if (writes.length === 0) return { state, snapshotLoaded: false };
+  const settled = writes.length > 1 ? await writeTogether(storage, writes) : undefined;
+  const failed = settled?.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  if (!settled) for (const write of writes) await write();
+  return { state, snapshotLoaded: snapshot !== undefined };
 }
 
 /** The workspace's prompt blocks, the host's notices, the learned context and the approvals still pending. */

@@ -23,7 +23,7 @@ import { assertSupportedNode } from '../../util/node-version';
 assertSupportedNode();
 
 import type Database from 'better-sqlite3';
-import { ConfigError } from '../../errors/subclasses';
+import { ConfigError, StorageError } from '../../errors/subclasses';
 import { createConsoleLogger, type Logger } from '../../util/logger';
 import type { Storage } from '../types';
 import { createSqliteApprovalStorage } from './approvals';
@@ -239,6 +239,15 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     controls: createSqliteControlStorage(handle),
     workflows: createSqliteWorkflowRunStorage(handle),
     alerts: createSqliteAlertStorage(handle),
+    batchWrites(start) {
+      // One BEGIN IMMEDIATE … COMMIT around every write `start` begins (each a savepoint inside it). Any that fails
+      // rolls the whole batch back, so the caller can run the writes one by one instead (all or nothing).
+      handle.write('storage.batchWrites', () => {
+        const failedBefore = handle.failedNestedWrites;
+        start();
+        if (handle.failedNestedWrites !== failedBefore) throw new StorageError('storage.batchWrites', 'a write in the batch failed; the batch was rolled back');
+      });
+    },
     async verify() {
       return verifySqliteStorage(handle);
     },

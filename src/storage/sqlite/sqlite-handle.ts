@@ -10,6 +10,8 @@ const STATEMENT_CACHE_SIZE = 512;
 /** The handle plus what only the engine itself uses. */
 export interface SqliteHandleInternal extends SqliteHandle {
   readonly closed: boolean;
+  /** How many nested writes (savepoints) have failed and rolled back so far: a batch compares it before and after. */
+  readonly failedNestedWrites: number;
   /** Close the connection; idempotent. */
   close(): void;
 }
@@ -90,6 +92,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
   const cache = new Map<string, Database.Statement>();
   let closed = false;
   let depth = 0;
+  let failedNestedWrites = 0;
 
   const assertOpen = (operation: string): void => {
     if (closed) throw new StorageError(operation, 'storage is closed');
@@ -141,6 +144,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
       db.exec(`RELEASE ${name}`);
       return result;
     } catch (error) {
+      failedNestedWrites++;
       if (db.inTransaction) {
         db.exec(`ROLLBACK TO ${name}`);
         db.exec(`RELEASE ${name}`);
@@ -185,6 +189,9 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
     logger,
     get closed() {
       return closed;
+    },
+    get failedNestedWrites() {
+      return failedNestedWrites;
     },
     read,
     write,
