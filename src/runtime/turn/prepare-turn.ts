@@ -42,7 +42,7 @@ export interface TurnDecisionContext {
  * it produced on the turn's state and returns the prompt.
  */
 export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Emit): Promise<TurnPrompt> {
-  const prepared = await prepareTurn(deps, turn.input, turn.ctx, emit);
+  const prepared = await prepareTurn(deps, turn.input, turn.ctx, emit, turn.sessionExists);
   turn.session = prepared.state;
   turn.skillSession = prepared.skillSession;
   turn.scope = prepared.scope;
@@ -51,11 +51,14 @@ export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Em
   return prepared.prompt;
 }
 
-/** Prepare session, skills, memory snapshot and prompt blocks for a turn (no model call). */
-export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, emit: Emit): Promise<PreparedTurn> {
+/**
+ * Prepare session, skills, memory snapshot and prompt blocks for a turn (no model call). `sessionExists`, when
+ * the caller already read the session row, saves reading it again.
+ */
+export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, emit: Emit, sessionExists?: boolean): Promise<PreparedTurn> {
   const { options } = deps;
   const scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, agentId: ctx.agentId, sessionId: ctx.sessionId };
-  const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope);
+  const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope, sessionExists);
   await labelTurnInput(deps, input, ctx, state, emit);
   const { skillSession, routed, scenarioPlaybook, scenarioId } = routeSkills(deps, input, ctx, state, emit);
   const decision = decisionContext(deps, input, ctx, state.learningMessage, scenarioId);
@@ -93,11 +96,11 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
  * The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. A
  * new session's row, snapshot and state are one transaction where the storage batches writes.
  */
-async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
+async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope, known?: boolean): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
   const { options, now } = deps;
   const { storage } = options;
   const memory = deps.memoryFor(scope);
-  const exists = Boolean(await storage.conversations.getSession(ctx.sessionId));
+  const exists = known ?? Boolean(await storage.conversations.getSession(ctx.sessionId));
   // The memory snapshot is frozen for the whole session: loaded once, persisted, never rebuilt mid-session.
   let state: SessionState = (await loadSessionState(storage, ctx.sessionId)) ?? { activeSkills: [], turnCount: 0 };
   let snapshot: string | undefined;
