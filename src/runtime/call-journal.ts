@@ -67,7 +67,10 @@ export function createCallJournal(storage: Storage, sessionId: string, turnId: s
   return {
     /** Write one returned call (awaited before the stream moves on). A failed write is logged, not thrown. */
     async add(call: JournaledCall): Promise<void> {
-      calls.push(call);
+      // A batch that rolled back is written again one by one: the same call is recorded once.
+      const i = calls.findIndex((c) => c.toolCallId === call.toolCallId);
+      if (i >= 0) calls[i] = call;
+      else calls.push(call);
       try {
         await storage.meta.set(key(sessionId), record());
       } catch (error) {

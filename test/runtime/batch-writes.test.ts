@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createAgentRuntime, createMemoryStore, createToolRegistry, defineTool, PermissionTier, silentLogger, type Storage } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
-import { createScriptedModel } from '@minara/agent/testing';
+import { createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 
@@ -63,8 +63,56 @@ describe('Storage.batchWrites (SQLite): several domains, one transaction, all or
   });
 });
 
+describe('DispatchOptions.withAuditRow: writes committed with the audit row', () => {
+  it('on SQLite the row and the writes are one transaction; the writes see the outcome', async () => {
+    const storage = sqlite();
+    const spy = spyBatches(storage);
+    const registry = createToolRegistry({ storage, tools: [getPrice] });
+    const outcome = await registry.dispatchDetailed('get_price', { symbol: 'BTC' }, {
+      toolCallId: 'c1',
+      withAuditRow: (o) => [() => storage.meta.set('journal:c1', o.json)],
+    });
+    expect(spy.batches).toBe(1);
+    expect(await storage.meta.get('journal:c1')).toBe(outcome.json);
+    expect(await storage.audit.count()).toBe(1);
+    await storage.close();
+  });
+
+  it('a write that fails inside the batch rolls it back; the row is then written alone and the failure logged', async () => {
+    const storage = sqlite();
+    const errors: string[] = [];
+    const registry = createToolRegistry({ storage, tools: [getPrice], logger: { ...silentLogger, error: (m: string) => void errors.push(m) } });
+    const outcome = await registry.dispatchDetailed('get_price', { symbol: 'BTC' }, {
+      withAuditRow: () => [
+        () =>
+          storage.handle.write('journal', () => {
+            throw new Error('disk full');
+          }),
+      ],
+    });
+    expect(outcome.envelope.ok).toBe(true);
+    expect(await storage.audit.count()).toBe(1);
+    expect(errors).toContain('a write committed with the audit row failed');
+    await storage.close();
+  });
+
+  it('an engine without batches writes the row, then the writes', async () => {
+    const storage = createInMemoryStorage();
+    const order: string[] = [];
+    const registry = createToolRegistry({ storage, tools: [getPrice] });
+    await registry.dispatchDetailed('get_price', { symbol: 'BTC' }, {
+      withAuditRow: () => [
+        async () => {
+          order.push(`rows before: ${await storage.audit.count()}`);
+        },
+      ],
+    });
+    expect(order).toEqual(['rows before: 1']);
+  });
+});
+
 describe('a SQLite turn batches its writes', () => {
-  it("a turn's end (messages, journal clear, session state, usage row) is one transaction; a new session's start another", async () => {
+  it("a turn's end (messages, journal clear, session state, usage row) is one transaction; each call's audit row and journal entry one; a new session's start one", async () => {
     const storage = sqlite();
     const memory = createMemoryStore({ storage, scope: { userId: 'default' }, logger: silentLogger });
     await memory.write({ category: 'preference', content: 'prefers weekly charts' });
@@ -72,9 +120,10 @@ describe('a SQLite turn batches its writes', () => {
     const model = createScriptedModel([...script(), ...script()]);
     const runtime = createAgentRuntime({ model, tools: createToolRegistry({ storage, tools: [getPrice] }), storage, memory, logger: silentLogger });
     await runtime.generate({ sessionId: 's', message: 'price of BTC?' });
-    expect(spy.batches).toBe(2); // the new session's row, snapshot and state; the turn's end
+    expect(spy.batches).toBe(3); // the new session's row, snapshot and state; the call's row and journal entry; the turn's end
     await runtime.generate({ sessionId: 's', message: 'and again?' });
-    expect(spy.batches).toBe(3); // an existing session: only the turn's end
+    expect(spy.batches).toBe(5); // an existing session: the call, the turn's end
+    expect(await storage.audit.count({ sessionId: 's' })).toBe(2);
     expect((await storage.conversations.listMessages('s')).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'user', 'assistant', 'tool', 'assistant']);
     expect(await storage.meta.get('runtime:calls-in-flight:s')).toBeUndefined();
     expect(JSON.parse((await storage.meta.get('runtime:session:s'))!)).toMatchObject({ turnCount: 2 });

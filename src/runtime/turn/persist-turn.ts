@@ -4,7 +4,7 @@ import type { NewMessage } from '../../storage/types';
 import type { UsageEntry } from '../../storage/usage-types';
 import { loadMessages, toNewMessages } from '../conversation';
 import { saveSessionState, type SessionState } from '../session-state';
-import { writeTogether } from '../write-together';
+import { writeTogether } from '../../storage/write-together';
 import { errorText } from './block-codes';
 import type { TurnState } from './state';
 import type { TurnDeps } from './types';

@@ -8,7 +8,7 @@ import { buildSystemPromptBlocks } from '../prompt-blocks';
 import { reasonForModel } from '../../safety/untrusted';
 import { labelTurnInput } from './label-input';
 import { loadSessionState, saveSessionMemory, saveSessionState, type SessionState } from '../session-state';
-import { writeTogether } from '../write-together';
+import { writeTogether } from '../../storage/write-together';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
 import { renderRouting, routeSkills } from './route-skills';

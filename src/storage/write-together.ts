@@ -1,4 +1,4 @@
-import type { Storage } from '../storage/types';
+import type { Storage } from './types';
 
 /**
  * Commit several storage writes as one transaction where the engine batches them (`Storage.batchWrites`: one
