@@ -23,7 +23,7 @@ import { assertSupportedNode } from '../../util/node-version';
 assertSupportedNode();
 
 import type Database from 'better-sqlite3';
-import { ConfigError, StorageError } from '../../errors/subclasses';
+import { ConfigError } from '../../errors/subclasses';
 import { createConsoleLogger, type Logger } from '../../util/logger';
 import type { Storage } from '../types';
 import { createSqliteApprovalStorage } from './approvals';
@@ -240,13 +240,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     workflows: createSqliteWorkflowRunStorage(handle),
     alerts: createSqliteAlertStorage(handle),
     batchWrites(start) {
-      // One BEGIN IMMEDIATE … COMMIT around every write `start` begins (each a savepoint inside it). Any that fails
-      // rolls the whole batch back, so the caller can run the writes one by one instead (all or nothing).
-      handle.write('storage.batchWrites', () => {
-        const failedBefore = handle.failedNestedWrites;
-        start();
-        if (handle.failedNestedWrites !== failedBefore) throw new StorageError('storage.batchWrites', 'a write in the batch failed; the batch was rolled back');
-      });
+      handle.writeAll('storage.batchWrites', start);
     },
     async verify() {
       return verifySqliteStorage(handle);

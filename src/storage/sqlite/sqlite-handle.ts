@@ -10,8 +10,11 @@ const STATEMENT_CACHE_SIZE = 512;
 /** The handle plus what only the engine itself uses. */
 export interface SqliteHandleInternal extends SqliteHandle {
   readonly closed: boolean;
-  /** How many nested writes (savepoints) have failed and rolled back so far: a batch compares it before and after. */
-  readonly failedNestedWrites: number;
+  /**
+   * Run the writes `start` begins in one `BEGIN IMMEDIATE … COMMIT`, all or nothing: each runs directly in the
+   * transaction (no savepoint of its own), and when any fails the whole batch rolls back and this throws.
+   */
+  writeAll(operation: string, start: () => void): void;
   /** Close the connection; idempotent. */
   close(): void;
 }
@@ -93,6 +96,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
   let closed = false;
   let depth = 0;
   let failedNestedWrites = 0;
+  let batching = false;
 
   const assertOpen = (operation: string): void => {
     if (closed) throw new StorageError(operation, 'storage is closed');
@@ -134,7 +138,23 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
     });
   };
 
+  /** A write begun directly by a batch: no savepoint (a failure rolls the whole batch back), only counted. */
+  const batchedWrite = <T>(operation: string, fn: (db: Database.Database) => T): T => {
+    depth++;
+    try {
+      const result = fn(db);
+      assertSync(operation, result);
+      return result;
+    } catch (error) {
+      failedNestedWrites++;
+      throw toStorageError(operation, error);
+    } finally {
+      depth--;
+    }
+  };
+
   const nestedWrite = <T>(operation: string, fn: (db: Database.Database) => T): T => {
+    if (batching && depth === 1) return batchedWrite(operation, fn);
     const name = `minara_sp_${depth}`;
     db.exec(`SAVEPOINT ${name}`);
     depth++;
@@ -180,6 +200,19 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
     );
   };
 
+  const writeAll = (operation: string, start: () => void): void => {
+    write(operation, () => {
+      const failedBefore = failedNestedWrites;
+      batching = true;
+      try {
+        start();
+      } finally {
+        batching = false;
+      }
+      if (failedNestedWrites !== failedBefore) throw new StorageError(operation, 'a write in the batch failed; the batch was rolled back');
+    });
+  };
+
   return {
     get db(): Database.Database {
       assertOpen('db');
@@ -190,9 +223,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
     get closed() {
       return closed;
     },
-    get failedNestedWrites() {
-      return failedNestedWrites;
-    },
+    writeAll,
     read,
     write,
     prepare,
