@@ -3,6 +3,9 @@
  * plain `streamText` with the same model script, the same tools and the same system blocks, in the same
  * process. The turn is 3 steps (two tool calls, then text) with the audit log and memory on, measured on
  * SQLite (the default) and on the in-memory storage (to separate storage round trips from the pipeline).
+ * When bench/peers has @mastra/core (`cd bench/peers && npm install --legacy-peer-deps --no-audit --no-fund`),
+ * Mastra's Agent.stream runs in the same loop with the same model script, tool and instructions, and the bench
+ * prints our added time ÷ Mastra's (issue 41's goal: ≤ 0.20×); without it that row says SKIPPED and why.
  * Run: npm run bench -- runtime
  */
 import { mkdtempSync, rmSync } from 'node:fs';
