@@ -37,6 +37,8 @@ interface JournalRecord {
 export const JOURNAL_TAKEOVER_MS = 15 * 60_000;
 
 const PROCESS_TOKEN = randomBytes(8).toString('hex');
+/** Read once per process: a journal record is written per tool call (and `hostname()` is a system call). */
+const HOST = osHostname();
 
 const key = (sessionId: string) => `runtime:calls-in-flight:${sessionId}`;
 
@@ -61,11 +63,14 @@ function callMessages(calls: readonly JournaledCall[]): ModelMessage[] {
 export function createCallJournal(storage: Storage, sessionId: string, turnId: string, logger: Pick<Logger, 'error'>) {
   const calls: JournaledCall[] = [];
   const record = (): string =>
-    JSON.stringify({ turnId, pid: process.pid, process: PROCESS_TOKEN, host: osHostname(), at: new Date().toISOString(), calls } satisfies JournalRecord);
+    JSON.stringify({ turnId, pid: process.pid, process: PROCESS_TOKEN, host: HOST, at: new Date().toISOString(), calls } satisfies JournalRecord);
   return {
     /** Write one returned call (awaited before the stream moves on). A failed write is logged, not thrown. */
     async add(call: JournaledCall): Promise<void> {
-      calls.push(call);
+      // A batch that rolled back is written again one by one: the same call is recorded once.
+      const i = calls.findIndex((c) => c.toolCallId === call.toolCallId);
+      if (i >= 0) calls[i] = call;
+      else calls.push(call);
       try {
         await storage.meta.set(key(sessionId), record());
       } catch (error) {
@@ -107,7 +112,7 @@ export async function restoreJournaledCalls(storage: Storage, sessionId: string,
     return { messages: [], restored: [] };
   }
   const live =
-    record.host !== osHostname()
+    record.host !== HOST
       ? now.getTime() - Date.parse(record.at) < JOURNAL_TAKEOVER_MS
       : record.pid === process.pid
         ? record.process === PROCESS_TOKEN

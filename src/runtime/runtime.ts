@@ -138,9 +138,9 @@ export function createAgentRuntime(rawOptions: AgentRuntimeOptions): AgentRuntim
 
   async function buildBlocks(input: { sessionId: string; message?: string; source?: RunInput['source']; userId?: string }) {
     const probe = validateRunInput({ sessionId: input.sessionId, message: input.message ?? '', ...(input.source ? { source: input.source } : {}), ...(input.userId ? { userId: input.userId } : {}) }, options, defaultUserId);
-    await assertSessionOwner(options.storage, probe.sessionId, probe.userId ?? deps.defaultUserId);
+    const sessionExists = await assertSessionOwner(options.storage, probe.sessionId, probe.userId ?? deps.defaultUserId);
     const ctx = createToolCallContext({ sessionId: probe.sessionId, source: probe.source ?? 'user', userId: probe.userId ?? deps.defaultUserId });
-    const { prompt } = await prepareTurn(deps, probe, ctx, () => {});
+    const { prompt } = await prepareTurn(deps, probe, ctx, () => {}, sessionExists);
     return { blocks: prompt.blocks, toolNames: prompt.toolNames };
   }
 

@@ -81,8 +81,16 @@ export function findSecrets(
   return hits;
 }
 
+/**
+ * The shortest text any default pattern matches: a Bech32 address (`bc1` + 11 characters); a Slack token (15)
+ * is the shortest secret. Shorter strings (a symbol, an amount, an id) skip the scan: every audited argument is
+ * redacted, and most are a few characters long.
+ */
+const SHORTEST_MATCH = 14;
+
 /** Replace every secret (not on-chain identifiers, by default) with `[REDACTED:<class>]`. */
 export function redactSecrets(text: string, options: { includeIdentifiers?: boolean } = {}): string {
+  if (text.length < SHORTEST_MATCH) return text;
   const hits = findSecrets(text, { includeIdentifiers: options.includeIdentifiers ?? false });
   if (hits.length === 0) return text;
   hits.sort((a, b) => b.index - a.index);

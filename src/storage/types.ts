@@ -325,6 +325,13 @@ export interface Storage {
   readonly alerts: AlertStorage;
   /** Schema version per domain, after migrations. */
   schemaVersions(): Promise<Record<string, number>>;
+  /**
+   * Optional: commit the writes `start` begins as one transaction, all or nothing. SQLite runs them inside one
+   * `BEGIN IMMEDIATE … COMMIT` (one commit instead of one per write) and throws, having committed none, when
+   * any of them failed. `start` must begin every write synchronously (no `await` between them); a write begun
+   * later runs on its own. Engines without it leave it out and callers run the writes one by one.
+   */
+  batchWrites?(start: () => void): void;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */
   close(): Promise<void>;
 }

@@ -23,6 +23,12 @@ export interface ToAISDKToolsOptions {
    * will see. A throw becomes the call's error, so log instead of throwing.
    */
   readonly onSettled?: ((call: SettledToolCall) => Promise<void> | void) | undefined;
+  /**
+   * Tools whose `onSettled` runs inside the dispatch, committed with the call's audit row
+   * (`DispatchOptions.withAuditRow`: one SQLite transaction instead of two). It then gets the dispatch's own
+   * envelope, before `onResult`, so name only tools whose `onResult` returns nothing; its failures are logged.
+   */
+  readonly settleWithAuditRow?: ((toolName: string) => boolean) | undefined;
 }
 
 /** What {@link ToAISDKToolsOptions.onSettled} receives. */
@@ -79,13 +85,22 @@ export function toAISDKTools(registry: ToolRegistry, names: readonly string[], o
       description: entry.description,
       inputSchema: jsonSchema<unknown>(schema, { validate: (value) => ({ success: true, value }) }),
       execute: async (input, { toolCallId, abortSignal }) => {
+        const settle = options.onSettled;
+        let settled = false;
+        const withAuditRow = settle && options.settleWithAuditRow?.(name) === true
+          ? (o: DispatchOutcome) => {
+            settled = true;
+            return [async () => settle({ toolName: name, toolCallId, input, envelope: o.envelope })];
+          }
+          : undefined;
         const outcome = await registry.dispatchDetailed(name, input, {
           toolCallId,
           signal: abortSignal,
           context: options.context ?? registry.currentContext(),
+          ...(withAuditRow ? { withAuditRow } : {}),
         });
         const envelope = options.onResult?.(name, outcome) ?? outcome.envelope;
-        await options.onSettled?.({ toolName: name, toolCallId, input, envelope });
+        if (!settled) await settle?.({ toolName: name, toolCallId, input, envelope });
         return envelope;
       },
       // What the model reads back: the envelope, less the instruction-like passage an approval's provenance carries

@@ -260,6 +260,14 @@ export interface DispatchOptions {
   readonly approvalId?: string | undefined;
   /** Cancels the call. */
   readonly signal?: AbortSignal | undefined;
+  /**
+   * Storage writes to commit together with the call's audit row: called once with the outcome, just before the
+   * row is written, it returns the writes to begin (each starting synchronously), or nothing. Where the storage
+   * batches writes (`Storage.batchWrites`, SQLite) the row and these are one transaction, all or nothing; else,
+   * or when the batch fails, they run one by one after the row. Their failures are logged, never thrown. The
+   * runtime journals each returned call this way (one commit per call instead of two).
+   */
+  readonly withAuditRow?: ((outcome: DispatchOutcome) => ReadonlyArray<() => Promise<unknown>> | undefined) | undefined;
 }
 
 /** The full outcome of a dispatch; `dispatch` returns `json` only. */

@@ -25,6 +25,8 @@ export async function assembleModelCall(deps: TurnDeps, turn: TurnState, prompt:
   const aiTools = toAISDKTools(options.tools, prompt.toolNames, {
     context: ctx,
     onSettled: (call) => journal.add({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input, output: call.envelope }),
+    // The journal entry commits with the call's audit row; `activate_skills` is journaled with the guidance onResult adds.
+    settleWithAuditRow: (name) => name !== 'activate_skills',
     onResult: (name, outcome) => {
       turn.outcomes.set(outcome.toolCallId, outcome);
       const skillSession = turn.skillSession;

@@ -1,6 +1,5 @@
 import type { AppView } from '../../events/bus';
 import { turnProvenance } from '../../safety/untrusted';
-import { DEFAULT_MODEL_PRICES, priceFor, usageCostUsd } from '../../llm/pricing';
 import { executedCalls } from '../../tools/context';
 import { ZERO_USAGE } from '../events';
 import { toTurnExecution } from '../executions';
@@ -12,7 +11,7 @@ import type { Emit, TurnDeps } from './types';
 /**
  * Stage 10, post-turn learning and events: the post_turn record goes on the event stream (just before
  * `turn-end`), then `turn:ended` on the app bus, the workspace's turn-end hook, decision capture and the
- * usage ledger and the `onTurnEnd` hooks. Failures of the hooks are logged, never thrown.
+ * `onTurnEnd` hooks (the usage row was recorded with the turn's other writes, stage 9). Failures of the hooks are logged, never thrown.
  */
 export async function finishTurn(deps: TurnDeps, turn: TurnState, turnCount: number, emit: Emit): Promise<void> {
   const { options } = deps;
@@ -47,7 +46,6 @@ export async function finishTurn(deps: TurnDeps, turn: TurnState, turnCount: num
       deps.logger.error('learning: decision capture failed', { sessionId: ctx.sessionId, turnId, error: errorText(error) });
     }
   }
-  if (options.recordUsage !== false) await recordUsage(deps, summary);
   for (const hook of options.onTurnEnd ?? []) {
     try {
       await hook(summary);
@@ -68,26 +66,6 @@ export function changedViews(turn: TurnState): AppView[] {
   if (turn.pendingApprovals.length > 0) views.push('approvals');
   if (turn.ctx.usedTools.size > 0 || turn.toolCalls.length > 0) views.push('audit');
   return views;
-}
-
-/**
- * The turn's tokens and cost into `storage.usage` (what `GET /v1/usage` sums), whoever wired the runtime. A
- * sub-agent's tokens are in its parent turn's usage: recording them twice would double the cost.
- */
-async function recordUsage(deps: TurnDeps, summary: PostTurnRecord): Promise<void> {
-  const { options } = deps;
-  if (summary.source === 'subagent') return;
-  try {
-    const modelId = summary.modelId ?? (typeof options.model === 'string' ? options.model : options.model.modelId);
-    const price = priceFor(modelId, options.prices ? { ...DEFAULT_MODEL_PRICES, ...options.prices } : DEFAULT_MODEL_PRICES);
-    await options.storage.usage.record({
-      turnId: summary.turnId, sessionId: summary.sessionId, userId: summary.userId, source: summary.source, modelId, at: deps.now().toISOString(),
-      inputTokens: summary.usage.inputTokens, outputTokens: summary.usage.outputTokens, cacheReadTokens: summary.usage.cacheReadTokens, cacheWriteTokens: summary.usage.cacheWriteTokens,
-      costUsd: price ? usageCostUsd(summary.usage, price) : 0,
-    });
-  } catch (error) {
-    deps.logger.error('usage ledger: recording the turn failed', { turnId: summary.turnId, error: errorText(error) });
-  }
 }
 
 /** The post_turn record of a finished turn: what was said and done, by whom, under which skills. */

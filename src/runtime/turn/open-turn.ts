@@ -12,13 +12,15 @@ import type { Emit, TurnDeps } from './types';
 
 /**
  * Refuse a run on a session that another user created (`SESSION_FORBIDDEN`). A session with no recorded
- * owner (created before owners were kept) is left as it is.
+ * owner (created before owners were kept) is left as it is. Returns whether the session exists (the turn's
+ * prepare stage then need not read it again).
  */
-export async function assertSessionOwner(storage: ResolvedRuntimeOptions['storage'], sessionId: string, userId: string): Promise<void> {
+export async function assertSessionOwner(storage: ResolvedRuntimeOptions['storage'], sessionId: string, userId: string): Promise<boolean> {
   const session = await storage.conversations.getSession(sessionId);
   if (session?.userId !== undefined && session.userId !== userId) {
     throw new MinaraError('SESSION_FORBIDDEN', `Session "${sessionId}" belongs to another user; nothing was run.`);
   }
+  return Boolean(session);
 }
 
 /**
@@ -40,7 +42,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
   const { options, now } = deps;
   const source = input.source ?? 'user';
   // A session belongs to the user who created it: nothing runs on another user's session (not even approvals).
-  await assertSessionOwner(options.storage, input.sessionId, input.userId ?? deps.defaultUserId);
+  const sessionExists = await assertSessionOwner(options.storage, input.sessionId, input.userId ?? deps.defaultUserId);
   // A run may only lower the runtime's limits (a delegated child gets its own, smaller budget).
   const maxSteps = Math.min(deps.maxSteps, input.maxSteps ?? Number.POSITIVE_INFINITY);
   const turnTokenBudget = Math.min(deps.turnTokenBudget, input.turnTokenBudget ?? Number.POSITIVE_INFINITY);
@@ -69,7 +71,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
   emit({ type: 'turn-start', turnId, sessionId: ctx.sessionId, traceId: ctx.traceId, source, at: now().toISOString() });
 
   const turn: TurnState = {
-    turnId, input, source, ctx, maxSteps, turnTokenBudget,
+    turnId, input, source, ctx, maxSteps, turnTokenBudget, sessionExists,
     journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger),
     text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined, askedUser: false,
     pendingApprovals: [], toolCalls: [], outcomes: new Map(),

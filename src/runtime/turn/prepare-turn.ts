@@ -8,6 +8,7 @@ import { buildSystemPromptBlocks } from '../prompt-blocks';
 import { reasonForModel } from '../../safety/untrusted';
 import { labelTurnInput } from './label-input';
 import { loadSessionState, saveSessionMemory, saveSessionState, type SessionState } from '../session-state';
+import { writeTogether } from '../../storage/write-together';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
 import { renderRouting, routeSkills } from './route-skills';
@@ -41,7 +42,7 @@ export interface TurnDecisionContext {
  * it produced on the turn's state and returns the prompt.
  */
 export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Emit): Promise<TurnPrompt> {
-  const prepared = await prepareTurn(deps, turn.input, turn.ctx, emit);
+  const prepared = await prepareTurn(deps, turn.input, turn.ctx, emit, turn.sessionExists);
   turn.session = prepared.state;
   turn.skillSession = prepared.skillSession;
   turn.scope = prepared.scope;
@@ -50,11 +51,14 @@ export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Em
   return prepared.prompt;
 }
 
-/** Prepare session, skills, memory snapshot and prompt blocks for a turn (no model call). */
-export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, emit: Emit): Promise<PreparedTurn> {
+/**
+ * Prepare session, skills, memory snapshot and prompt blocks for a turn (no model call). `sessionExists`, when
+ * the caller already read the session row, saves reading it again.
+ */
+export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, emit: Emit, sessionExists?: boolean): Promise<PreparedTurn> {
   const { options } = deps;
   const scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, agentId: ctx.agentId, sessionId: ctx.sessionId };
-  const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope);
+  const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope, sessionExists);
   await labelTurnInput(deps, input, ctx, state, emit);
   const { skillSession, routed, scenarioPlaybook, scenarioId } = routeSkills(deps, input, ctx, state, emit);
   const decision = decisionContext(deps, input, ctx, state.learningMessage, scenarioId);
@@ -88,24 +92,30 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
   return { prompt: { blocks, toolNames }, state, skillSession, scope, learning, decision };
 }
 
-/** The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. */
-async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
+/**
+ * The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. A
+ * new session's row, snapshot and state are one transaction where the storage batches writes.
+ */
+async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope, known?: boolean): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
   const { options, now } = deps;
+  const { storage } = options;
   const memory = deps.memoryFor(scope);
-  if (!(await options.storage.conversations.getSession(ctx.sessionId))) {
-    await options.storage.conversations.ensureSession({ id: ctx.sessionId, userId: scope.userId, now: now().toISOString(), metadata: { surface: input.surface ?? options.surface ?? 'sdk' } });
-  }
+  const exists = known ?? Boolean(await storage.conversations.getSession(ctx.sessionId));
   // The memory snapshot is frozen for the whole session: loaded once, persisted, never rebuilt mid-session.
-  let state: SessionState = (await loadSessionState(options.storage, ctx.sessionId)) ?? { activeSkills: [], turnCount: 0 };
-  let snapshotLoaded = false;
+  let state: SessionState = (await loadSessionState(storage, ctx.sessionId)) ?? { activeSkills: [], turnCount: 0 };
+  let snapshot: string | undefined;
   if (state.memorySnapshot === undefined && memory) {
-    const snapshot = await memory.loadSnapshot();
-    state = { ...state, memorySnapshot: snapshot.text, memoryStored: true };
-    await saveSessionMemory(options.storage, ctx.sessionId, snapshot.text);
-    await saveSessionState(options.storage, ctx.sessionId, state);
-    snapshotLoaded = true;
+    snapshot = (await memory.loadSnapshot()).text;
+    state = { ...state, memorySnapshot: snapshot, memoryStored: true };
   }
-  return { state, snapshotLoaded };
+  const ensure = () => storage.conversations.ensureSession({ id: ctx.sessionId, userId: scope.userId, now: now().toISOString(), metadata: { surface: input.surface ?? options.surface ?? 'sdk' } });
+  const writes = [...(exists ? [] : [ensure]), ...(snapshot !== undefined ? [() => saveSessionMemory(storage, ctx.sessionId, snapshot), () => saveSessionState(storage, ctx.sessionId, state)] : [])];
+  if (writes.length === 0) return { state, snapshotLoaded: false };
+  const settled = writes.length > 1 ? await writeTogether(storage, writes) : undefined;
+  const failed = settled?.find((s) => s.status === 'rejected');
+  if (failed) throw failed.reason;
+  if (!settled) for (const write of writes) await write();
+  return { state, snapshotLoaded: snapshot !== undefined };
 }
 
 /** The workspace's prompt blocks, the host's notices, the learned context and the approvals still pending. */

@@ -39,6 +39,8 @@ export interface TurnState {
   readonly toolCalls: TurnToolCall[];
   /** Dispatch outcomes of this turn's model tool calls, by tool call id. */
   readonly outcomes: Map<string, DispatchOutcome>;
+  /** The session row existed when the turn opened (read once, by the owner check). */
+  readonly sessionExists: boolean;
   /** The persisted session state (active skills, frozen memory snapshot, turn count). */
   session: SessionState;
   skillSession: SkillSession | undefined;

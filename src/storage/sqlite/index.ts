@@ -239,6 +239,9 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     controls: createSqliteControlStorage(handle),
     workflows: createSqliteWorkflowRunStorage(handle),
     alerts: createSqliteAlertStorage(handle),
+    batchWrites(start) {
+      handle.writeAll('storage.batchWrites', start);
+    },
     async verify() {
       return verifySqliteStorage(handle);
     },

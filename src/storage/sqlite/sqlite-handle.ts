@@ -10,6 +10,11 @@ const STATEMENT_CACHE_SIZE = 512;
 /** The handle plus what only the engine itself uses. */
 export interface SqliteHandleInternal extends SqliteHandle {
   readonly closed: boolean;
+  /**
+   * Run the writes `start` begins in one `BEGIN IMMEDIATE … COMMIT`, all or nothing: each runs directly in the
+   * transaction (no savepoint of its own), and when any fails the whole batch rolls back and this throws.
+   */
+  writeAll(operation: string, start: () => void): void;
   /** Close the connection; idempotent. */
   close(): void;
 }
@@ -90,6 +95,8 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
   const cache = new Map<string, Database.Statement>();
   let closed = false;
   let depth = 0;
+  let failedNestedWrites = 0;
+  let batching = false;
 
   const assertOpen = (operation: string): void => {
     if (closed) throw new StorageError(operation, 'storage is closed');
@@ -131,7 +138,23 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
     });
   };
 
+  /** A write begun directly by a batch: no savepoint (a failure rolls the whole batch back), only counted. */
+  const batchedWrite = <T>(operation: string, fn: (db: Database.Database) => T): T => {
+    depth++;
+    try {
+      const result = fn(db);
+      assertSync(operation, result);
+      return result;
+    } catch (error) {
+      failedNestedWrites++;
+      throw toStorageError(operation, error);
+    } finally {
+      depth--;
+    }
+  };
+
   const nestedWrite = <T>(operation: string, fn: (db: Database.Database) => T): T => {
+    if (batching && depth === 1) return batchedWrite(operation, fn);
     const name = `minara_sp_${depth}`;
     db.exec(`SAVEPOINT ${name}`);
     depth++;
@@ -141,6 +164,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
       db.exec(`RELEASE ${name}`);
       return result;
     } catch (error) {
+      failedNestedWrites++;
       if (db.inTransaction) {
         db.exec(`ROLLBACK TO ${name}`);
         db.exec(`RELEASE ${name}`);
@@ -176,6 +200,19 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
     );
   };
 
+  const writeAll = (operation: string, start: () => void): void => {
+    write(operation, () => {
+      const failedBefore = failedNestedWrites;
+      batching = true;
+      try {
+        start();
+      } finally {
+        batching = false;
+      }
+      if (failedNestedWrites !== failedBefore) throw new StorageError(operation, 'a write in the batch failed; the batch was rolled back');
+    });
+  };
+
   return {
     get db(): Database.Database {
       assertOpen('db');
@@ -186,6 +223,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
     get closed() {
       return closed;
     },
+    writeAll,
     read,
     write,
     prepare,

@@ -25,10 +25,11 @@ export async function finishCall(
   const { name, ctx, toolCallId, tool, tier, mode, input, orderFacts } = call;
   const durationMs = performance.now() - call.started;
   const code = envelope.ok ? undefined : envelope.code;
+  const outcome: DispatchOutcome = { envelope, json: JSON.stringify(envelope), decision, tier, toolCallId, mode, durationMs, approval: extra.approval, ...(orderFacts ? { orderFacts } : {}) };
   await writeAudit(env, {
     toolName: name, tier: extra.auditTier ?? tier, ctx, toolCallId, decision, code, reason: envelope.ok ? undefined : envelope.error,
     durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id, provenance: call.provenance, outcome: env.auditEnabled ? extractAuditOutcome(envelope, { decision, mode, orderFacts }) : undefined,
-  });
+  }, false, companionWrites(env, call, outcome));
   if (tool && env.hooks.length > 0) await runAfterHooks(env, call, envelope, decision, durationMs);
   if (decision !== 'blocked' && decision !== 'approval_required' && decision !== 'denied') await measureBreakersAfter(env, call);
   // Decision capture reads the turn's executed fund-moving calls from its context.
@@ -36,7 +37,17 @@ export async function finishCall(
     noteExecutedCall(ctx, { toolCallId, toolName: name, input, orderFacts, data: envelope.data, at: env.now().toISOString() });
   }
   if (env.bus) env.bus.emit('tool:dispatched', { toolName: name, decision, sessionId: ctx.sessionId, traceId: ctx.traceId, durationMs });
-  return { envelope, json: JSON.stringify(envelope), decision, tier, toolCallId, mode, durationMs, approval: extra.approval, ...(orderFacts ? { orderFacts } : {}) };
+  return outcome;
+}
+
+/** The caller's writes to commit with the row (`DispatchOptions.withAuditRow`); a throw is logged, not the call's. */
+function companionWrites(env: DispatchEnv, call: DispatchCall, outcome: DispatchOutcome): ReadonlyArray<() => Promise<unknown>> | undefined {
+  try {
+    return call.opts.withAuditRow?.(outcome);
+  } catch (error) {
+    env.logger.error('dispatch: withAuditRow failed', { tool: call.name, error: error instanceof Error ? error.message : String(error) });
+    return undefined;
+  }
 }
 
 /**
