@@ -7,7 +7,8 @@
 import { MinaraError } from '../errors/minara-error';
 import type { MinaraBusEvents } from '../events/bus';
 import type { PostTurnRecord } from '../runtime/types';
-import { checkLearningScope, DEFAULT_METHODOLOGY_POLICY, normalizeLearningText } from '../storage/learning-logic';
+import { checkLearningScope } from '../storage/learning-checks';
+import { DEFAULT_METHODOLOGY_POLICY, normalizeLearningText } from '../storage/learning-logic';
 import type { CaptureResult, LearningScope, LearningStorage, MethodologyPolicy, MethodologyRecord, PreferenceObservation, PreferenceRecord } from '../storage/learning-types';
 import { createConsoleLogger } from '../util/logger';
 import { assetClassOf, assetsOfMessage, normalizeAsset } from './assets';
