@@ -23,7 +23,8 @@ import { MinaraError } from '../errors/minara-error';
 import type { MemoryStore } from '../memory/types';
 import { findPersonalData } from '../safety/personal-data';
 import { looksLikeInstruction, normaliseForClassifier } from '../safety/instruction-classifier';
-import { MAX_EXTRACTION_TEXT, normalizeLearningText } from '../storage/learning-logic';
+import { MAX_EXTRACTION_TEXT } from '../storage/learning-checks';
+import { normalizeLearningText } from '../storage/learning-logic';
 import type { ExtractionTurnRecord, LearningScope } from '../storage/learning-types';
 import type { AuditStorage, Storage } from '../storage/types';
 import { type Logger, silentLogger } from '../util/logger';
@@ -184,6 +185,56 @@ const positive = (name: string, v: number) => {
   return v;
 };
 
+type AuditEntry = { decision: 'allowed' | 'blocked'; code?: string; reason?: string; args: Record<string, unknown> };
+
+/**
+ * Keep one batch's answer: each memory of a turn the batch has, of a sane length, never personal data or an
+ * instruction to the agent (both audited as blocked), once per normalised text; recorded as a fact, settled
+ * (deduplication, the contradiction resolver when on), then audited as kept or as a duplicate.
+ */
+async function keepAnswer(
+  memory: MemoryStore, batch: readonly ExtractionTurnRecord[], answer: ExtractionAnswer, audit: (turn: ExtractionTurnRecord, entry: AuditEntry) => Promise<void>,
+): Promise<{ written: number; duplicates: number; personalData: number; instructions: number }> {
+  const out = { written: 0, duplicates: 0, personalData: 0, instructions: 0 };
+  const seen = new Set<string>();
+  const recorded: Array<{ id: number; turn: ExtractionTurnRecord }> = [];
+  for (const m of answer.memories.slice(0, perBatch(batch.length))) {
+    const turn = batch[m.turn - 1];
+    if (turn === undefined) continue; // a message number the batch does not have
+    const content = m.content.replace(/\s+/gu, ' ').trim();
+    if (content.length < 3 || content.length > MAX_MEMORY_CHARS) continue;
+    const hits = findPersonalData(content);
+    if (hits.length > 0) {
+      out.personalData++;
+      await audit(turn, { decision: 'blocked', code: 'PERSONAL_DATA', reason: `personal data (${[...new Set(hits.map((h) => h.pattern))].join(', ')}) is never learned from chat`, args: { kind: m.kind } });
+      continue;
+    }
+    if (looksLikeAgentInstruction(content)) {
+      out.instructions++;
+      await audit(turn, { decision: 'blocked', code: 'INSTRUCTION', reason: 'an instruction to the agent about its rules is not a fact about the user', args: { kind: m.kind } });
+      continue;
+    }
+    const key = normalizeLearningText(content);
+    if (seen.has(key)) continue;
+    seen.add(key);
+    const { id } = await memory.recordFact(content, { source: CHAT_EXTRACTED_SOURCE, metadata: { kind: m.kind, turnId: turn.turnId, sessionId: turn.sessionId } });
+    recorded.push({ id, turn });
+  }
+  // Settle now (deduplication, the contradiction resolver when on), so this pass knows what it kept.
+  if (recorded.length > 0) await memory.consolidatePending();
+  for (const { id, turn } of recorded) {
+    const row = await memory.get(id);
+    const kept = row !== undefined && row.status !== 'retired';
+    if (kept) out.written++;
+    else out.duplicates++;
+    await audit(turn, { decision: 'allowed', args: { memoryId: id, ...(kept ? {} : { retired: true, supersededBy: row?.supersededBy }) } });
+  }
+  return out;
+}
+
+/**
+ * Create the memory extraction pass.
+
 /**
  * Create the memory extraction pass. `createApp` wires it from `MEMORY_EXTRACTION` (see docs/learning.md).
  *
@@ -211,7 +262,7 @@ export function createMemoryExtractor(options: MemoryExtractorOptions): MemoryEx
   const modelId = model === undefined ? '' : typeof model === 'string' ? model : model.modelId;
   let saidSkipped = false;
 
-  const audit = async (turn: ExtractionTurnRecord, entry: { decision: 'allowed' | 'blocked'; code?: string; reason?: string; args: Record<string, unknown> }) => {
+  const audit = async (turn: ExtractionTurnRecord, entry: AuditEntry) => {
     await storage.audit?.append({
       at: clock().toISOString(), toolName: 'memory.extract', tier: 1, source: MEMORY_EXTRACTION_USAGE_SOURCE, sessionId: turn.sessionId, decision: entry.decision,
       ...(entry.code ? { code: entry.code } : {}), ...(entry.reason ? { reason: entry.reason } : {}), durationMs: 0,
@@ -286,39 +337,11 @@ export function createMemoryExtractor(options: MemoryExtractorOptions): MemoryEx
             });
             break; // this tenant's turns wait for their lease to end; the next tenant may still go
           }
-          const seen = new Set<string>();
-          const recorded: Array<{ id: number; turn: ExtractionTurnRecord }> = [];
-          for (const m of answer.memories.slice(0, perBatch(batch.length))) {
-            const turn = batch[m.turn - 1];
-            if (turn === undefined) continue; // a message number the batch does not have
-            const content = m.content.replace(/\s+/gu, ' ').trim();
-            if (content.length < 3 || content.length > MAX_MEMORY_CHARS) continue;
-            const hits = findPersonalData(content);
-            if (hits.length > 0) {
-              personalData++;
-              await audit(turn, { decision: 'blocked', code: 'PERSONAL_DATA', reason: `personal data (${[...new Set(hits.map((h) => h.pattern))].join(', ')}) is never learned from chat`, args: { kind: m.kind } });
-              continue;
-            }
-            if (looksLikeAgentInstruction(content)) {
-              instructions++;
-              await audit(turn, { decision: 'blocked', code: 'INSTRUCTION', reason: 'an instruction to the agent about its rules is not a fact about the user', args: { kind: m.kind } });
-              continue;
-            }
-            const key = normalizeLearningText(content);
-            if (seen.has(key)) continue;
-            seen.add(key);
-            const { id } = await memory.recordFact(content, { source: CHAT_EXTRACTED_SOURCE, metadata: { kind: m.kind, turnId: turn.turnId, sessionId: turn.sessionId } });
-            recorded.push({ id, turn });
-          }
-          // Settle now (deduplication, the contradiction resolver when on), so this pass knows what it kept.
-          if (recorded.length > 0) await memory.consolidatePending();
-          for (const { id, turn } of recorded) {
-            const row = await memory.get(id);
-            const kept = row !== undefined && row.status !== 'retired';
-            if (kept) written++;
-            else duplicates++;
-            await audit(turn, { decision: 'allowed', args: { memoryId: id, ...(kept ? {} : { retired: true, supersededBy: row?.supersededBy }) } });
-          }
+          const kept = await keepAnswer(memory, batch, answer, audit);
+          written += kept.written;
+          duplicates += kept.duplicates;
+          personalData += kept.personalData;
+          instructions += kept.instructions;
           await storage.learning.completeExtractions(scope, batch.map((t) => t.id));
         }
       }

@@ -9,7 +9,7 @@
 import { MinaraError } from '../errors/minara-error';
 import type { MinaraBus } from '../events/bus';
 import type { TradingProvider } from '../finance/types';
-import { checkLearningScope } from '../storage/learning-logic';
+import { checkLearningScope } from '../storage/learning-checks';
 import type { LearningScope, LearningStorage } from '../storage/learning-types';
 import { type Logger, silentLogger } from '../util/logger';
 import { normalizePerpsFill, normalizeSpotActivity } from './normalize-fill';

@@ -1,13 +1,15 @@
 /**
  * The learning domain's arithmetic and rules, shared by every engine so they agree on every number: the
  * Wilson lower bound, the graduation/quarantine rule, first-in first-out close allocation, case summaries,
- * input checks, and the capture driver that runs inside an engine's write transaction over a small set of
- * synchronous row operations. Engine-neutral: no driver import here.
+ * the two drivers that run inside an engine's write transaction over a small set of synchronous row
+ * operations (decision capture, preference evidence), and what a new, transitioned or imported row holds.
+ * The input checks are in `learning-checks.ts`; `learning-domain.ts` puts both in front of an engine.
+ * Engine-neutral: no driver import here.
  */
 import { invalidArgument } from './sqlite/checks';
 import type {
-  CaptureResult, ImportedTradeCase, LearningStats, MethodologyChange, MethodologyPolicy, MethodologyRecord, MethodologyState, NewMethodology, NewPreference, NewTradeExecution, PreferenceObservation, PreferenceState,
-  RoleCaseRecord, TradeOutcome, TradeRecord,
+  CaptureResult, HistorySyncAttempt, HistorySyncState, ImportedTradeCase, LearningStats, LearningStorage, MethodologyChange, MethodologyPolicy, MethodologyRecord, MethodologyState, NewMethodology,
+  NewPreference, NewTradeExecution, PreferenceObservation, PreferenceRecord, PreferenceState, RoleCaseQuery, RoleCaseRecord, TradeOutcome, TradeRecord,
 } from './learning-types';
 
 /** z for a two-sided 95 % interval. */
@@ -41,16 +43,6 @@ export function wilsonLowerBound(wins: number, uses: number, z: number = WILSON_
   const centre = p + z2 / (2 * uses);
   const margin = z * Math.sqrt((p * (1 - p)) / uses + z2 / (4 * uses * uses));
   return Math.max(0, (centre - margin) / (1 + z2 / uses));
-}
-
-/** Check a policy's four numbers; throws INVALID_ARGUMENT naming the field. */
-export function checkMethodologyPolicy(operation: string, policy: MethodologyPolicy): void {
-  for (const k of ['graduationMinConfidence', 'demotionMaxConfidence'] as const) {
-    if (!(typeof policy[k] === 'number' && policy[k] >= 0 && policy[k] <= 1)) throw invalidArgument(operation, `policy.${k} must be a number from 0 to 1, got ${String(policy[k])}`);
-  }
-  for (const k of ['graduationMinUses', 'demotionMinUses'] as const) {
-    if (!(Number.isSafeInteger(policy[k]) && policy[k] >= 1)) throw invalidArgument(operation, `policy.${k} must be a positive integer, got ${String(policy[k])}`);
-  }
 }
 
 /** What re-scoring a methodology changes. */
@@ -103,28 +95,6 @@ export function normalizeLearningText(text: string): string {
 /** Allowed methodology transitions through {@link LearningStorage.transitionMethodology}. */
 export const METHODOLOGY_STATES: readonly MethodologyState[] = ['proposed', 'candidate', 'graduated', 'quarantined'];
 export const PREFERENCE_STATES: readonly PreferenceState[] = ['proposed', 'active', 'rejected'];
-
-const ACTIONS = new Set(['open', 'close', 'transfer']);
-const KINDS = new Set(['spot', 'perp', 'transfer']);
-const nonNeg = (n: unknown): n is number => typeof n === 'number' && Number.isFinite(n) && n >= 0;
-
-/** Check one execution; throws INVALID_ARGUMENT naming `executions[i].field`. */
-export function checkExecution(operation: string, e: NewTradeExecution, i: number): void {
-  const f = (field: string, msg: string) => invalidArgument(operation, `executions[${i}].${field} ${msg}`);
-  if (typeof e !== 'object' || e === null) throw invalidArgument(operation, `executions[${i}] must be an object`);
-  for (const k of ['orderId', 'toolName', 'asset', 'side', 'role', 'provider'] as const) {
-    if (typeof e[k] !== 'string' || e[k].length === 0 || e[k].length > 512) throw f(k, `must be a non-empty string of at most 512 characters, got ${JSON.stringify(e[k])}`);
-  }
-  if (!ACTIONS.has(e.action)) throw f('action', `must be open, close or transfer, got ${JSON.stringify(e.action)}`);
-  if (!KINDS.has(e.kind)) throw f('kind', `must be spot, perp or transfer, got ${JSON.stringify(e.kind)}`);
-  for (const k of ['quantity', 'price', 'notionalUsd', 'feeUsd'] as const) if (!nonNeg(e[k])) throw f(k, `must be a non-negative number, got ${String(e[k])}`);
-  if (!(typeof e.realizedPnlUsd === 'number' && Number.isFinite(e.realizedPnlUsd))) throw f('realizedPnlUsd', `must be a finite number, got ${String(e.realizedPnlUsd)}`);
-  if (e.direction !== undefined && e.direction !== 'long' && e.direction !== 'short') throw f('direction', `must be long or short, got ${JSON.stringify(e.direction)}`);
-  if (!Array.isArray(e.methodologyIds) || !e.methodologyIds.every((x) => Number.isSafeInteger(x) && x > 0)) throw f('methodologyIds', 'must be an array of positive integer ids');
-  if (e.methodologyClasses !== undefined && (!Array.isArray(e.methodologyClasses) || !e.methodologyClasses.every((c) => typeof c === 'string'))) throw f('methodologyClasses', 'must be an array of asset class names');
-  if (typeof e.simulated !== 'boolean') throw f('simulated', 'must be a boolean');
-  if (typeof e.at !== 'string' || Number.isNaN(Date.parse(e.at))) throw f('at', `must be an ISO time, got ${JSON.stringify(e.at)}`);
-}
 
 /** The synchronous row operations the capture driver needs, run inside one engine transaction. */
 export interface CaptureOps {
@@ -245,180 +215,180 @@ export function runCapture(ops: CaptureOps, executions: readonly NewTradeExecuti
   return { recorded, duplicates, closed, updated: [...updated.values()], methodologyChanges: [...changes.values()], cases };
 }
 
-/** A scope with a non-empty `userId` (and `agentId` when given); throws INVALID_ARGUMENT otherwise. */
-export function checkLearningScope(operation: string, scope: { readonly userId: string; readonly agentId?: string | undefined }): void {
-  if (typeof scope !== 'object' || scope === null || typeof scope.userId !== 'string' || scope.userId.length === 0) {
-    throw invalidArgument(operation, 'scope.userId must be a non-empty string');
+/** The synchronous row operations the preference-evidence driver needs, run inside one engine transaction. */
+export interface ObserveOps {
+  /** The id of the scope's behavioural preference with this dimension and normalised text (any state). */
+  match(dimension: string, normalizedText: string): number | undefined;
+  /** Insert a mined, proposed behavioural preference with one piece of evidence; its id. */
+  insertMined(observation: PreferenceObservation): number;
+  /** One more piece of evidence (`lastEvidenceAt` moves to now). */
+  support(id: number): void;
+  /** One more contradiction. */
+  contradict(id: number): void;
+  /** Ids of the scope's other behavioural preferences of the dimension that are not rejected. */
+  rivals(dimension: string, id: number): readonly number[];
+}
+
+/**
+ * The preference-evidence driver: apply observations in order over `ops` (inside the engine's write
+ * transaction). `support` adds evidence to the matching preference (a new proposed one when missing) and a
+ * contradiction to every other live one of the dimension; `contradict` adds a contradiction to the match only.
+ * Returns the ids touched, ascending.
+ */
+export function runObserve(ops: ObserveOps, observations: readonly PreferenceObservation[]): number[] {
+  const touched = new Set<number>();
+  for (const ob of observations) {
+    const match = ops.match(ob.dimension, ob.normalizedText);
+    if (ob.effect === 'contradict') {
+      if (match !== undefined) (ops.contradict(match), touched.add(match));
+      continue;
+    }
+    let id = match;
+    if (id === undefined) id = ops.insertMined(ob);
+    else ops.support(id);
+    touched.add(id);
+    for (const other of ops.rivals(ob.dimension, id)) (ops.contradict(other), touched.add(other));
   }
-  if (scope.agentId !== undefined && (typeof scope.agentId !== 'string' || scope.agentId.length === 0)) {
-    throw invalidArgument(operation, 'scope.agentId must be a non-empty string when given');
+  return [...touched].sort((a, b) => a - b);
+}
+
+/** The columns of a methodology row besides its id and scope. */
+export type MethodologyFields = Omit<MethodologyRecord, 'id' | 'userId' | 'agentId'>;
+/** The columns of a preference row besides its id and scope. */
+export type PreferenceFields = Omit<PreferenceRecord, 'id' | 'userId' | 'agentId'>;
+
+/** A new methodology row: a restore's state, scores and times, or a fresh candidate's (or proposed one's). */
+export function newMethodologyFields(input: NewMethodology): MethodologyFields {
+  const r = input.restore;
+  return {
+    assetClass: input.assetClass, text: input.text, normalizedText: input.normalizedText, origin: input.origin, sourceRef: input.sourceRef,
+    state: r?.state ?? input.state ?? 'candidate', uses: r?.uses ?? 0, wins: r?.wins ?? 0, confidence: r?.confidence ?? 0, graduationProposedAt: r?.graduationProposedAt,
+    graduatedAt: r?.graduatedAt, quarantinedAt: r?.quarantinedAt, stateReason: r?.stateReason ?? input.stateReason, createdAt: r?.createdAt ?? input.now, updatedAt: input.now,
+  };
+}
+
+/** A new preference row: a restore's state, evidence and times, or a fresh proposal's. */
+export function newPreferenceFields(input: NewPreference): PreferenceFields {
+  const r = input.restore;
+  return {
+    dimension: input.dimension, kind: input.kind, text: input.text, normalizedText: input.normalizedText, value: input.value, source: input.source,
+    state: r?.state ?? 'proposed', evidence: r?.evidence ?? 0, contradictions: r?.contradictions ?? 0, lastEvidenceAt: r?.lastEvidenceAt ?? input.now,
+    activatedAt: r?.activatedAt, decidedAt: r?.decidedAt, memoryId: r?.memoryId, createdAt: r?.createdAt ?? input.now, updatedAt: input.now,
+  };
+}
+
+/** A mined preference's first row (see {@link ObserveOps.insertMined}). */
+export function minedPreferenceFields(ob: PreferenceObservation, now: string): PreferenceFields {
+  return {
+    dimension: ob.dimension, kind: 'behavioural', text: ob.text, normalizedText: ob.normalizedText, value: ob.value, source: 'mined', state: 'proposed',
+    evidence: 1, contradictions: 0, lastEvidenceAt: now, createdAt: now, updatedAt: now,
+  };
+}
+
+/** The change of {@link LearningStorage.transitionMethodology}. */
+export type MethodologyTransition = Parameters<LearningStorage['transitionMethodology']>[2];
+/** The change of {@link LearningStorage.transitionPreference}. */
+export type PreferenceTransition = Parameters<LearningStorage['transitionPreference']>[2];
+/** What a methodology transition writes (an absent time is written empty). */
+export type MethodologyStatePatch = Pick<MethodologyRecord, 'state' | 'stateReason' | 'updatedAt' | 'graduatedAt' | 'quarantinedAt' | 'graduationProposedAt'>;
+/** What a preference transition writes. */
+export type PreferenceStatePatch = Pick<PreferenceRecord, 'state' | 'decidedAt' | 'updatedAt' | 'activatedAt' | 'memoryId'>;
+
+/**
+ * The compare-and-set rule of a methodology transition: undefined when the row is not in one of `from`;
+ * otherwise the new state and reason, graduation/quarantine times set on entering those states and cleared on
+ * going back to candidate, and any graduation proposal withdrawn.
+ */
+export function methodologyTransition(m: MethodologyRecord, change: MethodologyTransition): MethodologyStatePatch | undefined {
+  if (!change.from.includes(m.state)) return undefined;
+  return {
+    state: change.to, stateReason: change.reason, updatedAt: change.now,
+    graduatedAt: change.to === 'graduated' ? change.now : change.to === 'candidate' ? undefined : m.graduatedAt,
+    quarantinedAt: change.to === 'quarantined' ? change.now : change.to === 'candidate' ? undefined : m.quarantinedAt,
+    graduationProposedAt: undefined,
+  };
+}
+
+/** The compare-and-set rule of a preference transition: undefined when not in one of `from`; `activatedAt` set on activation, the memory id kept unless a new one is given. */
+export function preferenceTransition(p: PreferenceRecord, change: PreferenceTransition): PreferenceStatePatch | undefined {
+  if (!change.from.includes(p.state)) return undefined;
+  return { state: change.to, decidedAt: change.now, updatedAt: change.now, activatedAt: change.to === 'active' ? change.now : p.activatedAt, memoryId: change.memoryId ?? p.memoryId };
+}
+
+/** Order of a listing: graduated first, then candidates, proposed, quarantined (then by confidence, uses, id). */
+export const METHODOLOGY_RANK: Readonly<Record<MethodologyState, number>> = Object.freeze({ graduated: 0, candidate: 1, proposed: 2, quarantined: 3 });
+
+/** {@link METHODOLOGY_RANK} as an SQL expression over the `state` column (SQLite and PostgreSQL alike). */
+export function methodologyRankSql(): string {
+  const ranked = Object.entries(METHODOLOGY_RANK).sort((a, b) => a[1] - b[1]);
+  const last = ranked.pop()!;
+  return `CASE state ${ranked.map(([state, rank]) => `WHEN '${state}' THEN ${rank}`).join(' ')} ELSE ${last[1]} END`;
+}
+
+/** How {@link LearningStorage.listCases} orders: pending or memory-less oldest first, reflected newest reflection first, otherwise newest first. */
+export type CaseOrder = 'oldest' | 'newest_reflection' | 'newest';
+export function caseOrderOf(query: RoleCaseQuery): CaseOrder {
+  return query.status === 'pending' || query.withoutMemory === true ? 'oldest' : query.status === 'reflected' ? 'newest_reflection' : 'newest';
+}
+
+/** A trade restored by a memory import: the opening trade of its case, already closed (provider `import`). */
+export function importedTradeFields(c: ImportedTradeCase): Omit<TradeRecord, 'id' | 'userId' | 'agentId'> {
+  return {
+    orderId: c.orderId, toolName: 'memory_import', action: 'open', kind: c.kind, asset: c.asset, assetClass: c.assetClass, side: c.side, direction: c.direction,
+    quantity: c.quantity, price: c.entryPrice, notionalUsd: c.notionalUsd, feeUsd: 0, realizedPnlUsd: c.realizedPnlUsd, role: c.role, methodologyIds: [...c.methodologyIds],
+    simulated: c.simulated, provider: 'import', at: c.openedAt, status: 'closed', closedQuantity: c.quantity, exitPrice: c.exitPrice, closedAt: c.closedAt,
+    holdingMs: c.holdingMs, outcome: c.outcome,
+  };
+}
+
+/** The case restored by a memory import, on its restored trade. */
+export function importedCaseFields(c: ImportedTradeCase, tradeId: number): Omit<RoleCaseRecord, 'id' | 'userId' | 'agentId'> {
+  return {
+    tradeId, role: c.role, asset: c.asset, assetClass: c.assetClass, kind: c.kind, direction: c.direction, summary: c.summary, outcome: c.outcome,
+    realizedPnlUsd: c.realizedPnlUsd, holdingMs: c.holdingMs, methodologyIds: [...c.methodologyIds], openedAt: c.openedAt, closedAt: c.closedAt, createdAt: c.now,
+    reflectedAt: c.reflectedAt, classification: c.classification, reflection: c.reflection, lessonMemoryIds: [],
+  };
+}
+
+/** An import whose order id is already a trade of the scope: its case unchanged, or INVALID_ARGUMENT when that trade has none. */
+export function knownImport(operation: string, orderId: string, existing: RoleCaseRecord | undefined): { readonly case: RoleCaseRecord; readonly created: false } {
+  if (existing) return { case: existing, created: false };
+  throw invalidArgument(operation, `orderId ${JSON.stringify(orderId)} is a trade of this scope without a case; import it under another order id`);
+}
+
+/** The sync state after an attempt: success moves the watermark forward (never back) and resets the failures; failure counts one more. */
+export function nextSyncState(current: HistorySyncState | undefined, a: HistorySyncAttempt): HistorySyncState {
+  if (a.ok) {
+    const marks = [current?.lastSyncedTsMs, a.watermarkMs].filter((x): x is number => x !== undefined);
+    return { source: a.source, subAccountId: a.subAccountId, lastSyncedTsMs: marks.length > 0 ? Math.max(...marks) : undefined, lastSyncedAt: a.now, consecutiveFailures: 0 };
   }
+  return {
+    source: a.source, subAccountId: a.subAccountId, lastSyncedTsMs: current?.lastSyncedTsMs, lastSyncedAt: a.now, lastError: a.error.slice(0, 2000),
+    consecutiveFailures: (current?.consecutiveFailures ?? 0) + 1,
+  };
 }
 
-/** A positive integer id; throws INVALID_ARGUMENT naming the field. */
-export function checkRowId(operation: string, field: string, id: unknown): number {
-  if (!Number.isSafeInteger(id) || (id as number) < 1) throw invalidArgument(operation, `${field} must be a positive integer, got ${String(id)}`);
-  return id as number;
+/** The counts an engine reads for {@link LearningStats}: per-state counts may omit a state with no row. */
+export interface LearningCounts {
+  readonly methodologies: Readonly<Record<string, number>>;
+  readonly graduationProposed: number;
+  readonly preferences: Readonly<Record<string, number>>;
+  readonly hardConstraints: Readonly<Record<string, number>>;
+  readonly cases: LearningStats['cases'];
+  readonly trades: Readonly<Record<string, number>>;
+  readonly perpsFills: number;
+  readonly externalSpot: number;
+  readonly extractionQueue: LearningStats['extractionQueue'];
 }
 
-const str = (v: unknown, max = 4000): v is string => typeof v === 'string' && v.length > 0 && v.length <= max;
-
-/** Check a methodology input; throws INVALID_ARGUMENT naming the field. */
-export function checkNewMethodology(operation: string, m: { assetClass: unknown; text: unknown; normalizedText: unknown; origin: unknown; state?: unknown; stateReason?: unknown }): void {
-  if (!str(m.assetClass, 64) || !/^[a-z][a-z0-9_]*$/u.test(m.assetClass)) throw invalidArgument(operation, `assetClass must be a lower snake case name (crypto_major, perps, any, …), got ${JSON.stringify(m.assetClass)}`);
-  if (!str(m.text)) throw invalidArgument(operation, 'text must be a non-empty string of at most 4000 characters');
-  if (!str(m.normalizedText)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
-  if (!['seed', 'lesson', 'synthesis', 'memory_learn', 'api', 'import'].includes(m.origin as string)) throw invalidArgument(operation, `origin must be seed, lesson, synthesis, memory_learn, api or import, got ${JSON.stringify(m.origin)}`);
-  if (m.state !== undefined && m.state !== 'candidate' && m.state !== 'proposed') throw invalidArgument(operation, `state must be candidate or proposed, got ${JSON.stringify(m.state)}`);
-  if (m.stateReason !== undefined && !str(m.stateReason, 2000)) throw invalidArgument(operation, 'stateReason must be a non-empty string of at most 2000 characters');
-}
-
-const iso = (v: unknown): v is string => typeof v === 'string' && v.length <= 40 && !Number.isNaN(Date.parse(v));
-const count = (v: unknown): v is number => Number.isSafeInteger(v) && (v as number) >= 0;
-
-/** Check a methodology restore (memory import); throws INVALID_ARGUMENT naming the field. */
-export function checkMethodologyRestore(operation: string, r: NewMethodology['restore']): void {
-  if (r === undefined) return;
-  if (typeof r !== 'object' || r === null) throw invalidArgument(operation, 'restore must be an object');
-  if (r.id !== undefined) checkRowId(operation, 'restore.id', r.id);
-  if (!METHODOLOGY_STATES.includes(r.state)) throw invalidArgument(operation, `restore.state must be one of ${METHODOLOGY_STATES.join(', ')}, got ${JSON.stringify(r.state)}`);
-  if (!count(r.uses) || !count(r.wins) || r.wins > r.uses) throw invalidArgument(operation, `restore.uses and restore.wins must be integers with 0 ≤ wins ≤ uses, got ${String(r.wins)}/${String(r.uses)}`);
-  if (!(typeof r.confidence === 'number' && r.confidence >= 0 && r.confidence <= 1)) throw invalidArgument(operation, `restore.confidence must be a number from 0 to 1, got ${String(r.confidence)}`);
-  for (const k of ['graduationProposedAt', 'graduatedAt', 'quarantinedAt'] as const) if (r[k] !== undefined && !iso(r[k])) throw invalidArgument(operation, `restore.${k} must be an ISO date, got ${JSON.stringify(r[k])}`);
-  if (!iso(r.createdAt)) throw invalidArgument(operation, `restore.createdAt must be an ISO date, got ${JSON.stringify(r.createdAt)}`);
-  if (r.stateReason !== undefined && !str(r.stateReason, 2000)) throw invalidArgument(operation, 'restore.stateReason must be a non-empty string of at most 2000 characters');
-}
-
-/** Check a preference restore (memory import); throws INVALID_ARGUMENT naming the field. */
-export function checkPreferenceRestore(operation: string, r: NewPreference['restore']): void {
-  if (r === undefined) return;
-  if (typeof r !== 'object' || r === null) throw invalidArgument(operation, 'restore must be an object');
-  if (r.id !== undefined) checkRowId(operation, 'restore.id', r.id);
-  if (!PREFERENCE_STATES.includes(r.state)) throw invalidArgument(operation, `restore.state must be one of ${PREFERENCE_STATES.join(', ')}, got ${JSON.stringify(r.state)}`);
-  if (!count(r.evidence) || !count(r.contradictions)) throw invalidArgument(operation, 'restore.evidence and restore.contradictions must be non-negative integers');
-  for (const k of ['lastEvidenceAt', 'createdAt'] as const) if (!iso(r[k])) throw invalidArgument(operation, `restore.${k} must be an ISO date, got ${JSON.stringify(r[k])}`);
-  for (const k of ['activatedAt', 'decidedAt'] as const) if (r[k] !== undefined && !iso(r[k])) throw invalidArgument(operation, `restore.${k} must be an ISO date, got ${JSON.stringify(r[k])}`);
-  if (r.memoryId !== undefined) checkRowId(operation, 'restore.memoryId', r.memoryId);
-}
-
-/** Check an imported trade case; throws INVALID_ARGUMENT naming the field. */
-export function checkImportedTradeCase(operation: string, c: ImportedTradeCase): void {
-  if (typeof c !== 'object' || c === null) throw invalidArgument(operation, 'input must be an object');
-  if (c.id !== undefined) checkRowId(operation, 'id', c.id);
-  for (const k of ['orderId', 'role', 'asset', 'side'] as const) if (!str(c[k], 256)) throw invalidArgument(operation, `${k} must be a non-empty string of at most 256 characters`);
-  if (!str(c.summary)) throw invalidArgument(operation, 'summary must be a non-empty string of at most 4000 characters');
-  if (c.kind !== 'spot' && c.kind !== 'perp' && c.kind !== 'transfer') throw invalidArgument(operation, `kind must be spot, perp or transfer, got ${JSON.stringify(c.kind)}`);
-  if (c.direction !== undefined && c.direction !== 'long' && c.direction !== 'short') throw invalidArgument(operation, `direction must be long or short, got ${JSON.stringify(c.direction)}`);
-  if (c.outcome !== 'win' && c.outcome !== 'loss') throw invalidArgument(operation, `outcome must be win or loss, got ${JSON.stringify(c.outcome)}`);
-  for (const k of ['quantity', 'entryPrice', 'notionalUsd', 'realizedPnlUsd'] as const) if (!(typeof c[k] === 'number' && Number.isFinite(c[k]))) throw invalidArgument(operation, `${k} must be a finite number, got ${String(c[k])}`);
-  if (c.exitPrice !== undefined && !(typeof c.exitPrice === 'number' && Number.isFinite(c.exitPrice))) throw invalidArgument(operation, `exitPrice must be a finite number, got ${String(c.exitPrice)}`);
-  if (!count(c.holdingMs)) throw invalidArgument(operation, `holdingMs must be a non-negative integer, got ${String(c.holdingMs)}`);
-  if (!Array.isArray(c.methodologyIds) || !c.methodologyIds.every((id) => Number.isSafeInteger(id) && id > 0)) throw invalidArgument(operation, 'methodologyIds must be an array of positive integers');
-  for (const k of ['openedAt', 'closedAt', 'now'] as const) if (!iso(c[k])) throw invalidArgument(operation, `${k} must be an ISO date, got ${JSON.stringify(c[k])}`);
-  if (c.reflectedAt !== undefined && !iso(c.reflectedAt)) throw invalidArgument(operation, `reflectedAt must be an ISO date, got ${JSON.stringify(c.reflectedAt)}`);
-  if (c.classification !== undefined && !['logic_error', 'missing_data', 'exogenous', 'variance'].includes(c.classification)) throw invalidArgument(operation, `classification must be logic_error, missing_data, exogenous or variance, got ${JSON.stringify(c.classification)}`);
-  if (c.reflection !== undefined && !str(c.reflection, 20_000)) throw invalidArgument(operation, 'reflection must be a non-empty string of at most 20000 characters');
-  if (typeof c.simulated !== 'boolean') throw invalidArgument(operation, 'simulated must be a boolean');
-}
-
-/** Check a preference input; throws INVALID_ARGUMENT naming the field. */
-export function checkNewPreference(operation: string, p: { dimension: unknown; kind?: unknown; text: unknown; normalizedText: unknown; source?: unknown }): void {
-  if (!str(p.dimension, 64) || !/^[a-z][a-z0-9_]*$/u.test(p.dimension)) throw invalidArgument(operation, `dimension must be a lower snake case name (slippage, leverage, …), got ${JSON.stringify(p.dimension)}`);
-  if (p.kind !== undefined && p.kind !== 'behavioural' && p.kind !== 'hard_constraint') throw invalidArgument(operation, `kind must be behavioural or hard_constraint, got ${JSON.stringify(p.kind)}`);
-  if (!str(p.text, 2000)) throw invalidArgument(operation, 'text must be a non-empty string of at most 2000 characters');
-  if (!str(p.normalizedText, 2000)) throw invalidArgument(operation, 'normalizedText must be a non-empty string');
-  if (p.source !== undefined && !['mined', 'memory_learn', 'api', 'import'].includes(p.source as string)) throw invalidArgument(operation, `source must be mined, memory_learn, api or import, got ${JSON.stringify(p.source)}`);
-}
-
-/** Check a perp fill of the mirror. */
-export function checkPerpsFill(operation: string, f: { subAccountId: unknown; oid: unknown; tsMs: unknown; symbol: unknown; side: unknown; size: unknown; price: unknown; fee: unknown; closedPnl: unknown; fillUid: unknown }, i: number): void {
-  const bad = (field: string, msg: string) => invalidArgument(operation, `fills[${i}].${field} ${msg}`);
-  if (typeof f.subAccountId !== 'string') throw bad('subAccountId', 'must be a string');
-  for (const k of ['oid', 'symbol', 'side', 'fillUid'] as const) if (!str(f[k], 512)) throw bad(k, 'must be a non-empty string');
-  if (!Number.isSafeInteger(f.tsMs) || (f.tsMs as number) < 0) throw bad('tsMs', `must be a non-negative integer (ms), got ${String(f.tsMs)}`);
-  for (const k of ['size', 'price', 'fee', 'closedPnl'] as const) if (!(typeof f[k] === 'number' && Number.isFinite(f[k]))) throw bad(k, `must be a finite number, got ${String(f[k])}`);
-}
-
-/** Check a spot activity of the mirror. */
-export function checkSpotActivity(operation: string, a: { txHash: unknown; tsMs: unknown; type: unknown; status: unknown; valueUsd?: unknown }, i: number): void {
-  const bad = (field: string, msg: string) => invalidArgument(operation, `activities[${i}].${field} ${msg}`);
-  for (const k of ['txHash', 'type', 'status'] as const) if (!str(a[k], 512)) throw bad(k, 'must be a non-empty string');
-  if (!Number.isSafeInteger(a.tsMs) || (a.tsMs as number) < 0) throw bad('tsMs', `must be a non-negative integer (ms), got ${String(a.tsMs)}`);
-  if (a.valueUsd !== undefined && !(typeof a.valueUsd === 'number' && Number.isFinite(a.valueUsd))) throw bad('valueUsd', 'must be a finite number');
-}
-
-/** A list of known states (or absent); throws INVALID_ARGUMENT naming the field. */
-export function checkStateList(operation: string, field: string, states: readonly string[] | undefined, allowed: readonly string[]): void {
-  if (states === undefined) return;
-  if (!Array.isArray(states) || !states.every((s) => allowed.includes(s))) throw invalidArgument(operation, `${field} must be a list of ${allowed.join(', ')}`);
-}
-
-/** The checks of a compare-and-set transition: scope, id, `from` and `to` states. */
-export function checkTransition(operation: string, scope: LearningScopeLike, id: unknown, change: { readonly from: readonly string[]; readonly to: string }, allowed: readonly string[]): void {
-  checkLearningScope(operation, scope);
-  checkRowId(operation, 'id', id);
-  checkStateList(operation, 'from', change.from, allowed);
-  checkStateList(operation, 'to', [change.to], allowed);
-}
-
-/** The checks of `recordExecutions`: scope, every execution, the policy. */
-export function checkCaptureInput(
-  operation: string,
-  scope: LearningScopeLike,
-  input: { readonly executions: readonly NewTradeExecution[]; readonly policy: MethodologyPolicy; readonly observations?: readonly PreferenceObservation[] | undefined },
-): void {
-  checkLearningScope(operation, scope);
-  if (!Array.isArray(input.executions)) throw invalidArgument(operation, 'executions must be an array');
-  input.executions.forEach((e, i) => checkExecution(operation, e, i));
-  checkMethodologyPolicy(operation, input.policy);
-  if (input.observations !== undefined) checkObservations(operation, scope, input.observations);
-}
-
-/** The checks of `observePreferences`. */
-export function checkObservations(operation: string, scope: LearningScopeLike, observations: ReadonlyArray<{ dimension: unknown; text: unknown; normalizedText: unknown; effect: unknown }>): void {
-  checkLearningScope(operation, scope);
-  observations.forEach((ob, i) => {
-    checkNewPreference(`${operation} observations[${i}]`, ob);
-    if (ob.effect !== 'support' && ob.effect !== 'contradict') throw invalidArgument(operation, `observations[${i}].effect must be support or contradict`);
-  });
-}
-
-/** The checks of `recordSyncAttempt`. */
-export function checkSyncAttempt(operation: string, scope: LearningScopeLike, a: { ok: boolean; source: unknown; subAccountId: unknown; watermarkMs?: unknown }): void {
-  checkLearningScope(operation, scope);
-  if (typeof a.source !== 'string' || a.source.length === 0) throw invalidArgument(operation, 'source must be a non-empty string');
-  if (typeof a.subAccountId !== 'string') throw invalidArgument(operation, 'subAccountId must be a string (empty for none)');
-  if (a.ok && a.watermarkMs !== undefined && !(Number.isSafeInteger(a.watermarkMs) && (a.watermarkMs as number) >= 0)) throw invalidArgument(operation, 'watermarkMs must be a non-negative integer');
-}
-
-type LearningScopeLike = { readonly userId: string; readonly agentId?: string | undefined };
-
-/** Longest user text an extraction queue row keeps (the caller cuts longer messages). */
-export const MAX_EXTRACTION_TEXT = 8000;
-
-/** Check a turn to queue for memory extraction; throws INVALID_ARGUMENT naming the field. */
-export function checkExtractionTurn(operation: string, scope: LearningScopeLike, t: { sessionId: unknown; turnId: unknown; text: unknown; now: unknown }): void {
-  checkLearningScope(operation, scope);
-  if (!str(t.sessionId, 200)) throw invalidArgument(operation, 'sessionId must be a non-empty string of at most 200 characters');
-  if (!str(t.turnId, 200)) throw invalidArgument(operation, 'turnId must be a non-empty string of at most 200 characters');
-  if (!str(t.text, MAX_EXTRACTION_TEXT)) throw invalidArgument(operation, `text must be a non-empty string of at most ${MAX_EXTRACTION_TEXT} characters`);
-  if (typeof t.now !== 'string' || Number.isNaN(Date.parse(t.now))) throw invalidArgument(operation, 'now must be an ISO date');
-}
-
-/** Check an extraction claim; returns the limit. Throws INVALID_ARGUMENT naming the field. */
-export function checkExtractionClaim(operation: string, scope: LearningScopeLike, c: { owner: unknown; now: unknown; leaseUntil: unknown; limit: unknown }): number {
-  checkLearningScope(operation, scope);
-  if (!str(c.owner, 200)) throw invalidArgument(operation, 'owner must be a non-empty string');
-  if (typeof c.now !== 'string' || Number.isNaN(Date.parse(c.now))) throw invalidArgument(operation, 'now must be an ISO date');
-  if (typeof c.leaseUntil !== 'string' || Number.isNaN(Date.parse(c.leaseUntil))) throw invalidArgument(operation, 'leaseUntil must be an ISO date');
-  if (!Number.isSafeInteger(c.limit) || (c.limit as number) < 1 || (c.limit as number) > 1000) throw invalidArgument(operation, `limit must be an integer from 1 to 1000, got ${String(c.limit)}`);
-  return c.limit as number;
-}
-
-/** Check a list of row ids; throws INVALID_ARGUMENT naming the field. */
-export function checkRowIds(operation: string, field: string, list: unknown): number[] {
-  if (!Array.isArray(list)) throw invalidArgument(operation, `${field} must be an array of positive integers`);
-  return list.map((id, i) => checkRowId(operation, `${field}[${i}]`, id));
+/** {@link LearningStats} from an engine's counts, every state present. */
+export function learningStatsOf(c: LearningCounts): LearningStats {
+  const all = <K extends string>(keys: readonly K[], counts: Readonly<Record<string, number>>) => Object.fromEntries(keys.map((k) => [k, counts[k] ?? 0])) as Record<K, number>;
+  return {
+    methodologies: all(METHODOLOGY_STATES, c.methodologies), graduationProposed: c.graduationProposed, preferences: all(PREFERENCE_STATES, c.preferences),
+    hardConstraints: all(PREFERENCE_STATES, c.hardConstraints), cases: c.cases, trades: all(['open', 'closed', 'settled'] as const, c.trades),
+    perpsFills: c.perpsFills, externalSpot: c.externalSpot, extractionQueue: c.extractionQueue,
+  };
 }
 
 /** The extraction-queue figures of {@link LearningStats} from a `COUNT(*) AS n, MIN(created_at) AS oldest` row. */

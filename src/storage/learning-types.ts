@@ -10,7 +10,8 @@
  *
  * Ids are positive integers. Timestamps are ISO-8601 strings in UTC supplied by the caller (`now`, `at`).
  * The outcome arithmetic (FIFO close allocation, Wilson bound, state transitions) is shared by every engine
- * (`learning-logic.ts`), so engines agree on every number.
+ * (`learning-logic.ts`), so engines agree on every number; `learning-domain.ts` checks every input and puts
+ * those rules in front of an engine's queries (`LearningEngine`).
  */
 import type { MemoryScope } from './memory-types';
 
