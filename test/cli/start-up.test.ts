@@ -3,13 +3,16 @@
  * and zod works as before (English messages, JSON Schema with descriptions).
  */
 import { spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
-function run(script: string): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', timeout: 30_000 });
+function run(script: string, env: NodeJS.ProcessEnv = process.env): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], { cwd: root, encoding: 'utf8', timeout: 30_000, env });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
@@ -39,5 +42,30 @@ describe('the bin loads only English of zod\'s locales', () => {
     const out = JSON.parse(r.stdout) as { locales: string[]; message: string };
     expect(out.locales.length).toBeGreaterThan(40);
     expect(out.message).toBe('Invalid input: expected string, received number');
+  });
+});
+
+describe('the bin\'s compile cache', () => {
+  const ENABLE = `const { enableCompileCache } = await import('./cli/start-up.ts'); console.log(JSON.stringify({ dir: enableCompileCache() ?? null }));`;
+
+  it('uses the user\'s own cache directory when the shared one cannot be written', () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'minara-compile-cache-'));
+    try {
+      const file = path.join(dir, 'a-file');
+      writeFileSync(file, '');
+      const env: NodeJS.ProcessEnv = { ...process.env, NODE_COMPILE_CACHE: path.join(file, 'cache'), XDG_CACHE_HOME: path.join(dir, 'cache-home') };
+      delete env['NODE_DISABLE_COMPILE_CACHE'];
+      const r = run(ENABLE, env);
+      const own = path.join(dir, 'cache-home', 'minara', 'node-compile-cache');
+      expect(JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}'), r.stderr).toEqual({ dir: own });
+      expect(existsSync(own)).toBe(true);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('stays off under NODE_DISABLE_COMPILE_CACHE=1', () => {
+    const r = run(ENABLE, { ...process.env, NODE_DISABLE_COMPILE_CACHE: '1' });
+    expect(JSON.parse(r.stdout.trim().split('\n').pop() ?? '{}'), r.stderr).toEqual({ dir: null });
   });
 });
