@@ -3,8 +3,8 @@
  * and its subpaths), and only lazily, so `minara --help` and `minara --version` start fast.
  */
 import { readFileSync } from 'node:fs';
-import module from 'node:module';
 import type { CliOptions } from './app';
+import { enableCompileCache, loadOnlyEnglishZodLocale } from './start-up';
 
 // Before anything loads the native SQLite addon (built for Node ≥ 22, it crashes older ones without a word).
 const [nodeMajor = 0, nodeMinor = 0] = process.versions.node.split('.').map(Number);
@@ -13,8 +13,11 @@ if (nodeMajor < 22 || (nodeMajor === 22 && nodeMinor < 12)) {
   process.exit(1);
 }
 
-// Cache V8 bytecode of the SDK and its dependencies on disk: about a quarter off every later cold start.
-module.enableCompileCache?.();
+// Cache V8 bytecode of the SDK and its dependencies on disk: about a quarter off every later cold start (the user's
+// own directory when the shared default is not writable: cli/start-up.ts).
+enableCompileCache();
+// zod's 58 translations of its error messages are not loaded (cli/start-up.ts).
+loadOnlyEnglishZodLocale();
 
 const HELP = `minara — the reference CLI of @minara/agent
 

@@ -3,12 +3,7 @@
  * the workspace and the runtime's prompt builder directly.
  */
 import { type ApprovalDecision, createToolCallContext, type MinaraApp, permissionTierName } from '@minara/agent';
-import { learningCommand, preferencesCommand } from './learning-command';
-import { alertsCommand, workflowsCommand } from './automation-command';
 import { previewApproval } from './approval-preview';
-import { runAuditCommand } from './audit-command';
-import { runControlsCli } from './controls-command';
-import { runShadowCommand } from './shadow-command';
 import { compactJson, formatApproval, formatBlocked, formatToolCall, formatToolResult, loadFinanceWords, truncate } from './render';
 
 /** What a slash command can use. The REPL provides it. */
@@ -240,6 +235,7 @@ const OPERATOR_COMMANDS: readonly SlashCommand[] = [
     usage: '/grants [list|create …|revoke <id>]',
     description: 'Grants for autonomous runs (as `minara grants`)',
     run: async (ctx, args) => {
+      const { runControlsCli } = await import('./controls-command');
       await runControlsCli(['grants', ...words(args)], printer(ctx), { app: ctx.app });
     },
   },
@@ -248,6 +244,7 @@ const OPERATOR_COMMANDS: readonly SlashCommand[] = [
     usage: '/stop [--global] [--release] | status',
     description: 'The emergency stop: engage, release, or show it (as `minara stop`)',
     run: async (ctx, args) => {
+      const { runControlsCli } = await import('./controls-command');
       await runControlsCli(['stop', ...words(args)], printer(ctx), { app: ctx.app });
     },
   },
@@ -257,6 +254,7 @@ const OPERATOR_COMMANDS: readonly SlashCommand[] = [
     description: 'The audit log: recent rows, one trace, the hash chain (as `minara audit`)',
     run: async (ctx, args) => {
       const { positionals, values, flags } = flagWords(args, ['--since', '--limit', '--tool', '--user', '--trace', '--anchor']);
+      const { runAuditCommand } = await import('./audit-command');
       await runAuditCommand({}, positionals, {
         app: ctx.app, ...printer(ctx), json: flags.has('--json'), limit: values.get('--limit') ?? '20',
         since: values.get('--since'), tool: values.get('--tool'), user: values.get('--user'), trace: values.get('--trace'), anchor: values.get('--anchor'),
@@ -269,6 +267,7 @@ const OPERATOR_COMMANDS: readonly SlashCommand[] = [
     description: 'Shadow mode: the shadow fills against the market and holding (as `minara shadow report`)',
     run: async (ctx, args) => {
       const { positionals, values, flags } = flagWords(args, ['--since']);
+      const { runShadowCommand } = await import('./shadow-command');
       await runShadowCommand({}, positionals, { app: ctx.app, ...printer(ctx), json: flags.has('--json'), since: values.get('--since') });
     },
   },
@@ -338,6 +337,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     usage: '/workflows [runs [<name>]|run <id>|start <name>]',
     description: 'Workflows (code and workspace files), their stored runs, one run step by step; start one by hand',
     run: async (ctx, args) => {
+      const { workflowsCommand } = await import('./automation-command');
       const out = await workflowsCommand(ctx.app, args.trim() === '' ? [] : args.trim().split(/\s+/));
       ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
     },
@@ -347,6 +347,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     usage: '/alerts [list [all]|cancel <id>]',
     description: 'Your price alerts; cancel one',
     run: async (ctx, args) => {
+      const { alertsCommand } = await import('./automation-command');
       const out = await alertsCommand(ctx.app, args.trim() === '' ? [] : args.trim().split(/\s+/));
       ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
     },
@@ -357,6 +358,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     description: 'Methodologies (confidence, uses, state), pending trade cases; graduate, quarantine, reinstate, seed, reflect, page <asset>',
     run: async (ctx, args) => {
       const { words, flags } = learningArgs(args);
+      const { learningCommand } = await import('./learning-command');
       const out = await learningCommand(ctx.app, words, flags);
       ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
     },
@@ -366,6 +368,7 @@ export const SLASH_COMMANDS: readonly SlashCommand[] = [
     usage: '/preferences [approve|reject <id>]',
     description: 'Learned preferences and hard constraints; approve or reject a proposed one',
     run: async (ctx, args) => {
+      const { preferencesCommand } = await import('./learning-command');
       const out = await preferencesCommand(ctx.app, args.trim() === '' ? [] : args.trim().split(/\s+/));
       ctx.print(out.ok ? out.text : out.text.replace(/^usage: /, 'Usage: /'));
     },

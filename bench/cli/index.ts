@@ -5,14 +5,16 @@
  *     workspace seeded, tools and skills registered), then `/exit`;
  *   - the REPL until the answer of a first command (`/tools`) is on screen;
  *   - `minara serve` from spawn until `GET /healthz` answers 200 (existing data dir; target ≤ 500 ms).
- * Beside them, in the same process: `node -e 1` (what Node itself costs) and the REPL with Node's compile cache
- * off (`NODE_DISABLE_COMPILE_CACHE=1`: the very first start after an install).
+ * Beside them, in the same process: `node -e 1` (what Node itself costs), the REPL with Node's compile cache
+ * off (`NODE_DISABLE_COMPILE_CACHE=1`: the very first start after an install), and the REPL started the way a
+ * consumer project starts it: `node_modules/.bin/minara` in a temporary project whose `node_modules/@minara/agent`
+ * links to this checkout (what `npx minara` runs after npm's own start-up, which is not timed here).
  * Each start also reports the CPU time the process had used at that moment (Linux, from /proc): a busy host inflates it
  * far less than the wall time. Target: ≤ 200 ms to the prompt on the reference machine. Run: `npm run bench -- cli` (builds first if
  * `dist/cli.js` is missing). `BENCH_CLI_RUNS` sets the number of runs (default 15).
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
@@ -94,11 +96,22 @@ async function timeServe(dataDir: string): Promise<{ ready: number; cpu: number 
   }
 }
 
-/** Spawn the REPL; time until the prompt, and until the answer to `/tools`; then `/exit`. */
-function timeRepl(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}): Promise<{ prompt: number; promptCpu: number; firstAnswer: number }> {
+/** A consumer project: `node_modules/@minara/agent` links to this checkout, `node_modules/.bin/minara` to its bin (as npm links them). */
+function consumerBin(dir: string): string {
+  mkdirSync(path.join(dir, 'node_modules', '@minara'), { recursive: true });
+  mkdirSync(path.join(dir, 'node_modules', '.bin'));
+  writeFileSync(path.join(dir, 'package.json'), '{ "name": "consumer", "private": true, "dependencies": { "@minara/agent": "*" } }\n');
+  symlinkSync(root, path.join(dir, 'node_modules', '@minara', 'agent'), 'dir');
+  const bin = path.join(dir, 'node_modules', '.bin', 'minara');
+  symlinkSync(path.join('..', '@minara', 'agent', 'dist', 'cli.js'), bin);
+  return bin;
+}
+
+/** Spawn the REPL (the bin `bin`, by default dist/cli.js); time until the prompt, and until the answer to `/tools`; then `/exit`. */
+function timeRepl(dataDir: string, extraEnv: NodeJS.ProcessEnv = {}, bin = cli): Promise<{ prompt: number; promptCpu: number; firstAnswer: number }> {
   return new Promise((resolve, reject) => {
     const t0 = performance.now();
-    const child = spawn(process.execPath, [cli, '--data-dir', dataDir], { env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, [bin, '--data-dir', dataDir], { env: { ...env, ...extraEnv }, stdio: ['pipe', 'pipe', 'inherit'] });
     let out = '';
     let prompt: number | undefined;
     let promptCpu = Number.NaN;
@@ -128,6 +141,7 @@ try {
   // Warm the OS file cache and Node's compile cache once (what every run after the first install sees).
   await timeHelp();
   await timeRepl(path.join(dir, 'warm'));
+  const installedBin = consumerBin(path.join(dir, 'consumer'));
 
   const help: number[] = [];
   const prompt: number[] = [];
@@ -137,6 +151,8 @@ try {
   const serve: number[] = [];
   const serveCpu: number[] = [];
   const promptNoCache: number[] = [];
+  const promptConsumer: number[] = [];
+  const promptConsumerCpu: number[] = [];
   const node: number[] = [];
   for (let i = 0; i < runs; i++) {
     node.push(await timeNode());
@@ -148,6 +164,9 @@ try {
     const existing = await timeRepl(path.join(dir, 'warm')); // an existing data dir
     promptExisting.push(existing.prompt);
     promptExistingCpu.push(existing.promptCpu);
+    const consumer = await timeRepl(path.join(dir, 'warm'), {}, installedBin); // node_modules/.bin/minara in a consumer project
+    promptConsumer.push(consumer.prompt);
+    promptConsumerCpu.push(consumer.promptCpu);
     const served = await timeServe(path.join(dir, 'warm'));
     serve.push(served.ready);
     serveCpu.push(served.cpu);
@@ -168,6 +187,8 @@ try {
         row('REPL first answer (/tools), new data dir', firstAnswer),
         row('REPL prompt ready, compile cache off', promptNoCache),
         row('  … CPU used by then, existing data dir', promptExistingCpu),
+        row('REPL prompt ready, consumer node_modules/.bin/minara', promptConsumer),
+        row('  … CPU used by then', promptConsumerCpu),
         row('minara serve until /healthz answers, existing data dir', serve),
         row('  … CPU used by then', serveCpu),
       ],
@@ -177,7 +198,7 @@ try {
   const base = summarize(node).p50;
   const serve50 = summarize(serve).p50;
   console.log(
-    `\ntarget: prompt ready ≤ 200 ms (p50, existing data dir: ${fmt(p50, 0)} ms ${p50 <= 200 ? 'met' : 'NOT met'}; ${fmt(p50 - base, 0)} ms above node -e 1; CPU ${fmt(summarize(promptExistingCpu).p50, 0)} ms); ` +
+    `\ntarget: prompt ready ≤ 200 ms (p50, existing data dir: ${fmt(p50, 0)} ms ${p50 <= 200 ? 'met' : 'NOT met'}; ${fmt(p50 - base, 0)} ms above node -e 1; CPU ${fmt(summarize(promptExistingCpu).p50, 0)} ms; consumer node_modules/.bin/minara: ${fmt(summarize(promptConsumer).p50, 0)} ms, CPU ${fmt(summarize(promptConsumerCpu).p50, 0)} ms); ` +
       `minara serve /healthz ≤ 500 ms (p50: ${fmt(serve50, 0)} ms ${serve50 <= 500 ? 'met' : 'NOT met'}; CPU ${fmt(summarize(serveCpu).p50, 0)} ms) — ${runs} runs, load average ${loadavg()[0]!.toFixed(2)}`,
   );
 } finally {

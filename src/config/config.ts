@@ -79,7 +79,8 @@ export function loadConfig(options: { env?: Readonly<Record<string, string | und
   // The model endpoint's old name keeps working for the model only (the Minara API has MINARA_API_BASE_URL).
   if (raw.baseUrl === undefined && env.MINARA_BASE_URL) raw.baseUrl = env.MINARA_BASE_URL;
   for (const [key, v] of Object.entries(overrides)) if (v !== undefined) raw[key] = v;
-  const parsed = MinaraConfigSchema.safeParse(raw);
+  // Parsed once per process: zod's compiled fast path (generated code, never in the compile cache) costs more than it saves.
+  const parsed = MinaraConfigSchema.safeParse(raw, { jitless: true });
   if (!parsed.success) {
     const fields = parsed.error.issues.map((i) => i.path.join('.') || '(config)');
     const detail = parsed.error.issues

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
 import { MinaraError } from '../errors/minara-error';
 import { QUICKJS_WORKER_SOURCE } from './quickjs-worker-source';
 
@@ -117,7 +117,9 @@ export function createQuickJsSandbox(options: QuickJsSandboxOptions = {}): CodeS
 
   const start = () => {
     if (worker) return worker;
-    const thread = new Worker(QUICKJS_WORKER_SOURCE, {
+    // node:worker_threads loads with the first run, not with the package.
+    const { Worker: WorkerThread } = require('node:worker_threads') as typeof import('node:worker_threads');
+    const thread = new WorkerThread(QUICKJS_WORKER_SOURCE, {
       eval: true,
       workerData: {
         corePath: require.resolve('quickjs-emscripten-core'),

@@ -33,14 +33,28 @@ export interface AuditKeys {
  * @throws MinaraError `CONFIG_INVALID` when the secret is shorter than 32 bytes.
  */
 export function deriveAuditKeys(secret: Uint8Array): AuditKeys {
-  if (!(secret instanceof Uint8Array) || secret.length < APPROVAL_KEY_BYTES) {
-    throw new MinaraError('CONFIG_INVALID', `deriveAuditKeys: secret must be a Uint8Array of at least ${APPROVAL_KEY_BYTES} bytes (the approval key, or MINARA_AUDIT_KEY)`);
-  }
+  checkSecret(secret, 'deriveAuditKeys');
   const chainKey = new Uint8Array(hkdfSync('sha256', secret, new Uint8Array(0), CHAIN_INFO, 32));
   const seed = Buffer.from(hkdfSync('sha256', secret, new Uint8Array(0), SIGNING_INFO, 32));
   const signingKey = createPrivateKey({ key: Buffer.concat([ED25519_PKCS8_PREFIX, seed]), format: 'der', type: 'pkcs8' });
   const publicKey = createPublicKey(signingKey);
   return { chainKey, signingKey, publicKey, publicKeyPem: String(publicKey.export({ format: 'pem', type: 'spki' })), keyId: auditKeyId(publicKey) };
+}
+
+/**
+ * The chain's HMAC key alone, as {@link deriveAuditKeys} gives it: what the tool registry needs, without making and
+ * exporting the Ed25519 key pair (a start derives that once, in the audit part).
+ * @throws MinaraError `CONFIG_INVALID` when the secret is shorter than 32 bytes.
+ */
+export function deriveAuditChainKey(secret: Uint8Array): Uint8Array {
+  checkSecret(secret, 'deriveAuditChainKey');
+  return new Uint8Array(hkdfSync('sha256', secret, new Uint8Array(0), CHAIN_INFO, 32));
+}
+
+function checkSecret(secret: Uint8Array, caller: string): void {
+  if (!(secret instanceof Uint8Array) || secret.length < APPROVAL_KEY_BYTES) {
+    throw new MinaraError('CONFIG_INVALID', `${caller}: secret must be a Uint8Array of at least ${APPROVAL_KEY_BYTES} bytes (the approval key, or MINARA_AUDIT_KEY)`);
+  }
 }
 
 /** The key id of an Ed25519 public key: first 16 hex of sha256 over its 32 raw bytes. */

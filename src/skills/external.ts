@@ -3,7 +3,6 @@
  * record it in `.minara-skill.json`, list, upgrade and remove. Nothing from a package is executed:
  * git runs with hooks disabled and the `ext::` transport forbidden, and symlinks are removed.
  */
-import { execFile } from 'node:child_process';
 import { cpSync, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeFileSync } from 'node:fs';
 import { isAbsolute, join, resolve, sep } from 'node:path';
 import { promisify } from 'node:util';
@@ -13,7 +12,11 @@ import { detectPackageLicense } from './external-license';
 import type { LicenseDetection } from './license';
 import { loadSkillDirectories, loadSkillPackage, type SkillLoadResult } from './skill-md';
 
-const execFileAsync = promisify(execFile);
+/** `git`, run only by `skills add`/`upgrade`: node:child_process loads then, not with the package. */
+async function execFileAsync(file: string, args: readonly string[], options: { env: NodeJS.ProcessEnv; timeout: number; windowsHide?: boolean }): Promise<{ stdout: string; stderr: string }> {
+  const { execFile } = await import('node:child_process');
+  return promisify(execFile)(file, args, { ...options, encoding: 'utf8' });
+}
 const RECORD = '.minara-skill.json';
 const SAFE_ID = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 

@@ -1,4 +1,4 @@
-import { deriveAuditKeys } from '../safety/audit-keys';
+import { deriveAuditChainKey } from '../safety/audit-keys';
 import { inSpan } from '../util/tracing';
 import type { MinaraBus } from '../events/bus';
 import { MinaraError } from '../errors/minara-error';
@@ -113,7 +113,7 @@ export function createToolRegistry(options: ToolRegistryOptions = {}): ToolRegis
   if (options.grantBounds !== undefined && typeof options.grantBounds !== 'function') checkGrantBounds(options.grantBounds, 'createToolRegistry: "grantBounds"');
   // The approval key, kept outside the database, also keys the audit links when nothing keyed them yet (createApp
   // keys them first, with checkpoints): a host that builds its own registry writes keyed rows too.
-  if (approvalKey !== undefined && storage !== undefined) storage.audit.useChainKey?.({ key: deriveAuditKeys(approvalKey).chainKey, ifUnkeyed: true });
+  if (approvalKey !== undefined && storage !== undefined) storage.audit.useChainKey?.({ key: deriveAuditChainKey(approvalKey), ifUnkeyed: true });
   const approvals = createApprovalService({ storage, now, generateId, ttlMs: approvalTtlMs, bus, key: approvalKey });
   const grants = createGrantService({
     storage, now, generateId,

@@ -10,7 +10,6 @@
  * is refused at connect time. undici is the HTTP client Node's own `fetch` is built on; its `connect.lookup`
  * hook is the documented way to pin resolution, which the global `fetch` does not expose.
  */
-import { lookup } from 'node:dns/promises';
 import type { LookupAddress } from 'node:dns';
 import ipaddr from 'ipaddr.js';
 import type { Agent, fetch as UndiciFetch } from 'undici';
@@ -96,7 +95,8 @@ export function isPublicAddress(address: string): boolean {
 /** Build the policy; bad list entries are a `CONFIG_INVALID` naming the factory and field. */
 export function createUrlPolicy(factory: string, options: UrlPolicyOptions): UrlPolicy {
   const { allowHosts, denyHosts = [] } = options;
-  const resolve = options.resolve ?? (async (host: string) => (await lookup(host, { all: true })).map((a) => a.address));
+  // node:dns/promises loads with the first lookup, not with the package.
+  const resolve = options.resolve ?? (async (host: string) => (await (await import('node:dns/promises')).lookup(host, { all: true })).map((a) => a.address));
   for (const [field, list] of [['allowHosts', allowHosts ?? []], ['denyHosts', denyHosts]] as const) {
     for (const h of list) if (typeof h !== 'string' || !/^(\*\.)?[a-z0-9.-]+$/i.test(h)) throw new MinaraError('CONFIG_INVALID', `${factory}: ${field} entries are hosts or *.domain, got ${JSON.stringify(h)}.`);
   }

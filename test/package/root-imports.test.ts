@@ -55,6 +55,26 @@ describe('package entry points', () => {
     }
   });
 
+  it('importing the root loads none of the Node modules only some calls need (issue 41: start-up)', () => {
+    // node:child_process (git for `skills add`), node:worker_threads (the code sandbox's first run) and node:dns/promises
+    // (the first fetch's address check) load with their first use. A resolve hook sees every node: import of the
+    // package's own files, even of a builtin tsx loaded already.
+    const code = `
+      import { register } from 'node:module';
+      const seen = new Set();
+      const { port1, port2 } = new MessageChannel();
+      port1.on('message', (specifier) => seen.add(specifier));
+      register('data:text/javascript,' + encodeURIComponent('let p; export function initialize(d) { p = d.port; } export async function resolve(s, c, n) { if (s.startsWith("node:") && c.parentURL?.includes("/src/")) p.postMessage(s); return n(s, c); }'), { parentURL: import.meta.url, data: { port: port2 }, transferList: [port2] });
+      await import('${join(ROOT, 'src/index.ts')}');
+      await new Promise((r) => setTimeout(r, 200));
+      port1.close();
+      console.log(JSON.stringify([...seen]));`;
+    const r = spawnSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', code], { cwd: ROOT, encoding: 'utf8', timeout: 60_000 });
+    const builtins = JSON.parse(r.stdout.trim().split('\n').pop() ?? '[]') as string[];
+    expect(builtins, r.stderr).toContain('node:crypto'); // the hook saw the root's own imports
+    for (const lazy of ['node:child_process', 'node:worker_threads', 'node:dns/promises']) expect(builtins, lazy).not.toContain(lazy);
+  });
+
   it('the SQLite engine loads the addon when asked for', () => {
     const loaded = addonsLoadedBy(`
       const { createSqliteStorage } = await import('${join(ROOT, 'src/storage/sqlite/index.ts')}');
