@@ -1,13 +1,15 @@
 /**
  * Storage benchmark: the Postgres engine side by side with SQLite in one run, on the memory bench's workloads.
  *
- *   npx tsx bench/storage/index.ts [--sizes=1000,10000,100000] [--queries=200] [--writes=2000] [--url=postgres://…]
+ *   npx tsx bench/storage/index.ts [--sizes=1000,10000,100000] [--queries=200] [--writes=2000] [--url=postgres://…] [--engines=sqlite,postgres]
  *   npm run bench -- storage
  *
  * - writes/s: `memoryStore.write` with 1 writer (sequential) and with 16 concurrent writers spread over 10 tenants,
  *   on a fresh database each;
  * - FTS search p50/p95: 10 tenants of N rows each (loaded with `writeMany`), `search(q, { mode: 'bm25', limit: 10 })`
- *   on one tenant, the memory bench's seeded queries;
+ *   on one tenant, the memory bench's seeded queries; beside the wall time, the CPU time this process spent per
+ *   query (`process.cpuUsage`: the in-process ranking and the driver, not the server) and the load average when
+ *   the queries began, so a figure taken on a loaded, shared host can be read;
  * - approvals: request → approve → consume round trip (`create`, `transition` pending→approved, approved→executed).
  *
  * Postgres: `--url` (or `MINARA_BENCH_POSTGRES_URL`), else a throwaway local server started from the PostgreSQL
@@ -39,13 +41,16 @@ const url = args.get('url') ?? process.env.MINARA_BENCH_POSTGRES_URL ?? (server 
 let schemaSeq = 0;
 
 type Engine = { name: 'sqlite' | 'postgres'; open: () => Promise<Storage> };
-const engines: Engine[] = [
+const allEngines: Engine[] = [
   { name: 'sqlite', open: async () => createSqliteStorage({ path: join(dir, `s${++schemaSeq}.db`), logger: silentLogger }) },
   { name: 'postgres', open: () => createPostgresStorage({ connectionString: url, schema: `bench_${process.pid}_${++schemaSeq}`, logger: silentLogger, poolSize: WRITERS + 4 }) },
 ];
+const wanted = (args.get('engines') ?? 'sqlite,postgres').split(',');
+const engines = allEngines.filter((e) => wanted.includes(e.name));
 
 const rows: Array<Array<string | number>> = [];
 const measured = new Map<string, number>();
+const cpuFigures = new Map<string, string>();
 const record = (metric: string, engine: string, value: number) => measured.set(`${metric}|${engine}`, value);
 
 async function writes(engine: Engine): Promise<void> {
@@ -88,14 +93,24 @@ async function search(engine: Engine, size: number): Promise<void> {
   const queries = generateQueries(nQueries, 99);
   for (const q of queries.slice(0, 20)) await target.search(q, { mode: 'bm25', limit: 10 });
   const times: number[] = [];
+  const cpu: number[] = [];
+  const load = loadavg()[0] ?? Number.NaN;
   for (const q of queries) {
     const t = performance.now();
+    const c = process.cpuUsage();
     await target.search(q, { mode: 'bm25', limit: 10 });
+    const used = process.cpuUsage(c);
     times.push(performance.now() - t);
+    cpu.push((used.user + used.system) / 1000);
   }
   const s = summarize(times);
+  const sc = summarize(cpu);
   record(`FTS p50 ms, ${size}/tenant`, engine.name, s.p50);
   record(`FTS p95 ms, ${size}/tenant`, engine.name, s.p95);
+  record(`FTS max ms, ${size}/tenant`, engine.name, Math.max(...times));
+  record(`FTS p50 / p95 CPU ms of this process, ${size}/tenant`, engine.name, Number.NaN);
+  cpuFigures.set(`${size}|${engine.name}`, `${sc.p50.toFixed(2)} / ${sc.p95.toFixed(2)}`);
+  record(`load average when the ${size}/tenant queries began`, engine.name, load);
   record(`bulk load rows/s (writeMany), ${size}/tenant`, engine.name, (size * TENANTS) / loadSecs);
   for (const st of stores) await st.close();
   await storage.close();
@@ -136,7 +151,9 @@ for (const m of metrics) {
   const sq = measured.get(`${m}|sqlite`) ?? Number.NaN;
   const pg = measured.get(`${m}|postgres`) ?? Number.NaN;
   const f = (v: number) => (v >= 100 ? v.toFixed(0) : v.toFixed(2));
-  rows.push([m, f(sq), f(pg), (pg / sq).toFixed(2)]);
+  const size = /CPU ms of this process, (\d+)\//.exec(m)?.[1];
+  if (size !== undefined) rows.push([m, cpuFigures.get(`${size}|sqlite`) ?? '—', cpuFigures.get(`${size}|postgres`) ?? '—', '']);
+  else rows.push([m, f(sq), f(pg), (pg / sq).toFixed(2)]);
 }
 console.log(`\nStorage bench — ${cpus().length} × ${cpus()[0]?.model ?? 'cpu'}, ${(totalmem() / 2 ** 30).toFixed(0)} GiB, node ${process.version}, load ${loadavg()[0]?.toFixed(2)}`);
 console.log(`Postgres: ${server ? 'throwaway local server (durable defaults)' : 'given URL'}; SQLite: file, WAL, synchronous=NORMAL; ${TENANTS} tenants; ${nQueries} queries\n`);

@@ -97,185 +97,209 @@ export function lexicalCacheFor(storage: MemoryStorage, budgetTerms: number = LE
 
 const scopeKey = (s: MemoryScope) => JSON.stringify([s.userId, s.agentId ?? null]);
 
-/** A cache over one storage (exported for tests; stores use {@link lexicalCacheFor}). */
+/** What a cache keeps: its storage and settings, the scopes' entries, the use clock and the chain of queued saves. */
+interface CacheState {
+  readonly storage: MemoryStorage;
+  readonly budgetTerms: number;
+  readonly snapshotMinRows: number;
+  readonly snapshotMinChanges: number;
+  readonly snapshotRefreshMs: number;
+  readonly now: () => number;
+  /** The engine keeps snapshots (`loadTextIndex` and `saveTextIndex`). */
+  readonly snapshots: boolean;
+  readonly entries: Map<string, Entry>;
+  clock: number;
+  saves: Promise<void>;
+}
+
+function entryOf(c: CacheState, index: ScopeIndex, seq: number, sinceSnapshot: number): Entry {
+  return { index, seq, used: ++c.clock, lock: Promise.resolve(), sinceSnapshot, dropped: false, savedAt: 0, saving: false };
+}
+
+/** Every row of the scope, tokenised. */
+async function build(c: CacheState, scope: MemoryScope): Promise<Entry> {
+  // The log position first, then the rows: a change that lands in between is applied again next time.
+  const { seq } = await c.storage.textChanges(scope, Number.MAX_SAFE_INTEGER);
+  const index = createScopeIndex();
+  const rows = await c.storage.textRows(scope);
+  for (const row of rows) index.add(row);
+  return entryOf(c, index, seq, rows.length);
+}
+
+/** The stored snapshot caught up through the change log, or a build when there is none or it cannot serve. */
+async function load(c: CacheState, scope: MemoryScope): Promise<Entry> {
+  if (c.snapshots) {
+    const entry = await fromSnapshot(c, scope);
+    if (entry !== undefined) return entry;
+  }
+  return build(c, scope);
+}
+
+async function fromSnapshot(c: CacheState, scope: MemoryScope): Promise<Entry | undefined> {
+  let entry: Entry;
+  try {
+    const bytes = await c.storage.loadTextIndex?.(scope);
+    if (bytes === undefined) return undefined;
+    const decoded = decodeIndexSnapshot(bytes, scopeKey(scope));
+    if (decoded === undefined) return undefined;
+    entry = entryOf(c, createScopeIndex(decoded.state), decoded.seq, 0);
+  } catch {
+    return undefined; // unreadable or inconsistent: build from the rows instead
+  }
+  // A position ahead of the log (a database restored from an older copy) cannot be caught up from.
+  const { seq } = await c.storage.textChanges(scope, Number.MAX_SAFE_INTEGER);
+  if (entry.seq > seq) return undefined;
+  return catchUp(c, scope, entry);
+}
+
+/** Apply the changes since `entry.seq`; a pruned log gives a fresh build instead. */
+async function catchUp(c: CacheState, scope: MemoryScope, entry: Entry): Promise<Entry> {
+  const { storage } = c;
+  const changes = await storage.textChanges(scope, entry.seq);
+  if (changes.reset) return build(c, scope);
+  const { index } = entry;
+  let applied = 0;
+  if (changes.ids.length > 0) {
+    const changed = [...new Set(changes.ids)].filter((id) => id <= index.maxId);
+    for (const id of changed) index.remove(id);
+    if (changed.length > 0) {
+      entry.dropped = true;
+      applied += changed.length;
+      for (const row of await storage.textRows(scope, { ids: changed })) if (!index.has(row.id)) index.add(row);
+    }
+  }
+  for (const row of await storage.textRows(scope, { afterId: index.maxId })) {
+    if (!index.has(row.id)) {
+      index.add(row);
+      applied++;
+    }
+  }
+  entry.seq = changes.seq;
+  entry.sinceSnapshot += applied;
+  return entry;
+}
+
+/** Whether the entry's index is worth saving now: big enough, and its stored snapshot missing, dropped or far behind. */
+function wantsSave(c: CacheState, entry: Entry): boolean {
+  if (!c.snapshots || entry.saving || entry.index.size < c.snapshotMinRows) return false;
+  const behind = entry.sinceSnapshot >= Math.max(c.snapshotMinChanges, entry.index.size * 0.02);
+  return behind || (entry.dropped && c.now() - entry.savedAt >= c.snapshotRefreshMs);
+}
+
+/** The entry's index encoded at one log position, after the current turn of the event loop. */
+async function encodeEntry(c: CacheState, scope: MemoryScope, entry: Entry): Promise<{ data: Uint8Array; seq: number; maxId: number } | undefined> {
+  await new Promise<void>((resolve) => setImmediate(resolve));
+  entry.savedAt = c.now();
+  const { seq } = entry;
+  const maxId = entry.index.maxId;
+  const data = encodeIndexSnapshot({ scopeKey: scopeKey(scope), seq, state: entry.index.state() });
+  // Whatever happens, the next save waits for as many changes again (a refused save is retried then).
+  entry.sinceSnapshot = 0;
+  entry.dropped = false;
+  return data === undefined ? undefined : { data, seq, maxId };
+}
+
+/**
+ * Queue a save of the entry's index when it is worth one (see {@link wantsSave}). It runs after the lookup; the
+ * next lookup waits for the encoding (one log position), never for the engine's write (at 100k rows on PostgreSQL
+ * ~1 s: the search tail after a bulk load).
+ */
+function maybeSave(c: CacheState, scope: MemoryScope, entry: Entry): void {
+  if (!wantsSave(c, entry)) return;
+  entry.saving = true;
+  const encoded = encodeEntry(c, scope, entry);
+  const locked = entry.lock.then(() => encoded);
+  entry.lock = locked.catch(() => undefined);
+  // A snapshot only speeds up the next process; a failed save (a read-only file, a closed storage) is not an error of the lookup.
+  const stored = locked
+    .then((snapshot) => snapshot && c.storage.saveTextIndex?.(scope, snapshot))
+    .then(() => undefined, () => undefined)
+    .finally(() => (entry.saving = false));
+  c.saves = c.saves.then(() => stored);
+}
+
+/** Drop the least recently used scopes until the kept indexes fit the term budget. */
+function evict(c: CacheState): void {
+  let total = 0;
+  for (const e of c.entries.values()) total += e.index.termCount;
+  if (total <= c.budgetTerms) return;
+  for (const [key, e] of [...c.entries].sort((a, b) => a[1].used - b[1].used)) {
+    if (total <= c.budgetTerms) break;
+    c.entries.delete(key);
+    total -= e.index.termCount;
+  }
+}
+
+/** The scope's index, caught up; serialised per scope. */
+async function indexFor(c: CacheState, scope: MemoryScope): Promise<ScopeIndex> {
+  const key = scopeKey(scope);
+  const existing = c.entries.get(key);
+  if (existing === undefined) {
+    const entry = await load(c, scope);
+    if (entry.index.termCount <= c.budgetTerms) {
+      c.entries.set(key, entry);
+      evict(c);
+    }
+    maybeSave(c, scope, entry);
+    return entry.index;
+  }
+  existing.used = ++c.clock;
+  const run = existing.lock.then(() => catchUp(c, scope, existing));
+  existing.lock = run.catch(() => undefined);
+  try {
+    const next = await run;
+    if (next !== existing) c.entries.set(key, next);
+    evict(c);
+    maybeSave(c, scope, next);
+    return next.index;
+  } catch (error) {
+    c.entries.delete(key);
+    throw error;
+  }
+}
+
+/** The exact top-k of the visible rows: rank, drop what the lookup may not return, rank again until the top is clean. */
+async function search(c: CacheState, ...[scope, query, filter, options = {}]: Parameters<LexicalCache['search']>): Promise<MemoryScoredId[]> {
+  const index = await indexFor(c, scope);
+  const statuses = filter.statuses ?? ['active', 'pending'];
+  const rejected = new Set<number>(filter.excludeIds ?? []);
+  for (;;) {
+    const ranked = index.rank(query, {
+      limit: filter.limit,
+      categories: filter.categories,
+      neighbours: options.neighbours === true,
+      skip: (id) => rejected.has(id),
+    });
+    if (ranked.length === 0) return [];
+    const records = new Map((await c.storage.getMany(scope, ranked.map((r) => r.id))).map((r) => [r.id, r]));
+    let clean = true;
+    for (const r of ranked) {
+      const rec = records.get(r.id);
+      if (rec === undefined || rec.deletedAt !== undefined || !statuses.includes(rec.status)) {
+        rejected.add(r.id);
+        clean = false;
+      }
+    }
+    if (clean) return ranked;
+  }
+}
+
+/** A cache over one storage (exported for tests; stores use {@link lexicalCacheFor}): wiring over a {@link CacheState}. */
 export function createLexicalCache(storage: MemoryStorage, options: LexicalCacheOptions = {}): LexicalCache {
-  const {
-    budgetTerms = LEXICAL_CACHE_TERMS,
-    snapshotMinRows = LEXICAL_SNAPSHOT_MIN_ROWS,
-    snapshotMinChanges = 500,
-    snapshotRefreshMs = 30_000,
-    now = Date.now,
-  } = options;
-  const entries = new Map<string, Entry>();
-  let clock = 0;
-  let saves: Promise<void> = Promise.resolve();
-  const snapshots = storage.loadTextIndex !== undefined && storage.saveTextIndex !== undefined;
-
-  const entryOf = (index: ScopeIndex, seq: number, sinceSnapshot: number): Entry => ({
-    index,
-    seq,
-    used: ++clock,
-    lock: Promise.resolve(),
-    sinceSnapshot,
-    dropped: false,
-    savedAt: 0,
-    saving: false,
-  });
-
-  /** Every row of the scope, tokenised. */
-  const build = async (scope: MemoryScope): Promise<Entry> => {
-    // The log position first, then the rows: a change that lands in between is applied again next time.
-    const { seq } = await storage.textChanges(scope, Number.MAX_SAFE_INTEGER);
-    const index = createScopeIndex();
-    const rows = await storage.textRows(scope);
-    for (const row of rows) index.add(row);
-    return entryOf(index, seq, rows.length);
+  const c: CacheState = {
+    storage,
+    budgetTerms: options.budgetTerms ?? LEXICAL_CACHE_TERMS,
+    snapshotMinRows: options.snapshotMinRows ?? LEXICAL_SNAPSHOT_MIN_ROWS,
+    snapshotMinChanges: options.snapshotMinChanges ?? 500,
+    snapshotRefreshMs: options.snapshotRefreshMs ?? 30_000,
+    now: options.now ?? Date.now,
+    snapshots: storage.loadTextIndex !== undefined && storage.saveTextIndex !== undefined,
+    entries: new Map(),
+    clock: 0,
+    saves: Promise.resolve(),
   };
-
-  /** The stored snapshot caught up through the change log, or a build when there is none or it cannot serve. */
-  const load = async (scope: MemoryScope): Promise<Entry> => {
-    if (snapshots) {
-      const entry = await fromSnapshot(scope);
-      if (entry !== undefined) return entry;
-    }
-    return build(scope);
-  };
-
-  const fromSnapshot = async (scope: MemoryScope): Promise<Entry | undefined> => {
-    let entry: Entry;
-    try {
-      const bytes = await storage.loadTextIndex?.(scope);
-      if (bytes === undefined) return undefined;
-      const decoded = decodeIndexSnapshot(bytes, scopeKey(scope));
-      if (decoded === undefined) return undefined;
-      entry = entryOf(createScopeIndex(decoded.state), decoded.seq, 0);
-    } catch {
-      return undefined; // unreadable or inconsistent: build from the rows instead
-    }
-    // A position ahead of the log (a database restored from an older copy) cannot be caught up from.
-    const { seq } = await storage.textChanges(scope, Number.MAX_SAFE_INTEGER);
-    if (entry.seq > seq) return undefined;
-    return catchUp(scope, entry);
-  };
-
-  /** Apply the changes since `entry.seq`; a pruned log gives a fresh build instead. */
-  const catchUp = async (scope: MemoryScope, entry: Entry): Promise<Entry> => {
-    const changes = await storage.textChanges(scope, entry.seq);
-    if (changes.reset) return build(scope);
-    const { index } = entry;
-    let applied = 0;
-    if (changes.ids.length > 0) {
-      const changed = [...new Set(changes.ids)].filter((id) => id <= index.maxId);
-      for (const id of changed) index.remove(id);
-      if (changed.length > 0) {
-        entry.dropped = true;
-        applied += changed.length;
-        for (const row of await storage.textRows(scope, { ids: changed })) if (!index.has(row.id)) index.add(row);
-      }
-    }
-    for (const row of await storage.textRows(scope, { afterId: index.maxId })) {
-      if (!index.has(row.id)) {
-        index.add(row);
-        applied++;
-      }
-    }
-    entry.seq = changes.seq;
-    entry.sinceSnapshot += applied;
-    return entry;
-  };
-
-  /**
-   * Queue a save of the entry's index when it is worth one: a scope of at least `snapshotMinRows` rows whose stored
-   * snapshot is missing, dropped or far behind. It runs after the lookup; the next lookup waits for the encoding (one
-   * log position), never for the engine's write (at 100k rows on PostgreSQL ~1 s: the search tail after a bulk load).
-   */
-  const maybeSave = (scope: MemoryScope, entry: Entry): void => {
-    if (!snapshots || entry.saving || entry.index.size < snapshotMinRows) return;
-    const behind = entry.sinceSnapshot >= Math.max(snapshotMinChanges, entry.index.size * 0.02);
-    if (!behind && !(entry.dropped && now() - entry.savedAt >= snapshotRefreshMs)) return;
-    entry.saving = true;
-    const encoded = (async () => {
-      await new Promise<void>((resolve) => setImmediate(resolve));
-      entry.savedAt = now();
-      const { seq } = entry;
-      const maxId = entry.index.maxId;
-      const data = encodeIndexSnapshot({ scopeKey: scopeKey(scope), seq, state: entry.index.state() });
-      // Whatever happens, the next save waits for as many changes again (a refused save is retried then).
-      entry.sinceSnapshot = 0;
-      entry.dropped = false;
-      return data === undefined ? undefined : { data, seq, maxId };
-    })();
-    const locked = entry.lock.then(() => encoded);
-    entry.lock = locked.catch(() => undefined);
-    // A snapshot only speeds up the next process; a failed save (a read-only file, a closed storage) is not an error of the lookup.
-    const stored = locked.then((snapshot) => snapshot && storage.saveTextIndex?.(scope, snapshot)).then(() => undefined, () => undefined).finally(() => (entry.saving = false));
-    saves = saves.then(() => stored);
-  };
-
-  const evict = (): void => {
-    let total = 0;
-    for (const e of entries.values()) total += e.index.termCount;
-    if (total <= budgetTerms) return;
-    for (const [key, e] of [...entries].sort((a, b) => a[1].used - b[1].used)) {
-      if (total <= budgetTerms) break;
-      entries.delete(key);
-      total -= e.index.termCount;
-    }
-  };
-
-  /** The scope's index, caught up; serialised per scope. */
-  const indexFor = async (scope: MemoryScope): Promise<ScopeIndex> => {
-    const key = scopeKey(scope);
-    const existing = entries.get(key);
-    if (existing === undefined) {
-      const entry = await load(scope);
-      if (entry.index.termCount <= budgetTerms) {
-        entries.set(key, entry);
-        evict();
-      }
-      maybeSave(scope, entry);
-      return entry.index;
-    }
-    existing.used = ++clock;
-    const run = existing.lock.then(() => catchUp(scope, existing));
-    existing.lock = run.catch(() => undefined);
-    try {
-      const next = await run;
-      if (next !== existing) entries.set(key, next);
-      evict();
-      maybeSave(scope, next);
-      return next.index;
-    } catch (error) {
-      entries.delete(key);
-      throw error;
-    }
-  };
-
   return {
-    async search(scope, query, filter, options = {}) {
-      const index = await indexFor(scope);
-      const statuses = filter.statuses ?? ['active', 'pending'];
-      const rejected = new Set<number>(filter.excludeIds ?? []);
-      for (;;) {
-        const ranked = index.rank(query, {
-          limit: filter.limit,
-          categories: filter.categories,
-          neighbours: options.neighbours === true,
-          skip: (id) => rejected.has(id),
-        });
-        if (ranked.length === 0) return [];
-        const records = new Map((await storage.getMany(scope, ranked.map((r) => r.id))).map((r) => [r.id, r]));
-        let clean = true;
-        for (const r of ranked) {
-          const rec = records.get(r.id);
-          if (rec === undefined || rec.deletedAt !== undefined || !statuses.includes(rec.status)) {
-            rejected.add(r.id);
-            clean = false;
-          }
-        }
-        if (clean) return ranked;
-      }
-    },
-    settled: () => saves,
+    search: (...a) => search(c, ...a),
+    settled: () => c.saves,
   };
 }

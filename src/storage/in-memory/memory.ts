@@ -6,7 +6,6 @@
 import { MinaraError } from '../../errors/minara-error';
 import type {
   ConsolidationEvent,
-  EmbeddingState,
   MemoryEdgeInput,
   MemoryEdgeRecord,
   MemoryEntityCount,
@@ -14,12 +13,14 @@ import type {
   MemoryRecord,
   MemoryScope,
   MemoryScoredId,
-  MemoryStatus,
   MemoryStorage,
   MemoryTextRow,
   NewMemoryRow,
   ProfileEntry,
 } from '../memory-types';
+import {
+  categoryTokenCount, cosine, foldMemoryStats, LIKE_CANDIDATES, likeNeedles, type MemoryStatsGroup, newMemoryRecord, profileWriteKept, queryDimensionMismatch, scoreLikeMatches, topScored,
+} from '../memory-logic';
 import { type Bm25Doc, bm25Score, bm25Stats, matches } from './memory-bm25';
 
 interface Row {
@@ -39,22 +40,9 @@ interface StoredEvent extends ConsolidationEvent {
 const inScope = (r: { userId: string; agentId?: string | undefined }, s: MemoryScope) => r.userId === s.userId && (r.agentId ?? undefined) === (s.agentId ?? undefined);
 const scopeId = (s: MemoryScope) => JSON.stringify([s.userId, s.agentId ?? null]);
 
-function cosine(a: Float32Array, b: Float32Array): number {
-  let dot = 0;
-  let na = 0;
-  let nb = 0;
-  for (let i = 0; i < a.length; i++) {
-    dot += (a[i] as number) * (b[i] as number);
-    na += (a[i] as number) ** 2;
-    nb += (b[i] as number) ** 2;
-  }
-  return na === 0 || nb === 0 ? 0 : dot / Math.sqrt(na * nb);
-}
-
 function makeDoc(searchText: string, category: string): Bm25Doc {
   const tokens = searchText.split(' ').filter((t) => t.length > 0);
-  const categoryTokens = category.split(/[^a-z0-9]+/u).filter((t) => t.length > 0).length;
-  return { tokens, size: tokens.length + categoryTokens + 1 };
+  return { tokens, size: tokens.length + categoryTokenCount(category) + 1 };
 }
 
 /** Everything the in-memory memory domain holds. */
@@ -138,20 +126,7 @@ function profileOf(m: MemState, scope: MemoryScope): Map<string, ProfileEntry> {
 
 function insertOne(m: MemState, scope: MemoryScope, row: NewMemoryRow): MemoryRecord {
   const id = m.nextId++;
-  const record: MemoryRecord = {
-    id,
-    userId: scope.userId,
-    ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }),
-    category: row.category,
-    content: row.content,
-    ...(row.metadata === undefined ? {} : { metadata: structuredClone(row.metadata) }),
-    ...(row.source === undefined ? {} : { source: row.source }),
-    status: row.status,
-    contentHash: row.contentHash,
-    embeddingState: row.embeddingState,
-    createdAt: row.now,
-    updatedAt: row.now,
-  };
+  const record = newMemoryRecord(scope, row, id, row.metadata === undefined ? undefined : structuredClone(row.metadata));
   m.rows.set(id, { record, doc: makeDoc(row.searchText, row.category) });
   addEdges(m, scope, id, row.edges, row.now);
   return record;
@@ -265,16 +240,13 @@ function searchText(m: MemState, ...[scope, query, filter]: Args<'searchText'>):
 }
 
 function searchLike(m: MemState, ...[scope, needles, filter]: Args<'searchLike'>): MemoryScoredId[] {
-  const list = needles.map((n) => n.toLowerCase()).filter((n) => n.length > 0).slice(0, 16);
+  const list = likeNeedles(needles);
   if (list.length === 0) return [];
   const candidates = Array.from(m.rows.values(), (r) => r.record)
     .filter((r) => passes(r, scope, filter) && list.some((n) => r.content.toLowerCase().includes(n)))
     .sort(byUpdatedDesc)
-    .slice(0, 500);
-  return candidates
-    .map((r) => ({ id: r.id, score: list.filter((n) => r.content.toLowerCase().includes(n)).length }))
-    .sort((a, b) => b.score - a.score)
-    .slice(0, filter.limit);
+    .slice(0, LIKE_CANDIDATES);
+  return scoreLikeMatches(candidates, list, filter.limit);
 }
 
 function upsertVectors(m: MemState, ...[scope, list]: Args<'upsertVectors'>): void {
@@ -294,14 +266,14 @@ function upsertVectors(m: MemState, ...[scope, list]: Args<'upsertVectors'>): vo
 
 function searchVector(m: MemState, ...[scope, vector, filter]: Args<'searchVector'>): MemoryScoredId[] {
   if (m.dimension !== undefined && vector.length !== m.dimension) {
-    throw new MinaraError('MEMORY_INVALID', `query embedding has ${vector.length} dimensions but stored memory vectors have ${m.dimension}`);
+    throw queryDimensionMismatch(vector.length, m.dimension);
   }
   const hits: MemoryScoredId[] = [];
   for (const [id, v] of m.vectors) {
     const r = m.rows.get(id)?.record;
     if (r !== undefined && passes(r, scope, filter)) hits.push({ id, score: cosine(vector, v.vector) });
   }
-  return hits.sort((a, b) => b.score - a.score || b.id - a.id).slice(0, filter.limit);
+  return topScored(hits, filter.limit);
 }
 
 function edgesForEntity(m: MemState, ...[scope, key, options]: Args<'edgesForEntity'>): MemoryEdgeRecord[] {
@@ -311,28 +283,16 @@ function edgesForEntity(m: MemState, ...[scope, key, options]: Args<'edgesForEnt
 }
 
 function stats(m: MemState, scope: MemoryScope): Result<'stats'> {
-  const grouped = new Map<string, { category: string; status: MemoryStatus; count: number }>();
-  const embedding: Record<EmbeddingState, number> = { pending: 0, embedded: 0, failed: 0, skipped: 0 };
-  let deleted = 0;
-  let vectorCount = 0;
+  const groups: MemoryStatsGroup[] = [];
   for (const { record: r } of m.rows.values()) {
-    if (!inScope(r, scope)) continue;
-    if (r.deletedAt !== undefined) {
-      deleted++;
-      continue;
-    }
-    embedding[r.embeddingState]++;
-    const key = `${r.category}\u0000${r.status}`;
-    const g = grouped.get(key) ?? { category: r.category, status: r.status, count: 0 };
-    g.count++;
-    grouped.set(key, g);
+    if (inScope(r, scope)) groups.push({ category: r.category, status: r.status, deleted: r.deletedAt !== undefined, embeddingState: r.embeddingState, n: 1 });
   }
+  let vectorCount = 0;
   for (const id of m.vectors.keys()) {
     const row = m.rows.get(id);
     if (row !== undefined && inScope(row.record, scope)) vectorCount++;
   }
-  const sorted = [...grouped.values()].sort((a, b) => (a.category < b.category ? -1 : a.category > b.category ? 1 : a.status < b.status ? -1 : a.status > b.status ? 1 : 0));
-  return { rows: sorted, deleted, embedding, edges: m.edges.filter((e) => e.userId === scope.userId && (e.agentId ?? undefined) === (scope.agentId ?? undefined)).length, vectors: vectorCount };
+  return foldMemoryStats(groups, m.edges.filter((e) => e.userId === scope.userId && (e.agentId ?? undefined) === (scope.agentId ?? undefined)).length, vectorCount);
 }
 
 function topEntitiesOf(m: MemState, ...[scope, options]: Args<'topEntities'>): MemoryEntityCount[] {
@@ -364,7 +324,7 @@ function profileSet(m: MemState, ...[scope, key, value, now, setBy = 'user']: Ar
   const profile = profileOf(m, scope);
   const current = profile.get(key);
   // The person's value wins over the agent's.
-  if (current !== undefined && current.setBy !== 'agent' && setBy === 'agent') return current;
+  if (profileWriteKept(current, setBy)) return current as ProfileEntry;
   const entry: ProfileEntry = { key, value, updatedAt: now, setBy };
   profile.set(key, entry);
   return entry;

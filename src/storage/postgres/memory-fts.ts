@@ -19,6 +19,7 @@
  */
 import { createHash } from 'node:crypto';
 import { leaves, type Bm25Stats } from '../in-memory/memory-bm25';
+import { DEFAULT_MEMORY_STATUSES, memoryDocSize } from '../memory-logic';
 import type { MemoryLookupFilter, MemoryQueryNode, MemoryScope, MemoryScoredId } from '../memory-types';
 import { scoreRows } from '../sqlite/memory-fts-rank';
 import type { PgHandle, PgTx } from './handle';
@@ -53,11 +54,7 @@ export function tsvectorLiteral(scope: MemoryScope, searchText: string): string 
 }
 
 /** A row's size as BM25 counts it: text tokens + category tokens + 1 (the scope token), as the SQLite index. */
-export function docSize(searchText: string, category: string): number {
-  const text = searchText.split(' ').filter((t) => t.length > 0).length;
-  const cat = category.split(/[^a-z0-9]+/u).filter((t) => t.length > 0).length;
-  return text + cat + 1;
-}
+export const docSize = memoryDocSize;
 
 /** A query tree as a tsquery literal (without the scope). */
 export function toTsquery(node: MemoryQueryNode): string {
@@ -102,7 +99,7 @@ const DF_CACHE_LIMIT = 4096;
 export function rowFilter(filter: MemoryLookupFilter, params: unknown[], alias = ''): string {
   const a = alias === '' ? '' : `${alias}.`;
   let sql = `${a}user_id = $1 AND ${a}agent_id IS NOT DISTINCT FROM $2 AND ${a}deleted_at IS NULL`;
-  const statuses = filter.statuses ?? ['active', 'pending'];
+  const statuses = filter.statuses ?? DEFAULT_MEMORY_STATUSES;
   params.push([...statuses]);
   sql += ` AND ${a}status = ANY($${params.length}::text[])`;
   if ((filter.categories ?? []).length > 0) {

@@ -2,6 +2,7 @@
  * Edge lookups of the SQLite memory domain (typed edges from memories to finance entities). Every statement
  * filters both the edge and its memory by the scope and skips soft-deleted and retired memories.
  */
+import { countEdgeTypes } from '../memory-logic';
 import type { MemoryEdgeRecord, MemoryEntityCount, MemoryStorage } from '../memory-types';
 import type { SqliteHandle } from './handle';
 import { jsonList, scopeParams } from './memory-rows';
@@ -59,11 +60,7 @@ export function createSqliteMemoryEdges(handle: SqliteHandle): Pick<MemoryStorag
            ORDER BY n DESC, e.dst_entity_key ASC, e.dst_entity_kind ASC LIMIT ?`,
         ).all(...scopeParams(scope), options.entityKind ?? null, options.entityKind ?? null, ...scopeParams(scope), options.limit),
       ) as Array<{ kind: string; key: string; n: number; types: string }>;
-      return rows.map((r): MemoryEntityCount => {
-        const edgeTypes: Record<string, number> = {};
-        for (const t of JSON.parse(r.types) as string[]) edgeTypes[t] = (edgeTypes[t] ?? 0) + 1;
-        return { entityKind: r.kind, entityKey: r.key, memoryCount: r.n, edgeTypes };
-      });
+      return rows.map((r): MemoryEntityCount => ({ entityKind: r.kind, entityKey: r.key, memoryCount: r.n, edgeTypes: countEdgeTypes(JSON.parse(r.types) as string[]) }));
     },
   };
 }

@@ -171,74 +171,7 @@ function leafMatches(leaf: Leaf, searchText: string): boolean {
  * FTS5's.
  */
 export function createFtsStats(handle: SqliteHandle) {
-  const df = new Map<string, CachedFrequency>();
-  /** Prefix → its text terms (`null`: wider than {@link PREFIX_EXPANSION_LIMIT}). Same validity as `df`. */
-  const expansions = new Map<string, Set<string> | null>();
-  let through = -1;
-  let changes = -1;
-
-  /** Bring the caches to the index state of the current snapshot. */
-  const sync = (): void => {
-    const state = handle.prepare('SELECT indexed_through AS through, changes FROM memory_fts_state WHERE id = 1').get() as
-      | { through: number; changes: number }
-      | undefined;
-    if (state === undefined || state.changes !== changes || state.through < through || state.through - through > DELTA_ROWS_LIMIT) {
-      df.clear();
-      expansions.clear();
-    } else if (state.through > through && (df.size > 0 || expansions.size > 0)) {
-      const texts = handle.prepare('SELECT search_text FROM memories WHERE id > ? AND id <= ?').pluck().all(through, state.through) as string[];
-      const docsWithToken = new Map<string, number>();
-      for (const text of texts) {
-        for (const token of new Set(text.split(' '))) if (token.length > 0) docsWithToken.set(token, (docsWithToken.get(token) ?? 0) + 1);
-      }
-      let scanBudget = DELTA_SCAN_LIMIT;
-      for (const [key, entry] of df) {
-        const { leaf } = entry;
-        if (leaf.kind === 'term' && leaf.prefix !== true) {
-          entry.n += docsWithToken.get(leaf.text) ?? 0;
-        } else if (scanBudget >= texts.length) {
-          scanBudget -= texts.length;
-          for (const text of texts) if (leafMatches(leaf, text)) entry.n++;
-        } else {
-          df.delete(key);
-        }
-      }
-      for (const [prefix, terms] of expansions) {
-        if (terms === null) continue;
-        for (const token of docsWithToken.keys()) if (token.startsWith(prefix)) terms.add(token);
-        if (terms.size > PREFIX_EXPANSION_LIMIT) expansions.set(prefix, null);
-      }
-    }
-    through = state?.through ?? -1;
-    changes = state?.changes ?? -1;
-  };
-
-  /** A prefix leaf as the OR of its terms, when it has few enough; otherwise the leaf itself. */
-  const expandLeaf = (node: MemoryQueryNode & { kind: 'term' }): MemoryQueryNode => {
-    if (node.prefix !== true || !expandable(node.text)) return node;
-    let terms = expansions.get(node.text);
-    if (terms === undefined) {
-      terms = vocabPrefixTerms(handle, node.text);
-      if (terms === undefined) return node; // vocab unavailable: nothing cached
-      if (expansions.size >= EXPANSION_CACHE_LIMIT) expansions.clear();
-      expansions.set(node.text, terms);
-    }
-    if (terms === null || terms.size === 0) return node;
-    const children = [...terms].sort().map((text): MemoryQueryNode => ({ kind: 'term', text }));
-    return children.length === 1 ? (children[0] as MemoryQueryNode) : { kind: 'or', children };
-  };
-  const expand = (node: MemoryQueryNode): MemoryQueryNode => {
-    switch (node.kind) {
-      case 'term':
-        return expandLeaf(node);
-      case 'phrase':
-        return node;
-      case 'and':
-      case 'or':
-        return { kind: node.kind, children: node.children.map(expand) };
-    }
-  };
-
+  const st: FtsStatsState = { handle, df: new Map(), expansions: new Map(), through: -1, changes: -1 };
   return {
     /** Outside any transaction, before a lookup: create the connection's vocab table if it does not exist yet. */
     ensureVocab(): void {
@@ -247,9 +180,9 @@ export function createFtsStats(handle: SqliteHandle) {
 
     /** Drop the cache (the triggers already tell it about row changes; this is for anything else). */
     bump(): void {
-      df.clear();
-      expansions.clear();
-      through = -1;
+      st.df.clear();
+      st.expansions.clear();
+      st.through = -1;
     },
 
     /**
@@ -262,40 +195,128 @@ export function createFtsStats(handle: SqliteHandle) {
      * newly indexed token with the prefix joins it). Runs inside the caller's read.
      */
     windowQuery(query: MemoryQueryNode): MemoryQueryNode {
-      sync();
-      return expand(query);
+      syncStats(st);
+      return expandQuery(st, query);
     },
 
     /** N, average size and per-leaf hits for `query`. Runs inside the caller's read. */
     stats(query: MemoryQueryNode): Bm25Stats {
-      sync();
-      const block = handle.prepare('SELECT block FROM memories_fts_data WHERE id = 1').pluck().get() as Uint8Array | undefined;
-      let rowCount = 0;
-      let total = 0;
-      if (block !== undefined) {
-        const n = readVarint(block, 0);
-        rowCount = n.value;
-        for (let off = n.next, col = 0; off < block.length && col < 3; col++) {
-          const c = readVarint(block, off);
-          total += c.value;
-          off = c.next;
-        }
-      }
-      const hits = leaves(query).map((leaf) => {
-        const key = leafMatch(leaf);
-        let entry = df.get(key);
-        if (entry === undefined) {
-          let n = vocabTerm(leaf) ? vocabCount(handle, leaf.kind === 'term' ? leaf.text : '') : undefined;
-          n ??= handle.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck().get(key) as number;
-          if (df.size >= DF_CACHE_LIMIT) df.clear();
-          entry = { n, leaf };
-          df.set(key, entry);
-        }
-        return entry.n;
-      });
+      syncStats(st);
+      const { rowCount, total } = indexTotals(handle);
+      const hits = leaves(query).map((leaf) => leafFrequency(st, leaf));
       return { rowCount, avgSize: rowCount === 0 ? 1 : total / rowCount, hits };
     },
   };
+}
+
+/** What {@link createFtsStats} keeps: the frequency and prefix caches and the index state they are valid for. */
+interface FtsStatsState {
+  readonly handle: SqliteHandle;
+  readonly df: Map<string, CachedFrequency>;
+  /** Prefix → its text terms (`null`: wider than {@link PREFIX_EXPANSION_LIMIT}). Same validity as `df`. */
+  readonly expansions: Map<string, Set<string> | null>;
+  /** `indexed_through` and `changes` of `memory_fts_state` the caches are valid for (-1: none). */
+  through: number;
+  changes: number;
+}
+
+/** Bring the caches to the index state of the current snapshot. */
+function syncStats(st: FtsStatsState): void {
+  const state = st.handle.prepare('SELECT indexed_through AS through, changes FROM memory_fts_state WHERE id = 1').get() as
+    | { through: number; changes: number }
+    | undefined;
+  if (state === undefined || state.changes !== st.changes || state.through < st.through || state.through - st.through > DELTA_ROWS_LIMIT) {
+    st.df.clear();
+    st.expansions.clear();
+  } else if (state.through > st.through && (st.df.size > 0 || st.expansions.size > 0)) {
+    carryForward(st, state.through);
+  }
+  st.through = state?.through ?? -1;
+  st.changes = state?.changes ?? -1;
+}
+
+/** Bring cached frequencies and expansions forward over the rows indexed since `st.through`, read in this snapshot. */
+function carryForward(st: FtsStatsState, through: number): void {
+  const texts = st.handle.prepare('SELECT search_text FROM memories WHERE id > ? AND id <= ?').pluck().all(st.through, through) as string[];
+  const docsWithToken = new Map<string, number>();
+  for (const text of texts) {
+    for (const token of new Set(text.split(' '))) if (token.length > 0) docsWithToken.set(token, (docsWithToken.get(token) ?? 0) + 1);
+  }
+  let scanBudget = DELTA_SCAN_LIMIT;
+  for (const [key, entry] of st.df) {
+    const { leaf } = entry;
+    if (leaf.kind === 'term' && leaf.prefix !== true) {
+      entry.n += docsWithToken.get(leaf.text) ?? 0;
+    } else if (scanBudget >= texts.length) {
+      scanBudget -= texts.length;
+      for (const text of texts) if (leafMatches(leaf, text)) entry.n++;
+    } else {
+      st.df.delete(key);
+    }
+  }
+  for (const [prefix, terms] of st.expansions) {
+    if (terms === null) continue;
+    for (const token of docsWithToken.keys()) if (token.startsWith(prefix)) terms.add(token);
+    if (terms.size > PREFIX_EXPANSION_LIMIT) st.expansions.set(prefix, null);
+  }
+}
+
+/** A prefix leaf as the OR of its terms, when it has few enough; otherwise the leaf itself. */
+function expandLeaf(st: FtsStatsState, node: MemoryQueryNode & { kind: 'term' }): MemoryQueryNode {
+  if (node.prefix !== true || !expandable(node.text)) return node;
+  let terms = st.expansions.get(node.text);
+  if (terms === undefined) {
+    terms = vocabPrefixTerms(st.handle, node.text);
+    if (terms === undefined) return node; // vocab unavailable: nothing cached
+    if (st.expansions.size >= EXPANSION_CACHE_LIMIT) st.expansions.clear();
+    st.expansions.set(node.text, terms);
+  }
+  if (terms === null || terms.size === 0) return node;
+  const children = [...terms].sort().map((text): MemoryQueryNode => ({ kind: 'term', text }));
+  return children.length === 1 ? (children[0] as MemoryQueryNode) : { kind: 'or', children };
+}
+
+function expandQuery(st: FtsStatsState, node: MemoryQueryNode): MemoryQueryNode {
+  switch (node.kind) {
+    case 'term':
+      return expandLeaf(st, node);
+    case 'phrase':
+      return node;
+    case 'and':
+    case 'or':
+      return { kind: node.kind, children: node.children.map((child) => expandQuery(st, child)) };
+  }
+}
+
+/** N and the total size of the indexed rows, from FTS5's averages record. */
+function indexTotals(handle: SqliteHandle): { rowCount: number; total: number } {
+  const block = handle.prepare('SELECT block FROM memories_fts_data WHERE id = 1').pluck().get() as Uint8Array | undefined;
+  let rowCount = 0;
+  let total = 0;
+  if (block !== undefined) {
+    const n = readVarint(block, 0);
+    rowCount = n.value;
+    for (let off = n.next, col = 0; off < block.length && col < 3; col++) {
+      const c = readVarint(block, off);
+      total += c.value;
+      off = c.next;
+    }
+  }
+  return { rowCount, total };
+}
+
+/** A leaf's document frequency: cached, else counted exactly (`fts5vocab` or `COUNT(*)`) and cached. */
+function leafFrequency(st: FtsStatsState, leaf: Leaf): number {
+  const key = leafMatch(leaf);
+  let entry = st.df.get(key);
+  if (entry === undefined) {
+    let n = vocabTerm(leaf) ? vocabCount(st.handle, leaf.kind === 'term' ? leaf.text : '') : undefined;
+    n ??= st.handle.prepare('SELECT COUNT(*) FROM memories_fts WHERE memories_fts MATCH ?').pluck().get(key) as number;
+    if (st.df.size >= DF_CACHE_LIMIT) st.df.clear();
+    entry = { n, leaf };
+    st.df.set(key, entry);
+  }
+  return entry.n;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type Database from 'better-sqlite3';
+import { memoryRecordFromRow } from '../memory-logic';
 import type { EmbeddingState, MemoryEdgeInput, MemoryRecord, MemoryScope, MemoryStatus } from '../memory-types';
 
 /** Columns every row read selects (never `search_text`). */
@@ -44,36 +45,9 @@ export interface MemoryRow {
   updated_at: string;
 }
 
-function parseMetadata(json: string | null): Readonly<Record<string, unknown>> | undefined {
-  if (json === null) return undefined;
-  try {
-    const value: unknown = JSON.parse(json);
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 /** Map a row to a record (absent optional fields are left out, not `undefined`). */
 export function toRecord(row: MemoryRow): MemoryRecord {
-  const metadata = parseMetadata(row.metadata);
-  return {
-    id: row.id,
-    userId: row.user_id,
-    ...(row.agent_id === null ? {} : { agentId: row.agent_id }),
-    category: row.category,
-    content: row.content,
-    ...(metadata === undefined ? {} : { metadata }),
-    ...(row.source === null ? {} : { source: row.source }),
-    status: row.status,
-    contentHash: row.content_hash,
-    embeddingState: row.embedding_state,
-    ...(row.deleted_at === null ? {} : { deletedAt: row.deleted_at }),
-    ...(row.retired_at === null ? {} : { retiredAt: row.retired_at }),
-    ...(row.superseded_by === null ? {} : { supersededBy: row.superseded_by }),
-    createdAt: row.created_at,
-    updatedAt: row.updated_at,
-  };
+  return memoryRecordFromRow(row);
 }
 
 /** Insert edges for one memory (idempotent through the UNIQUE key). */

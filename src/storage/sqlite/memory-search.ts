@@ -10,6 +10,7 @@
  * JOIN the planner drives from `memories` through the `user_id` index and probes the FTS rows, which at 100k
  * rows per tenant cost ~280 ms instead of ~8 ms.
  */
+import { LIKE_CANDIDATES, likeNeedles, scoreLikeMatches } from '../memory-logic';
 import type { MemoryLookupFilter, MemoryQueryNode, MemoryScope, MemoryScoredId } from '../memory-types';
 import type { SqliteHandle } from './handle';
 import { createFtsStats, scoreRows } from './memory-fts-rank';
@@ -118,7 +119,7 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
     },
 
     like(scope: MemoryScope, needles: readonly string[], filter: MemoryLookupFilter): MemoryScoredId[] {
-      const list = needles.map((n) => n.toLowerCase()).filter((n) => n.length > 0).slice(0, 16);
+      const list = likeNeedles(needles);
       if (list.length === 0) return [];
       return handle.read('memory.searchLike', () => {
         const where = rowFilter(scope, filter);
@@ -127,17 +128,10 @@ export function createSqliteMemorySearch(handle: SqliteHandle) {
             `SELECT m.id AS id, m.content AS content FROM memories m
              WHERE ${where.sql}
                AND EXISTS (SELECT 1 FROM json_each(?) n WHERE m.content LIKE '%' || n.value || '%' ESCAPE '\\')
-             ORDER BY m.updated_at DESC, m.id DESC LIMIT 500`,
+             ORDER BY m.updated_at DESC, m.id DESC LIMIT ${LIKE_CANDIDATES}`,
           )
           .all(...where.params, jsonList(list.map(escapeLike))) as Array<{ id: number; content: string }>;
-        return rows
-          .map((r) => {
-            const lower = r.content.toLowerCase();
-            return { id: r.id, score: list.filter((n) => lower.includes(n)).length };
-          })
-          .filter((r) => r.score > 0)
-          .sort((a, b) => b.score - a.score)
-          .slice(0, filter.limit);
+        return scoreLikeMatches(rows, list, filter.limit);
       });
     },
   };

@@ -65,144 +65,170 @@ function grow(s: ScopeBits, need: number): void {
   s.bits = bits;
 }
 
-/** The cache of one connection. */
-export function createVectorBitsCache(handle: SqliteHandle, budgetBytes = VECTOR_CACHE_BYTES) {
-  const scopes = new Map<string, ScopeBits>();
+/** What one connection's cache keeps: the scopes' bits (least recently searched first) and the scopes found too large. */
+interface BitsCacheState {
+  readonly handle: SqliteHandle;
+  readonly budgetBytes: number;
+  readonly scopes: Map<string, ScopeBits>;
   /** Scopes found too large for the budget, with the generation they were measured at. */
-  const tooLarge = new Map<string, number>();
+  readonly tooLarge: Map<string, number>;
+}
 
-  const readGen = (scope: MemoryScope): number =>
-    (handle.prepare('SELECT gen FROM memory_vector_generations WHERE user_id = ? AND agent_key = ?').pluck().get(scope.userId, agentKey(scope)) as number | undefined) ?? 0;
+function readGen(c: BitsCacheState, scope: MemoryScope): number {
+  return (c.handle.prepare('SELECT gen FROM memory_vector_generations WHERE user_id = ? AND agent_key = ?').pluck().get(scope.userId, agentKey(scope)) as number | undefined) ?? 0;
+}
 
-  const load = (scope: MemoryScope, words: number, gen: number): ScopeBits | undefined => {
-    const key = keyOf(scope);
-    if (tooLarge.get(key) === gen) return undefined;
-    const rows = handle
-      .prepare('SELECT memory_id, bits FROM memory_vectors WHERE user_id = ? AND agent_id IS ? AND bits IS NOT NULL')
-      .raw()
-      .all(scope.userId, scope.agentId ?? null) as Array<[number, Uint8Array]>;
-    const s: ScopeBits = { gen, words, count: 0, ids: new Float64Array(rows.length), bits: new Uint32Array(rows.length * words), slots: new Map() };
-    if (bytesOf(s) > budgetBytes) {
-      if (tooLarge.size >= 1024) tooLarge.clear();
-      tooLarge.set(key, gen);
-      return undefined;
+/** The scope's bits read from the covering index, or undefined when they do not fit the budget. */
+function load(c: BitsCacheState, scope: MemoryScope, words: number, gen: number): ScopeBits | undefined {
+  const key = keyOf(scope);
+  if (c.tooLarge.get(key) === gen) return undefined;
+  const rows = c.handle
+    .prepare('SELECT memory_id, bits FROM memory_vectors WHERE user_id = ? AND agent_id IS ? AND bits IS NOT NULL')
+    .raw()
+    .all(scope.userId, scope.agentId ?? null) as Array<[number, Uint8Array]>;
+  const s: ScopeBits = { gen, words, count: 0, ids: new Float64Array(rows.length), bits: new Uint32Array(rows.length * words), slots: new Map() };
+  if (bytesOf(s) > c.budgetBytes) {
+    if (c.tooLarge.size >= 1024) c.tooLarge.clear();
+    c.tooLarge.set(key, gen);
+    return undefined;
+  }
+  for (const [id, bytes] of rows) {
+    putBits(s, s.count, bytes);
+    s.ids[s.count] = id;
+    s.slots.set(id, s.count++);
+  }
+  return s;
+}
+
+/** Drop the least recently searched scopes (never `keep`) until the cache fits its budget. */
+function evict(c: BitsCacheState, keep: string): void {
+  let total = 0;
+  for (const s of c.scopes.values()) total += bytesOf(s);
+  for (const [k, s] of c.scopes) {
+    if (total <= c.budgetBytes) break;
+    if (k === keep) continue;
+    c.scopes.delete(k);
+    total -= bytesOf(s);
+  }
+}
+
+/** The scope's current bits (reloaded when its generation or width changed), marked most recently used. */
+function currentBits(c: BitsCacheState, scope: MemoryScope, words: number): ScopeBits | undefined {
+  const key = keyOf(scope);
+  const gen = readGen(c, scope);
+  let s = c.scopes.get(key);
+  c.scopes.delete(key);
+  if (s === undefined || s.gen !== gen || s.words !== words) {
+    s = load(c, scope, words, gen);
+    if (s === undefined) return undefined;
+  }
+  c.scopes.set(key, s); // most recently used last
+  evict(c, key);
+  return s;
+}
+
+/** The `k` ids of `s` nearest to `query` by Hamming distance (ties: newest id first): a histogram of distances, then one pass. */
+function hammingNearest(s: ScopeBits, query: Uint8Array, k: number): number[] {
+  const { words } = s;
+  const q = new Uint32Array(words);
+  new Uint8Array(q.buffer).set(query.subarray(0, words * 4));
+  const n = s.count;
+  const maxD = words * 32;
+  const dist = new Uint16Array(n);
+  const hist = new Uint32Array(maxD + 1);
+  const bits = s.bits;
+  for (let i = 0, o = 0; i < n; i++) {
+    let d = 0;
+    for (let j = 0; j < words; j++, o++) d += popcount(((bits[o] as number) ^ (q[j] as number)) >>> 0);
+    dist[i] = d;
+    hist[d] = (hist[d] as number) + 1;
+  }
+  let threshold = maxD;
+  for (let d = 0, seen = 0; d <= maxD; d++) {
+    seen += hist[d] as number;
+    if (seen >= k) {
+      threshold = d;
+      break;
     }
-    for (const [id, bytes] of rows) {
-      putBits(s, s.count, bytes);
-      s.ids[s.count] = id;
-      s.slots.set(id, s.count++);
-    }
-    return s;
-  };
+  }
+  const below: number[] = [];
+  const at: number[] = [];
+  for (let i = 0; i < n; i++) {
+    const d = dist[i] as number;
+    if (d < threshold) below.push(s.ids[i] as number);
+    else if (d === threshold) at.push(s.ids[i] as number);
+  }
+  at.sort((a, b) => b - a);
+  return below.concat(at.slice(0, Math.max(0, k - below.length)));
+}
 
-  const evict = (keep: string): void => {
-    let total = 0;
-    for (const s of scopes.values()) total += bytesOf(s);
-    for (const [k, s] of scopes) {
-      if (total <= budgetBytes) break;
-      if (k === keep) continue;
-      scopes.delete(k);
-      total -= bytesOf(s);
+/** Apply removals (the last slot moves into the freed one) and puts (new slots appended) to a scope's bits. */
+function applyChange(s: ScopeBits, put: ReadonlyArray<{ id: number; bits: Uint8Array }>, removed: readonly number[]): void {
+  for (const id of removed) {
+    const slot = s.slots.get(id);
+    if (slot === undefined) continue;
+    const last = --s.count;
+    if (slot !== last) {
+      const lastId = s.ids[last] as number;
+      s.ids[slot] = lastId;
+      s.bits.copyWithin(slot * s.words, last * s.words, (last + 1) * s.words);
+      s.slots.set(lastId, slot);
     }
-  };
+    s.slots.delete(id);
+  }
+  for (const p of put) {
+    let slot = s.slots.get(p.id);
+    if (slot === undefined) {
+      grow(s, s.count + 1);
+      slot = s.count++;
+      s.slots.set(p.id, slot);
+      s.ids[slot] = p.id;
+    }
+    putBits(s, slot, p.bits);
+  }
+}
 
+/**
+ * Bump the scope's generation (inside the writing transaction) and, when the cache was current just
+ * before, apply the change to it; otherwise drop it so the next search reloads.
+ */
+function changed(c: BitsCacheState, scope: MemoryScope, put: ReadonlyArray<{ id: number; bits: Uint8Array }>, removed: readonly number[]): void {
+  const gen = c.handle
+    .prepare(
+      `INSERT INTO memory_vector_generations (user_id, agent_key, gen) VALUES (?, ?, 1)
+       ON CONFLICT (user_id, agent_key) DO UPDATE SET gen = gen + 1 RETURNING gen`,
+    )
+    .pluck()
+    .get(scope.userId, agentKey(scope)) as number;
+  const key = keyOf(scope);
+  const s = c.scopes.get(key);
+  if (s === undefined) return;
+  if (s.gen !== gen - 1 || put.some((p) => Math.ceil(p.bits.length / 4) !== s.words)) {
+    c.scopes.delete(key);
+    return;
+  }
+  s.gen = gen;
+  applyChange(s, put, removed);
+}
+
+/** The cache of one connection: wiring over a {@link BitsCacheState}. */
+export function createVectorBitsCache(handle: SqliteHandle, budgetBytes = VECTOR_CACHE_BYTES) {
+  const c: BitsCacheState = { handle, budgetBytes, scopes: new Map(), tooLarge: new Map() };
   return {
     /**
      * The `k` ids of the scope nearest to `query` by Hamming distance (ties: newest id first), or undefined
      * when the scope does not fit the budget (the caller then asks sqlite-vec). Runs inside a read.
      */
     nearest(scope: MemoryScope, query: Uint8Array, k: number): number[] | undefined {
-      const key = keyOf(scope);
-      const words = Math.ceil(query.length / 4);
-      const gen = readGen(scope);
-      let s = scopes.get(key);
-      if (s === undefined || s.gen !== gen || s.words !== words) {
-        scopes.delete(key);
-        s = load(scope, words, gen);
-        if (s === undefined) return undefined;
-      } else scopes.delete(key);
-      scopes.set(key, s); // most recently used last
-      evict(key);
-      const q = new Uint32Array(words);
-      new Uint8Array(q.buffer).set(query.subarray(0, words * 4));
-      const n = s.count;
-      const maxD = words * 32;
-      const dist = new Uint16Array(n);
-      const hist = new Uint32Array(maxD + 1);
-      const bits = s.bits;
-      for (let i = 0, o = 0; i < n; i++) {
-        let d = 0;
-        for (let j = 0; j < words; j++, o++) d += popcount(((bits[o] as number) ^ (q[j] as number)) >>> 0);
-        dist[i] = d;
-        hist[d] = (hist[d] as number) + 1;
-      }
-      let threshold = maxD;
-      for (let d = 0, seen = 0; d <= maxD; d++) {
-        seen += hist[d] as number;
-        if (seen >= k) {
-          threshold = d;
-          break;
-        }
-      }
-      const below: number[] = [];
-      const at: number[] = [];
-      for (let i = 0; i < n; i++) {
-        const d = dist[i] as number;
-        if (d < threshold) below.push(s.ids[i] as number);
-        else if (d === threshold) at.push(s.ids[i] as number);
-      }
-      at.sort((a, b) => b - a);
-      return below.concat(at.slice(0, Math.max(0, k - below.length)));
+      const s = currentBits(c, scope, Math.ceil(query.length / 4));
+      return s === undefined ? undefined : hammingNearest(s, query, k);
     },
-
-    /**
-     * Bump the scope's generation (inside the writing transaction) and, when the cache was current just
-     * before, apply the change to it; otherwise drop it so the next search reloads.
-     */
-    changed(scope: MemoryScope, put: ReadonlyArray<{ id: number; bits: Uint8Array }>, removed: readonly number[]): void {
-      const gen = handle
-        .prepare(
-          `INSERT INTO memory_vector_generations (user_id, agent_key, gen) VALUES (?, ?, 1)
-           ON CONFLICT (user_id, agent_key) DO UPDATE SET gen = gen + 1 RETURNING gen`,
-        )
-        .pluck()
-        .get(scope.userId, agentKey(scope)) as number;
-      const key = keyOf(scope);
-      const s = scopes.get(key);
-      if (s === undefined) return;
-      if (s.gen !== gen - 1 || put.some((p) => Math.ceil(p.bits.length / 4) !== s.words)) {
-        scopes.delete(key);
-        return;
-      }
-      s.gen = gen;
-      for (const id of removed) {
-        const slot = s.slots.get(id);
-        if (slot === undefined) continue;
-        const last = --s.count;
-        if (slot !== last) {
-          const lastId = s.ids[last] as number;
-          s.ids[slot] = lastId;
-          s.bits.copyWithin(slot * s.words, last * s.words, (last + 1) * s.words);
-          s.slots.set(lastId, slot);
-        }
-        s.slots.delete(id);
-      }
-      for (const p of put) {
-        let slot = s.slots.get(p.id);
-        if (slot === undefined) {
-          grow(s, s.count + 1);
-          slot = s.count++;
-          s.slots.set(p.id, slot);
-          s.ids[slot] = p.id;
-        }
-        putBits(s, slot, p.bits);
-      }
-    },
-
+    /** See {@link changed}. */
+    changed: (scope: MemoryScope, put: ReadonlyArray<{ id: number; bits: Uint8Array }>, removed: readonly number[]): void => changed(c, scope, put, removed),
     /** Forget everything (e.g. when a transaction that patched the cache rolled back). */
     clear(): void {
-      scopes.clear();
-      tooLarge.clear();
+      c.scopes.clear();
+      c.tooLarge.clear();
     },
   };
 }

@@ -3,9 +3,9 @@
  * events, the user profile and vectors. Every statement filters on `user_id` and the scope's exact
  * `agent_id`; writes that touch several tables run in one `BEGIN IMMEDIATE` transaction.
  */
+import { consolidationEventFromRow, DEFAULT_MEMORY_STATUSES, metadataJson, newMemoryRecord, profileEntryFromRow, scopeFromRow } from '../memory-logic';
 import type {
   ConsolidationEvent,
-  MemoryListQuery,
   MemoryRecord,
   MemoryScope,
   MemoryStorage,
@@ -31,7 +31,7 @@ export interface SqliteMemoryStorage extends MemoryStorage {
 }
 
 type ProfileRow = { key: string; value: string; updated_at: string; set_by: string };
-const profileEntry = (r: ProfileRow): ProfileEntry => ({ key: r.key, value: r.value, updatedAt: r.updated_at, setBy: r.set_by === 'agent' ? 'agent' : 'user' });
+const profileEntry = (r: ProfileRow): ProfileEntry => profileEntryFromRow(r);
 
 type PendingInsert = { scope: MemoryScope; row: NewMemoryRow; resolve: (r: MemoryRecord) => void; reject: (e: unknown) => void };
 
@@ -58,42 +58,17 @@ function getRow(st: SqliteMemoryState, scope: MemoryScope, id: number, includeDe
   ) as MemoryRow | undefined;
 }
 
-const eventRecord = (r: Record<string, unknown>): ConsolidationEvent => ({
-  id: r['id'] as number,
-  pass: r['pass'] as 'dedup' | 'llm',
-  decision: r['decision'] as ConsolidationEvent['decision'],
-  factId: r['fact_id'] as number,
-  ...(r['other_id'] === null ? {} : { otherId: r['other_id'] as number }),
-  reason: r['reason'] as string,
-  ...(r['model'] === null ? {} : { model: r['model'] as string }),
-  ...(r['model_verdict'] === null ? {} : { modelVerdict: r['model_verdict'] as string }),
-  createdAt: r['created_at'] as string,
-});
-
 function insertOne(st: SqliteMemoryState, scope: MemoryScope, row: NewMemoryRow): MemoryRecord {
   const { prepare } = st;
   const [userId, agentId] = scopeParams(scope);
-  const metadata = row.metadata === undefined ? null : JSON.stringify(row.metadata);
+  const metadata = metadataJson(row.metadata);
   const info = prepare(
     `INSERT INTO memories (user_id, agent_id, scope_key, category, content, search_text, metadata, source, status, content_hash, embedding_state, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   ).run(userId, agentId, scopeKey(scope), row.category, row.content, row.searchText, metadata, row.source ?? null, row.status, row.contentHash, row.embeddingState, row.now, row.now);
   const id = Number(info.lastInsertRowid);
   insertEdges(prepare, scope, id, row.edges, row.now);
-  return {
-    id,
-    userId,
-    ...(scope.agentId === undefined ? {} : { agentId: scope.agentId }),
-    category: row.category,
-    content: row.content,
-    ...(row.metadata === undefined ? {} : { metadata: row.metadata }),
-    ...(row.source === undefined ? {} : { source: row.source }),
-    status: row.status,
-    contentHash: row.contentHash,
-    embeddingState: row.embeddingState,
-    createdAt: row.now,
-    updatedAt: row.now,
-  };
+  return newMemoryRecord(scope, row, id);
 }
 
 // Group commit: inserts issued in the same tick share one BEGIN IMMEDIATE transaction. No savepoint per row:
@@ -215,7 +190,7 @@ function listRows(st: SqliteMemoryState, ...[scope, query]: Args<'list'>): Resul
       ).all(
         ...scopeParams(scope),
         query.includeDeleted === true ? 1 : 0,
-        jsonList(query.statuses ?? ['active', 'pending']),
+        jsonList(query.statuses ?? DEFAULT_MEMORY_STATUSES),
         cats.length > 0 ? jsonList(cats) : null,
         query.source ?? null,
         query.source ?? null,
@@ -256,7 +231,7 @@ function expiredSoftDeletedScopes(st: SqliteMemoryState, cutoff: string): Memory
     const rows = handle.read('memory.expiredSoftDeletedScopes', () =>
       prepare('SELECT DISTINCT user_id, agent_id FROM memories WHERE deleted_at IS NOT NULL AND deleted_at < ? ORDER BY user_id, agent_id').all(cutoff),
     ) as Array<{ user_id: string; agent_id: string | null }>;
-    return rows.map((r) => (r.agent_id === null ? { userId: r.user_id } : { userId: r.user_id, agentId: r.agent_id }));
+    return rows.map((r) => scopeFromRow(r.user_id, r.agent_id));
 }
 
 function retire(st: SqliteMemoryState, ...[scope, id, options]: Args<'retire'>): boolean {
@@ -367,7 +342,7 @@ function listConsolidationEvents(st: SqliteMemoryState, ...[scope, options]: Arg
         `SELECT * FROM memory_consolidation_events WHERE ${SCOPE_WHERE} AND (? IS NULL OR fact_id = ? OR other_id = ?) ORDER BY id DESC LIMIT ?`,
       ).all(...scopeParams(scope), options.factId ?? null, options.factId ?? null, options.factId ?? null, options.limit),
     ) as Array<Record<string, unknown>>;
-    return rows.map(eventRecord);
+    return rows.map(consolidationEventFromRow);
 }
 
 function profileSet(st: SqliteMemoryState, ...[scope, key, value, now, setBy = 'user']: Args<'profileSet'>): ProfileEntry {

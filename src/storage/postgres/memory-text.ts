@@ -1,0 +1,77 @@
+/**
+ * What the in-process lexical index of `src/memory` reads from the Postgres memory domain: the scope's
+ * searchable text (all of it, the rows added since an id, or some ids), the change log by transaction id,
+ * and the saved index snapshot (loaded, and stored only when no row it holds changed since its position).
+ */
+import type { MemoryScope, MemoryStorage, MemoryTextRow } from '../memory-types';
+import type { PgRow } from './handle';
+import { agentKey, type PgMemoryState, SCOPE, sp } from './memory-rows';
+
+type Args<K extends keyof MemoryStorage> = Parameters<NonNullable<MemoryStorage[K]>>;
+type Result<K extends keyof MemoryStorage> = Awaited<ReturnType<NonNullable<MemoryStorage[K]>>>;
+
+const textRow = (r: PgRow): MemoryTextRow => ({ id: Number(r.id), content: String(r.content), category: String(r.category) });
+
+/** The scope's searchable rows in id order: all, those after `afterId`, or the given ids. */
+export async function textRows(st: PgMemoryState, ...[scope, query]: Args<'textRows'>): Promise<MemoryTextRow[]> {
+  const q = st.h.op('memory.textRows');
+  const M = st.M;
+  if (query?.ids !== undefined) {
+    if (query.ids.length === 0) return [];
+    return (await q.all(`SELECT id, content, category FROM ${M} WHERE id = ANY($3::bigint[]) AND ${SCOPE} ORDER BY id`, [...sp(scope), [...query.ids]])).map(textRow);
+  }
+  // Spelled so the (user_id, agent_id, id) index bounds all three and gives the order (`IS NOT DISTINCT FROM` bounds
+  // only user_id: every lookup's catch-up walked all of the tenant's index entries, ~600 pages at 100k rows).
+  const scoped = scope.agentId === undefined ? 'user_id = $1 AND agent_id IS NULL AND $2::text IS NULL' : 'user_id = $1 AND agent_id = $2';
+  if (query?.afterId !== undefined && query.afterId > 0) {
+    return (await q.all(`SELECT id, content, category FROM ${M} WHERE ${scoped} AND id > $3 ORDER BY user_id, agent_id, id`, [...sp(scope), query.afterId])).map(textRow);
+  }
+  return (await q.all(`SELECT id, content, category FROM ${M} WHERE ${scoped} ORDER BY user_id, agent_id, id`, sp(scope))).map(textRow);
+}
+
+/** The scope's rows whose text changed at or after position `since` (a transaction id). */
+export async function textChanges(st: PgMemoryState, ...[scope, since]: Args<'textChanges'>): Promise<Result<'textChanges'>> {
+  // The position is the oldest transaction still running: whatever commits later, whatever its id, is at or
+  // after it and comes back next time (applying a change twice is harmless).
+  const { h } = st;
+  const q = h.op('memory.textChanges');
+  const now = await q.get(
+    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin, (SELECT pruned_before FROM ${h.t('memory_text_log_state')} WHERE id = 1) AS pruned`,
+  );
+  const seq = Number(now!.xmin);
+  if (since >= Number.MAX_SAFE_INTEGER) return { seq, reset: false, ids: [] };
+  if (since < Number(now!.pruned)) return { seq, reset: true, ids: [] };
+  const rows = await q.all(`SELECT memory_id FROM ${h.t('memory_text_log')} WHERE user_id = $1 AND agent_key = $2 AND xid >= $3`, [scope.userId, agentKey(scope), since]);
+  return { seq, reset: false, ids: rows.map((r) => Number(r.memory_id)) };
+}
+
+/** The scope's saved lexical index snapshot, if any. */
+export async function loadTextIndex(st: PgMemoryState, scope: MemoryScope): Promise<Uint8Array | undefined> {
+  const row = await st.h.op('memory.loadTextIndex').get(`SELECT data FROM ${st.h.t('memory_text_index')} WHERE user_id = $1 AND agent_key = $2`, [scope.userId, agentKey(scope)]);
+  const data = row?.data;
+  return data instanceof Uint8Array ? new Uint8Array(data.buffer, data.byteOffset, data.byteLength) : undefined;
+}
+
+/** Store a snapshot unless a row it holds changed since its position; whether it was stored. */
+export async function saveTextIndex(st: PgMemoryState, ...[scope, snapshot]: Args<'saveTextIndex'>): Promise<boolean> {
+  const { h } = st;
+  return h.tx('memory.saveTextIndex', async (tx) => {
+    // The lock the delete trigger takes too (schema memory v3), then: no change since the snapshot's position
+    // to a row it holds, then the upsert.
+    await tx.run("SELECT pg_advisory_xact_lock(hashtextextended('minara.memory_text_index:' || length($1::text) || ':' || $1::text || $2::text, 0))", [scope.userId, agentKey(scope)]);
+    const state = await tx.get(`SELECT pruned_before FROM ${h.t('memory_text_log_state')} WHERE id = 1`);
+    if (snapshot.seq < Number(state?.pruned_before ?? 0)) return false;
+    const changed = await tx.get(`SELECT 1 AS x FROM ${h.t('memory_text_log')} WHERE user_id = $1 AND agent_key = $2 AND xid >= $3 AND memory_id <= $4 LIMIT 1`, [
+      scope.userId,
+      agentKey(scope),
+      snapshot.seq,
+      snapshot.maxId,
+    ]);
+    if (changed !== undefined) return false;
+    await tx.run(
+      `INSERT INTO ${h.t('memory_text_index')} (user_id, agent_key, data) VALUES ($1, $2, $3) ON CONFLICT (user_id, agent_key) DO UPDATE SET data = EXCLUDED.data`,
+      [scope.userId, agentKey(scope), Buffer.from(snapshot.data.buffer, snapshot.data.byteOffset, snapshot.data.byteLength)],
+    );
+    return true;
+  });
+}
