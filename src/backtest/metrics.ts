@@ -4,9 +4,19 @@
  * measured against the initial cash; annualisation uses `periodsPerYear`; the risk-free rate is annual, turned
  * into a per-period rate by division. Every formula is in docs/backtest.md.
  */
-import { cumulativeNormal, quantileNormal } from 'vega-statistics';
+// vega-statistics ships no type declarations; the two functions used are typed by the cast below, here rather than
+// in an ambient .d.ts that every program compiling these sources (the web app, the docs' programs) would have to include.
+// @ts-ignore TS7016: no declaration file for 'vega-statistics'
+import * as vegaStatistics from 'vega-statistics';
 import { createSeededRandom, mixSeed } from './prng';
 import type { BacktestMetrics, Fill, RejectedOrder, Trade } from './types';
+
+const { cumulativeNormal, quantileNormal } = vegaStatistics as {
+  /** Normal CDF at `value` (West 2005, double precision). */
+  cumulativeNormal(value: number, mean?: number, stdev?: number): number;
+  /** Normal quantile of `p` (Giles' erfinv). */
+  quantileNormal(p: number, mean?: number, stdev?: number): number;
+};
 
 /** Simple returns of an equity curve, the first against `initial`. */
 export function equityReturns(equity: ArrayLike<number>, initial: number): Float64Array {
