@@ -236,6 +236,9 @@ function validateRunInput(input: RunInput, options: ResolvedRuntimeOptions, defa
     const v = input[field];
     if (v !== undefined && !(Number.isSafeInteger(v) && v >= 1)) throw new MinaraError('INVALID_ARGUMENT', `run: "${field}" must be a positive integer, got ${String(v)}.`);
   }
+  if (input.modelCall !== undefined && input.modelCall !== 'stream' && input.modelCall !== 'generate') {
+    throw new MinaraError('INVALID_ARGUMENT', `run: "modelCall" must be "stream" or "generate", got ${JSON.stringify(input.modelCall)}.`);
+  }
   const source = input.source ?? 'user';
   if (!['user', 'cron', 'webhook', 'workflow', 'subagent', 'heartbeat'].includes(source)) {
     throw new MinaraError('INVALID_ARGUMENT', `run: "source" must be user, cron, webhook, workflow, subagent or heartbeat; got ${JSON.stringify(source)}.`);

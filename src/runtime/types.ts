@@ -293,6 +293,15 @@ export interface RunInput {
   readonly maxSteps?: number | undefined;
   /** Tokens for this run; only lowers the runtime's `turnTokenBudget`. */
   readonly turnTokenBudget?: number | undefined;
+  /**
+   * How the model is called: `'stream'` (the default: `streamText`, text and calls as they arrive) or
+   * `'generate'` (`generateText`, the model's non-streaming call: each step's events arrive when the step ends).
+   * The turn's tools, gate, audit, stored messages and result are the same either way; `'generate'` costs a
+   * fraction of the CPU per step (no stream pipeline), which is what a backtest or batch job wants. Keep
+   * `'stream'` for a person watching, and for providers that require streaming for long outputs.
+   * @default 'stream'
+   */
+  readonly modelCall?: 'stream' | 'generate' | undefined;
 }
 
 /** A whole turn collected by `runtime.generate`. */

@@ -300,7 +300,8 @@ export function createAgentStrategy(options: AgentStrategyOptions): AgentStrateg
     const n = decisions.length + 1;
     const message = messageFor(options, view, n, instructions);
     const sessionId = `backtest-${n}`;
-    const base = { sessionId, userId, allowedToolSets: BACKTEST_TOOL_SETS, surface: 'backtest' } as const;
+    // Nobody watches a backtest's text arrive: the model's non-streaming call (a fraction of the CPU per step).
+    const base = { sessionId, userId, allowedToolSets: BACKTEST_TOOL_SETS, surface: 'backtest', modelCall: 'generate' } as const;
     const events = await collect(app.runtime.run({ ...base, message }));
     const gate: Array<AgentDecision['gate'][number]> = [];
     for (let round = 0; round < MAX_APPROVAL_ROUNDS; round++) {

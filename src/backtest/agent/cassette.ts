@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync, existsSync, mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
+import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4GenerateResult, LanguageModelV4StreamPart } from '@ai-sdk/provider';
 import { createTwoFilesPatch } from 'diff';
 import { MinaraError } from '../../errors/minara-error';
 import { canonicalHash, canonicalJson, canonicalize, reviveCanonical } from './canonical-json';
@@ -241,12 +241,21 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
     stats.recorded++;
   };
 
+  /** The same request recorded the other way (streamed for a generate call, or not): its entry, if any. */
+  const otherKind = (kind: 'generate' | 'stream', opts: LanguageModelV4CallOptions): CassetteEntry | undefined => (mode === 'record' ? undefined : lookup(keyed(kind, opts).key));
+
   const doGenerate = async (opts: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
     const { key, request } = keyed('generate', opts);
     const hit = mode === 'record' ? undefined : lookup(key);
     if (hit && 'generate' in hit.response) {
       stats.replayed++;
       return reviveCanonical(hit.response.generate) as LanguageModelV4GenerateResult;
+    }
+    // A call recorded streamed answers the same request asked without streaming (runs record either way).
+    const streamed = hit ? undefined : otherKind('stream', opts);
+    if (streamed && 'stream' in streamed.response) {
+      stats.replayed++;
+      return generateResultOf(reviveCanonical(streamed.response.stream) as LanguageModelV4StreamPart[]);
     }
     if (mode === 'replay') return miss(request(), key);
     const result = await model!.doGenerate(opts);
@@ -259,9 +268,11 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   const doStream = async (opts: LanguageModelV4CallOptions) => {
     const { key, request } = keyed('stream', opts);
     const hit = mode === 'record' ? undefined : lookup(key);
-    if (hit && 'stream' in hit.response) {
+    const generated = hit ? undefined : otherKind('generate', opts);
+    const recordedParts = hit && 'stream' in hit.response ? (reviveCanonical(hit.response.stream) as LanguageModelV4StreamPart[]) : generated && 'generate' in generated.response ? streamPartsOf(reviveCanonical(generated.response.generate) as LanguageModelV4GenerateResult) : undefined;
+    if (recordedParts) {
       stats.replayed++;
-      const parts = (reviveCanonical(hit.response.stream) as LanguageModelV4StreamPart[]).slice();
+      const parts = recordedParts.slice();
       let i = 0;
       return {
         stream: new ReadableStream<LanguageModelV4StreamPart>({
@@ -307,4 +318,57 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
       return to;
     },
   };
+}
+
+/**
+ * A recorded stream as `doGenerate`'s result: text and reasoning deltas joined per block, tool calls and the
+ * other content parts in order, the finish part's reason, usage and metadata. An error part throws, as the stream did.
+ */
+export function generateResultOf(parts: readonly LanguageModelV4StreamPart[]): LanguageModelV4GenerateResult {
+  const content: LanguageModelV4Content[] = [];
+  const open = new Map<string, { type: 'text' | 'reasoning'; text: string }>();
+  const block = (type: 'text' | 'reasoning', id: string) => {
+    let b = open.get(`${type}:${id}`);
+    if (!b) {
+      b = { type, text: '' };
+      open.set(`${type}:${id}`, b);
+      content.push(b as LanguageModelV4Content);
+    }
+    return b;
+  };
+  let finish: Extract<LanguageModelV4StreamPart, { type: 'finish' }> | undefined;
+  let warnings: LanguageModelV4GenerateResult['warnings'] = [];
+  let response: LanguageModelV4GenerateResult['response'];
+  for (const p of parts) {
+    switch (p.type) {
+      case 'stream-start': warnings = p.warnings; break;
+      case 'response-metadata': response = { ...(p.id !== undefined ? { id: p.id } : {}), ...(p.timestamp !== undefined ? { timestamp: p.timestamp } : {}), ...(p.modelId !== undefined ? { modelId: p.modelId } : {}) }; break;
+      case 'text-start': block('text', p.id); break;
+      case 'text-delta': block('text', p.id).text += p.delta; break;
+      case 'text-end': open.delete(`text:${p.id}`); break;
+      case 'reasoning-start': block('reasoning', p.id); break;
+      case 'reasoning-delta': block('reasoning', p.id).text += p.delta; break;
+      case 'reasoning-end': open.delete(`reasoning:${p.id}`); break;
+      case 'finish': finish = p; break;
+      case 'error': throw p.error;
+      case 'tool-call': case 'tool-result': case 'source': case 'file': content.push(p as LanguageModelV4Content); break;
+      default: break; // tool-input deltas (the tool-call part carries the whole input), raw chunks
+    }
+  }
+  if (!finish) throw new MinaraError('INVALID_ARGUMENT', 'cassette: a recorded stream without its finish part cannot answer a generate call');
+  return { content, finishReason: finish.finishReason, usage: finish.usage, warnings, ...(finish.providerMetadata ? { providerMetadata: finish.providerMetadata } : {}), ...(response ? { response } : {}) };
+}
+
+/** A recorded `doGenerate` result as the stream a streaming call would have read (one delta per text block). */
+export function streamPartsOf(result: LanguageModelV4GenerateResult): LanguageModelV4StreamPart[] {
+  const parts: LanguageModelV4StreamPart[] = [{ type: 'stream-start', warnings: result.warnings }];
+  if (result.response) parts.push({ type: 'response-metadata', ...result.response } as LanguageModelV4StreamPart);
+  result.content.forEach((c, i) => {
+    if (c.type === 'text' || c.type === 'reasoning') {
+      const id = String(i);
+      parts.push({ type: `${c.type}-start`, id } as LanguageModelV4StreamPart, { type: `${c.type}-delta`, id, delta: c.text } as LanguageModelV4StreamPart, { type: `${c.type}-end`, id } as LanguageModelV4StreamPart);
+    } else parts.push(c as LanguageModelV4StreamPart);
+  });
+  parts.push({ type: 'finish', finishReason: result.finishReason, usage: result.usage, ...(result.providerMetadata ? { providerMetadata: result.providerMetadata } : {}) });
+  return parts;
 }
