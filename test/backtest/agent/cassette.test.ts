@@ -1,7 +1,7 @@
 import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { generateText, streamText } from 'ai';
+import { generateText, jsonSchema, streamText } from 'ai';
 import { describe, expect, it } from 'vitest';
 import { MinaraError } from '@minara/agent';
 import { createScriptedModel } from '@minara/agent/testing';
@@ -28,6 +28,34 @@ describe('model cassettes', () => {
     expect(await s2.text).toBe(streamed);
     expect((await s2.usage).inputTokens).toBe((await s.usage).inputTokens);
     expect(replay.stats).toEqual({ replayed: 2, recorded: 0 });
+  });
+
+  it('a call recorded streamed answers the same request asked without streaming, and the other way round', async () => {
+    const path = join(dir(), 'kinds.json');
+    const script = () => createScriptedModel([
+      { text: 'Buying a little BTC here, the trend is up.', toolCalls: [{ toolName: 'buy', input: { symbol: 'BTC', usd: 100 } }], usage: { inputTokens: 321, outputTokens: 12 } },
+      { text: 'A plain answer.' },
+    ]);
+    const tools = { buy: { description: 'Buy', inputSchema: jsonSchema({ type: 'object', properties: { symbol: { type: 'string' }, usd: { type: 'number' } } }) } };
+    const rec = createCassetteModel({ model: script(), mode: 'record', cassette: path });
+    const streamed = streamText({ model: rec, prompt: 'Decide on BTC', tools, temperature: 0 });
+    const streamedCalls = await streamed.toolCalls;
+    const streamedText = await streamed.text;
+    const generatedLive = await generateText({ model: rec, prompt: 'Answer plainly', temperature: 0 });
+    rec.save();
+
+    const replay = createCassetteModel({ cassette: path });
+    const g = await generateText({ model: replay, prompt: 'Decide on BTC', tools, temperature: 0 });
+    expect(g.text).toBe(streamedText);
+    expect(g.toolCalls.map((c) => [c.toolName, c.input])).toEqual(streamedCalls.map((c) => [c.toolName, c.input]));
+    expect(g.usage.inputTokens).toBe(321);
+    expect(g.finishReason).toBe('tool-calls');
+    const s = streamText({ model: replay, prompt: 'Answer plainly', temperature: 0 });
+    expect(await s.text).toBe(generatedLive.text);
+    expect(await s.finishReason).toBe(generatedLive.finishReason);
+    expect(replay.stats).toEqual({ replayed: 2, recorded: 0 });
+    // A request recorded neither way still misses, naming the call.
+    await expect(generateText({ model: replay, prompt: 'never recorded', temperature: 0 })).rejects.toThrow(/cassette miss/);
   });
 
   it('saves byte-identical files for the same calls (stable key order)', async () => {
