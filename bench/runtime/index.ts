@@ -11,7 +11,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
-import { isStepCount, jsonSchema, streamText, type SystemModelMessage, tool, type ToolSet } from 'ai';
+import { generateText, isStepCount, jsonSchema, streamText, type SystemModelMessage, tool, type ToolSet } from 'ai';
 import { z } from 'zod';
 import {
   createAgentRuntime,
@@ -43,6 +43,9 @@ const handler = ({ symbol }: { symbol: string }) => ({ symbol, priceUsd: symbol 
 interface Measured {
   plain: Summary;
   ours: Summary;
+  /** The non-streaming path: plain `generateText`, and our turn with `modelCall: 'generate'`. */
+  plainGen: Summary;
+  oursGen: Summary;
   session: Summary;
   steps: number;
   /** Mastra's Agent.stream turn, or why it did not run. */
@@ -94,6 +97,13 @@ async function measure(storage: Storage): Promise<Measured> {
     }
     return performance.now() - t0;
   };
+  const plainGenModel = createScriptedModel([]);
+  const runPlainGen = async () => {
+    plainGenModel.push(...turnScript());
+    const t0 = performance.now();
+    await generateText({ model: plainGenModel, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
+    return performance.now() - t0;
+  };
   // Each turn is the first turn of its own session, so histories do not grow and both sides send the same
   // messages. The once-per-session work (session row, frozen memory snapshot) is timed separately.
   const sessionStart: number[] = [];
@@ -108,13 +118,24 @@ async function measure(storage: Storage): Promise<Measured> {
     steps = r.steps;
     return performance.now() - t0;
   };
+  const runOursGen = async (i: number) => {
+    ourModel.push(...turnScript());
+    await runtime.buildSystemPromptBlocks({ sessionId: `bench-g${i}` });
+    const t0 = performance.now();
+    await runtime.generate({ sessionId: `bench-g${i}`, message: MESSAGE, modelCall: 'generate' });
+    return performance.now() - t0;
+  };
   const plain: number[] = [];
   const ours: number[] = [];
+  const plainGen: number[] = [];
+  const oursGen: number[] = [];
   const mastra: number[] = [];
   let session = 0;
   const sides: Array<() => Promise<void>> = [
     async () => void plain.push(await runPlain()),
     async () => void ours.push(await runOurs(session++)),
+    async () => void plainGen.push(await runPlainGen()),
+    async () => void oursGen.push(await runOursGen(session)),
   ];
   if (typeof peer !== 'string') sides.push(async () => void mastra.push(await runMastra(peer)));
   for (let i = 0; i < TURNS + WARMUP; i++) {
@@ -123,6 +144,8 @@ async function measure(storage: Storage): Promise<Measured> {
     if (i === WARMUP - 1) {
       plain.length = 0;
       ours.length = 0;
+      plainGen.length = 0;
+      oursGen.length = 0;
       mastra.length = 0;
     }
   }
@@ -130,6 +153,8 @@ async function measure(storage: Storage): Promise<Measured> {
   return {
     plain: summarize(plain),
     ours: summarize(ours),
+    plainGen: summarize(plainGen),
+    oursGen: summarize(oursGen),
     session: summarize(sessionStart.slice(WARMUP)),
     steps,
     mastra: typeof peer === 'string' ? peer : summarize(mastra),
@@ -153,11 +178,14 @@ for (const [label, r] of [['SQLite', onSqlite], ['in-memory', inMemory]] as cons
   rows.push([`createAgentRuntime().generate`, label, fmt(r.ours.p50), fmt(r.ours.p95), fmt(added(r)), fmt(added(r) / 3), `${(r.ours.p50 / r.plain.p50).toFixed(2)}×`]);
   if (typeof r.mastra === 'string') rows.push([`Mastra Agent.stream — SKIPPED`, label, 'n/a', 'n/a', 'n/a', 'n/a', 'n/a']);
   else rows.push([`Mastra ${r.mastraVersion} Agent.stream (no storage)`, label, fmt(r.mastra.p50), fmt(r.mastra.p95), fmt(mastraAdded(r)), fmt(mastraAdded(r) / 3), `${(r.mastra.p50 / r.plain.p50).toFixed(2)}×`]);
+  rows.push([`plain generateText (not streamed)`, label, fmt(r.plainGen.p50), fmt(r.plainGen.p95), '', '', '']);
+  rows.push([`createAgentRuntime().generate({ modelCall: 'generate' })`, label, fmt(r.oursGen.p50), fmt(r.oursGen.p95), fmt(r.oursGen.p50 - r.plainGen.p50), fmt((r.oursGen.p50 - r.plainGen.p50) / 3), `${(r.oursGen.p50 / r.plainGen.p50).toFixed(2)}×`]);
 }
 console.log(table(['path', 'storage', 'turn p50 ms', 'turn p95 ms', 'added per turn p50 ms', 'added per step p50 ms', 'turn ratio p50'], rows));
 console.log(`\nOnce per session (not in the turn times): session row + frozen memory snapshot of 200 memories — SQLite p50 ${fmt(onSqlite.session.p50)} ms, in-memory p50 ${fmt(inMemory.session.p50)} ms.`);
 console.log('The added time is, per turn: session and state reads, routing, prompt blocks, the input scanner, persisting the user');
 console.log('message, the response and the session state; per tool call: validation, the gate and one audit row.');
+console.log("The generate rows are the non-streaming path (runtime.run({ modelCall: 'generate' }), what agent backtests use), against plain generateText.");
 console.log('Targets: ≤ 1 ms added per step (p50); turn ≤ 1.25× plain streamText; what we add ≤ 0.20× what Mastra adds.');
 if (typeof onSqlite.mastra === 'string') console.log(`\n*** Mastra row SKIPPED: ${onSqlite.mastra} ***`);
 // Lines for CI logs (.ci/run greps them): what the runtime adds to a turn over plain streamText, per storage, and
