@@ -1,0 +1,202 @@
+/**
+ * The SQLite read caches (capability switches, pending approvals, kv, sessions and the last message seq) never
+ * answer stale: a write committed by another connection, in this process or another, is seen on the very next
+ * read; this connection's own writes are seen; a rolled-back write is not.
+ */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { silentLogger } from '@minara/agent';
+import { createSqliteStorage, type SqliteStorage } from '@minara/agent/sqlite';
+import { afterEach, describe, expect, it } from 'vitest';
+import { approvalRecord as approval } from './contract';
+import { tempDir } from './helpers';
+
+const ROOT = fileURLToPath(new URL('../..', import.meta.url));
+const OPS = fileURLToPath(new URL('./fixtures/sqlite-ops.ts', import.meta.url));
+
+const cleanups: Array<() => Promise<void> | void> = [];
+afterEach(async () => {
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+/** Two connections (two storages) on one fresh file. */
+function twoConnections(): { a: SqliteStorage; b: SqliteStorage; path: string } {
+  const { dir, cleanup } = tempDir();
+  const path = join(dir, 'shared.db');
+  const a = createSqliteStorage({ path, logger: silentLogger });
+  const b = createSqliteStorage({ path, logger: silentLogger });
+  cleanups.push(cleanup, () => a.close(), () => b.close());
+  return { a, b, path };
+}
+
+/** Run storage operations in another OS process (its own connection) and wait for it to exit. */
+function inAnotherProcess(path: string, ops: ReadonlyArray<readonly unknown[]>): unknown[] {
+  const run = spawnSync(process.execPath, ['--import', 'tsx', OPS, path, JSON.stringify(ops)], { cwd: ROOT, encoding: 'utf8' });
+  expect(run.status, run.stderr).toBe(0);
+  const line = run.stdout.split('\n').find((l) => l.startsWith('done '));
+  return JSON.parse(line!.slice(5)) as unknown[];
+}
+
+const message = (n: number) => ({ role: 'user' as const, json: JSON.stringify({ n }), createdAt: '2026-01-01T00:00:00.000Z' });
+const now = '2026-01-01T00:00:00.000Z';
+
+/** Run `writes` in one batch that a failing write rolls back; the batch throws. */
+function rolledBack(storage: SqliteStorage, ...writes: Array<() => Promise<unknown>>): void {
+  expect(() =>
+    storage.batchWrites!(() => {
+      for (const write of writes) void write().catch(() => undefined);
+      void storage.conversations.appendMessages('no-such-session', [message(0)]).catch(() => undefined);
+    }),
+  ).toThrow(/rolled back/);
+}
+
+describe('capability switches (an operator stop must take effect on the very next call)', () => {
+  it('a switch turned off by another connection is seen on the next read, and turned on again', async () => {
+    const { a, b } = twoConnections();
+    expect(await a.controls.listDisabledCapabilities({ userId: 'u1' })).toEqual([]);
+    expect(await a.controls.listDisabledCapabilities({ userId: 'u1' })).toEqual([]);
+    await b.controls.setCapability({ userId: 'u1', toolSet: 'trade', enabled: false, at: now, by: 'operator' });
+    expect((await a.controls.listDisabledCapabilities({ userId: 'u1' })).map((s) => s.toolSet)).toEqual(['trade']);
+    await b.controls.setCapability({ userId: 'u1', toolSet: 'trade', enabled: true, at: now });
+    expect(await a.controls.listDisabledCapabilities({ userId: 'u1' })).toEqual([]);
+  });
+
+  it('a stop written by another OS process is seen on the next read', async () => {
+    const { a, path } = twoConnections();
+    expect(await a.controls.listDisabledCapabilities({ userId: 'u1' })).toEqual([]);
+    inAnotherProcess(path, [['controls', 'setCapability', { userId: 'u1', toolSet: 'trade', enabled: false, at: now, by: 'operator' }]]);
+    expect((await a.controls.listDisabledCapabilities({ userId: 'u1' })).map((s) => s.toolSet)).toEqual(['trade']);
+    // The emergency stop flag lives in kv: the same holds for it.
+    expect(await a.meta.get('safety:emergency-stop')).toBeUndefined();
+    inAnotherProcess(path, [['meta', 'set', 'safety:emergency-stop', '{"engaged":true}']]);
+    expect(await a.meta.get('safety:emergency-stop')).toBe('{"engaged":true}');
+  });
+
+  it("this connection's own switch is seen; a rolled-back one is not", async () => {
+    const { a } = twoConnections();
+    expect(await a.controls.listDisabledCapabilities({ userId: 'u1' })).toEqual([]);
+    await a.controls.setCapability({ userId: 'u1', toolSet: 'trade', enabled: false, at: now });
+    expect((await a.controls.listDisabledCapabilities({ userId: 'u1' })).map((s) => s.toolSet)).toEqual(['trade']);
+    rolledBack(a, () => a.controls.setCapability({ userId: 'u1', toolSet: 'trade', enabled: true, at: now }), () => a.controls.setCapability({ userId: 'u1', toolSet: 'read', enabled: false, at: now }));
+    expect((await a.controls.listDisabledCapabilities({ userId: 'u1' })).map((s) => s.toolSet)).toEqual(['trade']);
+  });
+});
+
+describe('pending approvals of a session', () => {
+  it('an approval created or decided by another connection or process is seen on the next list', async () => {
+    const { a, b, path } = twoConnections();
+    const pending = async () => (await a.approvals.list({ status: 'pending', sessionId: 's1', limit: 20 })).map((r) => r.id);
+    expect(await pending()).toEqual([]);
+    await b.approvals.create(approval({ id: 'apr_1', sessionId: 's1' }));
+    expect(await pending()).toEqual(['apr_1']);
+    await b.approvals.transition('apr_1', 'pending', 'approved', { decidedAt: now });
+    expect(await pending()).toEqual([]);
+    inAnotherProcess(path, [['approvals', 'create', approval({ id: 'apr_2', sessionId: 's1' })]]);
+    expect(await pending()).toEqual(['apr_2']);
+  });
+
+  it("this connection's own approvals are seen; rolled-back ones are not", async () => {
+    const { a } = twoConnections();
+    const pending = async () => (await a.approvals.list({ status: 'pending', sessionId: 's1', limit: 20 })).map((r) => r.id);
+    expect(await pending()).toEqual([]);
+    await a.approvals.create(approval({ id: 'apr_1', sessionId: 's1' }));
+    expect(await pending()).toEqual(['apr_1']);
+    rolledBack(a, () => a.approvals.create(approval({ id: 'apr_2', sessionId: 's1' })), () => a.approvals.transition('apr_1', 'pending', 'denied', { decidedAt: now }));
+    expect(await pending()).toEqual(['apr_1']);
+    await a.approvals.transition('apr_1', 'pending', 'denied', { decidedAt: now });
+    expect(await pending()).toEqual([]);
+  });
+});
+
+describe('kv (meta.get)', () => {
+  it('a value set or deleted by another connection is seen on the next read', async () => {
+    const { a, b } = twoConnections();
+    expect(await a.meta.get('k')).toBeUndefined();
+    await b.meta.set('k', 'one');
+    expect(await a.meta.get('k')).toBe('one');
+    expect(await a.meta.get('k')).toBe('one');
+    await b.meta.set('k', 'two');
+    expect(await a.meta.get('k')).toBe('two');
+    await b.meta.delete('k');
+    expect(await a.meta.get('k')).toBeUndefined();
+  });
+
+  it("this connection's own writes are seen; rolled-back ones are not", async () => {
+    const { a, b } = twoConnections();
+    await a.meta.set('k', 'one');
+    expect(await a.meta.get('k')).toBe('one');
+    rolledBack(a, () => a.meta.set('k', 'two'), () => a.meta.delete('k'), () => a.meta.set('other', 'x'));
+    expect(await a.meta.get('k')).toBe('one');
+    expect(await a.meta.get('other')).toBeUndefined();
+    expect(await b.meta.get('k')).toBe('one');
+    await a.meta.delete('k');
+    expect(await a.meta.get('k')).toBeUndefined();
+  });
+
+  it('rows changed through storage.handle, in a write or directly on the connection, are seen', async () => {
+    const { a } = twoConnections();
+    await a.meta.set('k', 'one');
+    expect(await a.meta.get('k')).toBe('one');
+    a.handle.write('host.kv', () => a.handle.prepare("UPDATE kv SET value = 'two' WHERE key = 'k'").run());
+    expect(await a.meta.get('k')).toBe('two');
+    a.handle.db.exec("UPDATE kv SET value = 'three' WHERE key = 'k'");
+    expect(await a.meta.get('k')).toBe('three');
+  });
+});
+
+describe('sessions and the last message seq', () => {
+  it('messages appended by another connection or process are counted: seqs stay contiguous', async () => {
+    const { a, b, path } = twoConnections();
+    await a.conversations.ensureSession({ id: 's', now });
+    expect((await a.conversations.appendMessages('s', [message(1)])).map((m) => m.seq)).toEqual([1]);
+    expect((await b.conversations.appendMessages('s', [message(2), message(3)])).map((m) => m.seq)).toEqual([2, 3]);
+    expect((await a.conversations.appendMessages('s', [message(4)])).map((m) => m.seq)).toEqual([4]);
+    inAnotherProcess(path, [['conversations', 'appendMessages', 's', [message(5)]]]);
+    expect((await a.conversations.appendMessages('s', [message(6)])).map((m) => m.seq)).toEqual([6]);
+    await b.conversations.replaceMessages('s', [message(7)]);
+    expect((await a.conversations.appendMessages('s', [message(8)])).map((m) => m.seq)).toEqual([2]);
+    expect((await a.conversations.listMessages('s')).map((m) => JSON.parse(m.json).n)).toEqual([7, 8]);
+  });
+
+  it('a session deleted or created by another connection is seen by getSession and appendMessages', async () => {
+    const { a, b } = twoConnections();
+    expect(await a.conversations.getSession('s')).toBeUndefined();
+    await b.conversations.ensureSession({ id: 's', now, title: 'first' });
+    expect((await a.conversations.getSession('s'))?.title).toBe('first');
+    await a.conversations.appendMessages('s', [message(1), message(2)]);
+    await b.conversations.deleteSession('s');
+    expect(await a.conversations.getSession('s')).toBeUndefined();
+    await expect(a.conversations.appendMessages('s', [message(3)])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await b.conversations.ensureSession({ id: 's', now, title: 'second' });
+    expect((await a.conversations.getSession('s'))?.title).toBe('second');
+    expect((await a.conversations.appendMessages('s', [message(3)])).map((m) => m.seq)).toEqual([1]);
+  });
+
+  it("another connection's append moves the session's updatedAt as this connection reads it", async () => {
+    const { dir, cleanup } = tempDir();
+    const path = join(dir, 'shared.db');
+    const a = createSqliteStorage({ path, logger: silentLogger, now: () => new Date('2026-01-02T00:00:00.000Z') });
+    const b = createSqliteStorage({ path, logger: silentLogger, now: () => new Date('2026-01-03T00:00:00.000Z') });
+    cleanups.push(cleanup, () => a.close(), () => b.close());
+    await a.conversations.ensureSession({ id: 's', now });
+    await a.conversations.appendMessages('s', [message(1)]);
+    expect((await a.conversations.getSession('s'))?.updatedAt).toBe('2026-01-02T00:00:00.000Z');
+    await b.conversations.appendMessages('s', [message(2)]);
+    expect((await a.conversations.getSession('s'))?.updatedAt).toBe('2026-01-03T00:00:00.000Z');
+  });
+
+  it("this connection's own appends and deletes are seen; a rolled-back append is not", async () => {
+    const { a } = twoConnections();
+    await a.conversations.ensureSession({ id: 's', now });
+    await a.conversations.appendMessages('s', [message(1)]);
+    rolledBack(a, () => a.conversations.appendMessages('s', [message(2), message(3)]), () => a.conversations.deleteSession('s'));
+    expect((await a.conversations.getSession('s'))?.id).toBe('s');
+    expect((await a.conversations.appendMessages('s', [message(4)])).map((m) => m.seq)).toEqual([2]);
+    await a.conversations.replaceMessages('s', []);
+    expect((await a.conversations.appendMessages('s', [message(5)])).map((m) => m.seq)).toEqual([1]);
+    await a.conversations.deleteSession('s');
+    expect(await a.conversations.getSession('s')).toBeUndefined();
+    await expect(a.conversations.appendMessages('s', [message(6)])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
