@@ -90,7 +90,7 @@ describe('pending approvals of a session', () => {
     expect(await pending()).toEqual([]);
     await b.approvals.create(approval({ id: 'apr_1', sessionId: 's1' }));
     expect(await pending()).toEqual(['apr_1']);
-    await b.approvals.transition('apr_1', 'pending', 'approved', { decidedAt: now });
+    await b.approvals.transition('apr_1', ['pending'], 'approved', { decidedAt: now });
     expect(await pending()).toEqual([]);
     inAnotherProcess(path, [['approvals', 'create', approval({ id: 'apr_2', sessionId: 's1' })]]);
     expect(await pending()).toEqual(['apr_2']);
@@ -102,9 +102,9 @@ describe('pending approvals of a session', () => {
     expect(await pending()).toEqual([]);
     await a.approvals.create(approval({ id: 'apr_1', sessionId: 's1' }));
     expect(await pending()).toEqual(['apr_1']);
-    rolledBack(a, () => a.approvals.create(approval({ id: 'apr_2', sessionId: 's1' })), () => a.approvals.transition('apr_1', 'pending', 'denied', { decidedAt: now }));
+    rolledBack(a, () => a.approvals.create(approval({ id: 'apr_2', sessionId: 's1' })), () => a.approvals.transition('apr_1', ['pending'], 'denied', { decidedAt: now }));
     expect(await pending()).toEqual(['apr_1']);
-    await a.approvals.transition('apr_1', 'pending', 'denied', { decidedAt: now });
+    await a.approvals.transition('apr_1', ['pending'], 'denied', { decidedAt: now });
     expect(await pending()).toEqual([]);
   });
 });
@@ -138,10 +138,38 @@ describe('kv (meta.get)', () => {
     const { a } = twoConnections();
     await a.meta.set('k', 'one');
     expect(await a.meta.get('k')).toBe('one');
-    a.handle.write('host.kv', () => a.handle.prepare("UPDATE kv SET value = 'two' WHERE key = 'k'").run());
+    a.handle.write('host.kv', (db) => db.prepare("UPDATE kv SET value = 'two' WHERE key = 'k'").run());
     expect(await a.meta.get('k')).toBe('two');
-    a.handle.db.exec("UPDATE kv SET value = 'three' WHERE key = 'k'");
+    expect(await a.meta.get('k')).toBe('two');
+    const db = a.handle.db;
+    expect(await a.meta.get('k')).toBe('two');
+    db.exec("UPDATE kv SET value = 'three' WHERE key = 'k'");
     expect(await a.meta.get('k')).toBe('three');
+  });
+
+  it('a statement taken from storage.handle.prepare and run later is seen', async () => {
+    const { a } = twoConnections();
+    await a.meta.set('k', 'one');
+    const update = a.handle.prepare("UPDATE kv SET value = 'two' WHERE key = 'k'");
+    expect(await a.meta.get('k')).toBe('one');
+    update.run();
+    expect(await a.meta.get('k')).toBe('two');
+  });
+
+  it('a value read inside a transaction after writing it there is not kept when the transaction rolls back', async () => {
+    const { a } = twoConnections();
+    await a.meta.set('k', 'one');
+    await a.controls.setCapability({ userId: 'u1', toolSet: 'trade', enabled: false, at: now });
+    // Each call's statements run synchronously inside the batch (the reads see the batch's own writes).
+    rolledBack(
+      a,
+      () => a.meta.set('k', 'two'),
+      () => a.controls.setCapability({ userId: 'u1', toolSet: 'trade', enabled: true, at: now }),
+      () => a.meta.get('k'),
+      () => a.controls.listDisabledCapabilities({ userId: 'u1' }),
+    );
+    expect(await a.meta.get('k')).toBe('one');
+    expect(await a.controls.listDisabledCapabilities({ userId: 'u1' })).toHaveLength(1);
   });
 });
 
