@@ -6,9 +6,11 @@
 import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import Database from 'better-sqlite3';
 import { silentLogger } from '@minara/agent';
 import { createSqliteStorage, type SqliteStorage } from '@minara/agent/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
+import { type CacheHooks, type CommitTracker, createReadCache } from '../../src/storage/sqlite/read-cache';
 import { approvalRecord as approval } from './contract';
 import { tempDir } from './helpers';
 
@@ -187,6 +189,32 @@ describe('sessions and the last message seq', () => {
     expect((await a.conversations.listMessages('s')).map((m) => JSON.parse(m.json).n)).toEqual([7, 8]);
   });
 
+  it("a transcript (listMessages) shows other connections' appends and replacements, own appends, and not rolled-back ones", async () => {
+    const { a, b, path } = twoConnections();
+    const ns = async (query?: { afterSeq?: number; limit?: number }) => (await a.conversations.listMessages('s', query)).map((m) => [m.seq, JSON.parse(m.json).n]);
+    await a.conversations.ensureSession({ id: 's', now });
+    expect(await ns()).toEqual([]);
+    await a.conversations.appendMessages('s', [message(1), message(2)]);
+    expect(await ns()).toEqual([[1, 1], [2, 2]]);
+    await b.conversations.appendMessages('s', [message(3)]);
+    expect(await ns()).toEqual([[1, 1], [2, 2], [3, 3]]);
+    inAnotherProcess(path, [['conversations', 'appendMessages', 's', [message(4)]]]);
+    expect(await ns({ afterSeq: 2 })).toEqual([[3, 3], [4, 4]]);
+    expect(await ns()).toEqual([[1, 1], [2, 2], [3, 3], [4, 4]]);
+    rolledBack(a, () => a.conversations.appendMessages('s', [message(5)]), () => a.conversations.listMessages('s'));
+    expect(await ns()).toEqual([[1, 1], [2, 2], [3, 3], [4, 4]]);
+    await a.conversations.appendMessages('s', [message(6)]);
+    expect(await ns({ afterSeq: 1, limit: 2 })).toEqual([[2, 2], [3, 3]]);
+    expect(await ns({ afterSeq: 4 })).toEqual([[5, 6]]);
+    expect(await ns({ afterSeq: 5 })).toEqual([]);
+    await b.conversations.replaceMessages('s', [message(7)]);
+    expect(await ns()).toEqual([[1, 7]]);
+    await a.conversations.replaceMessages('s', [message(8), message(9)]);
+    expect(await ns()).toEqual([[1, 8], [2, 9]]);
+    await b.conversations.deleteSession('s');
+    expect(await ns()).toEqual([]);
+  });
+
   it('a session deleted or created by another connection is seen by getSession and appendMessages', async () => {
     const { a, b } = twoConnections();
     expect(await a.conversations.getSession('s')).toBeUndefined();
@@ -226,5 +254,126 @@ describe('sessions and the last message seq', () => {
     await a.conversations.deleteSession('s');
     expect(await a.conversations.getSession('s')).toBeUndefined();
     await expect(a.conversations.appendMessages('s', [message(6)])).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
+
+describe('what the caches save', () => {
+  /** Record the SQL of every statement run on connections opened while `fn` runs. */
+  async function recordingSql<T>(fn: (executed: string[]) => Promise<T>): Promise<T> {
+    const executed: string[] = [];
+    const proto = Database.prototype as unknown as { prepare(sql: string): Database.Statement };
+    const original = proto.prepare;
+    proto.prepare = function (this: Database.Database, sql: string) {
+      const statement = original.call(this, sql);
+      for (const method of ['run', 'get', 'all', 'iterate'] as const) {
+        const run = statement[method] as (...args: unknown[]) => unknown;
+        (statement as unknown as Record<string, unknown>)[method] = function (this: unknown, ...args: unknown[]) {
+          executed.push(sql);
+          return run.apply(this, args);
+        };
+      }
+      return statement;
+    };
+    try {
+      return await fn(executed);
+    } finally {
+      proto.prepare = original;
+    }
+  }
+
+  it("a warm turn's reads run one PRAGMA data_version each; an append takes its seq from memory", async () => {
+    await recordingSql(async (executed) => {
+      const { a } = twoConnections();
+      await a.conversations.ensureSession({ id: 's', now });
+      const reads = async () => {
+        await a.controls.listDisabledCapabilities({ userId: 'u1' });
+        await a.approvals.list({ status: ['pending'], sessionId: 's', limit: 20 });
+        await a.meta.get('runtime:session:s');
+        await a.conversations.getSession('s');
+        await a.conversations.listMessages('s');
+      };
+      await reads();
+      await a.conversations.appendMessages('s', [message(1)]);
+      await a.meta.set('runtime:session:s', '{}');
+      executed.length = 0;
+      await reads();
+      await a.conversations.appendMessages('s', [message(2), message(3)]);
+      expect(executed).toEqual([
+        ...Array.from({ length: 5 }, () => 'PRAGMA data_version'),
+        'BEGIN IMMEDIATE',
+        'PRAGMA data_version',
+        'INSERT INTO messages (session_id, seq, role, json, turn_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        'INSERT INTO messages (session_id, seq, role, json, turn_id, created_at) VALUES (?, ?, ?, ?, ?, ?)',
+        'UPDATE sessions SET updated_at = ? WHERE id = ?',
+        'COMMIT',
+      ]);
+      expect((await a.conversations.listMessages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
+    });
+  });
+
+  it('a host that takes the raw connection turns the caches off: every read goes to the database', async () => {
+    await recordingSql(async (executed) => {
+      const { a } = twoConnections();
+      void a.handle.db;
+      await a.meta.get('k');
+      executed.length = 0;
+      await a.meta.get('k');
+      expect(executed).toEqual(['SELECT value FROM kv WHERE key = ?']);
+    });
+  });
+});
+
+describe('createReadCache: bounded memory', () => {
+  const tracker = (): CommitTracker & { dataVersion: number; hooks: CacheHooks[] } => {
+    const t = {
+      dataVersion: 1,
+      hooks: [] as CacheHooks[],
+      enabled: true,
+      version: () => t.dataVersion,
+      afterCommit: (fn: () => void) => fn(),
+      mayCache: () => true,
+      inTransaction: () => false,
+      invalidateAll: () => t.hooks.forEach((h) => h.clear()),
+      register: (h: CacheHooks) => void t.hooks.push(h),
+    };
+    return t;
+  };
+
+  it('keeps at most maxEntries, dropping the least recently used', () => {
+    const cache = createReadCache<number>(tracker(), { maxEntries: 3 });
+    let loads = 0;
+    const get = (k: string) => cache.get(k, () => ++loads);
+    get('a');
+    get('b');
+    get('c');
+    get('a'); // a is now the most recently used
+    get('d'); // evicts b
+    expect(cache.size).toBe(3);
+    const before = loads;
+    get('a');
+    get('c');
+    get('d');
+    expect(loads).toBe(before);
+    get('b');
+    expect(loads).toBe(before + 1);
+  });
+
+  it('keeps the total weight under maxWeight and does not keep a value over a quarter of it', () => {
+    const cache = createReadCache<string>(tracker(), { maxEntries: 100, maxWeight: 100, weigh: (v) => v.length });
+    cache.get('big', () => 'x'.repeat(26));
+    expect(cache.size).toBe(0);
+    for (const k of ['a', 'b', 'c', 'd', 'e']) cache.get(k, () => 'y'.repeat(25));
+    expect(cache.size).toBe(4);
+  });
+
+  it('an entry read at another data_version is read again', () => {
+    const t = tracker();
+    const cache = createReadCache<number>(t, { maxEntries: 3 });
+    let loads = 0;
+    cache.get('a', () => ++loads);
+    cache.get('a', () => ++loads);
+    expect(loads).toBe(1);
+    t.dataVersion++;
+    expect(cache.get('a', () => ++loads)).toBe(2);
   });
 });
