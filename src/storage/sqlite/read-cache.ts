@@ -79,7 +79,12 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
 
   /** A transaction this handle did not open (a host's, a domain's own `db.transaction`); false once closed. */
   const otherTransaction = (): boolean => !inner.closed && inner.db.inTransaction;
-  const readVersion = (): number => Number(inner.prepare('PRAGMA data_version').pluck().get());
+  /** Prepared once and kept (not through the statement cache, whose eviction would cost a prepare). */
+  let versionStatement: Database.Statement | undefined;
+  const readVersion = (): number => {
+    versionStatement ??= inner.prepare('PRAGMA data_version').pluck();
+    return versionStatement.get() as number;
+  };
   const endTransaction = (): void => {
     queued = [];
     txVersion = undefined;
