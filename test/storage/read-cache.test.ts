@@ -128,7 +128,11 @@ describe('kv (meta.get)', () => {
     const { a, b } = twoConnections();
     await a.meta.set('k', 'one');
     expect(await a.meta.get('k')).toBe('one');
-    rolledBack(a, () => a.meta.set('k', 'two'), () => a.meta.delete('k'), () => a.meta.set('other', 'x'));
+    await a.conversations.ensureSession({ id: 's', now });
+    // The append reads data_version first, so the kv writes after it would be cached at the commit.
+    rolledBack(a, () => a.conversations.appendMessages('s', [message(1)]), () => a.meta.set('k', 'two'), () => a.meta.set('other', 'x'));
+    expect(await a.meta.get('k')).toBe('one');
+    rolledBack(a, () => a.conversations.appendMessages('s', [message(1)]), () => a.meta.delete('k'));
     expect(await a.meta.get('k')).toBe('one');
     expect(await a.meta.get('other')).toBeUndefined();
     expect(await b.meta.get('k')).toBe('one');
@@ -293,8 +297,11 @@ describe('what the caches save', () => {
         await a.conversations.listMessages('s');
       };
       await reads();
-      await a.conversations.appendMessages('s', [message(1)]);
-      await a.meta.set('runtime:session:s', '{}');
+      // As a turn's end: the append reads data_version in the batch, so the kv value written beside it is kept.
+      a.batchWrites!(() => {
+        void a.conversations.appendMessages('s', [message(1)]);
+        void a.meta.set('runtime:session:s', '{}');
+      });
       executed.length = 0;
       await reads();
       await a.conversations.appendMessages('s', [message(2), message(3)]);
@@ -308,6 +315,19 @@ describe('what the caches save', () => {
         'COMMIT',
       ]);
       expect((await a.conversations.listMessages('s')).map((m) => m.seq)).toEqual([1, 2, 3]);
+    });
+  });
+
+  it('a kv value written alone is dropped, not kept (no data_version read for it): the next read loads it once', async () => {
+    await recordingSql(async (executed) => {
+      const { a } = twoConnections();
+      await a.meta.get('k');
+      executed.length = 0;
+      await a.meta.set('k', 'v');
+      expect(executed.filter((sql) => sql.startsWith('PRAGMA'))).toEqual([]);
+      expect(await a.meta.get('k')).toBe('v');
+      expect(await a.meta.get('k')).toBe('v');
+      expect(executed.filter((sql) => sql.startsWith('SELECT'))).toEqual(['SELECT value FROM kv WHERE key = ?']);
     });
   });
 
@@ -330,6 +350,7 @@ describe('createReadCache: bounded memory', () => {
       hooks: [] as CacheHooks[],
       enabled: true,
       version: () => t.dataVersion,
+      knownVersion: () => undefined,
       afterCommit: (fn: () => void) => fn(),
       mayCache: () => true,
       inTransaction: () => false,

@@ -25,10 +25,15 @@ const SELECT_INSTANCE = 'SELECT instance_id, hmac_key, created_at FROM instance_
 export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date, reads?: CommitTracker): MetaStorage {
   const kv = reads === undefined ? undefined : createReadCache<string | undefined>(reads, { maxEntries: KV_CACHE_KEYS, maxWeight: KV_CACHE_CHARS, weigh: (v) => 64 + (v?.length ?? 0) });
   const readKv = (key: string): string | undefined => (handle.prepare('SELECT value FROM kv WHERE key = ?').get(key) as { value: string } | undefined)?.value;
-  /** Inside a write: the key now holds `value` (undefined: deleted), from the commit on. */
+  /**
+   * Inside a write: the key now holds `value` (undefined: deleted). The entry takes the value at the commit when the
+   * transaction already knows its `data_version` (a batch that appended messages); else it is only dropped (the
+   * next read loads it): a journal entry written beside an audit row is not worth a statement.
+   */
   const wrote = (key: string, value: string | undefined): void => {
     if (kv === undefined || reads === undefined) return;
-    kv.wrote(key, { value, version: reads.version() });
+    const version = reads.knownVersion();
+    kv.wrote(key, version === undefined ? undefined : { value, version });
   };
   const copy = (row: InstanceRow): InstanceInfo => ({
     instanceId: row.instance_id,

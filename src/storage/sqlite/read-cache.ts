@@ -27,6 +27,8 @@ import type { SqliteHandleInternal } from './sqlite-handle';
 export interface CommitTracker {
   /** `PRAGMA data_version` now; inside this handle's write transaction, read once per transaction (the write lock holds it still). */
   version(): number;
+  /** Inside a write transaction: the version if this transaction already read it, else undefined (nothing is run). */
+  knownVersion(): number | undefined;
   /** Run `fn` once the outermost write transaction commits; dropped when it (or the nested write that queued it) fails. Outside a write: now. */
   afterCommit(fn: () => void): void;
   /**
@@ -97,6 +99,9 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
       if (depth === 0) return readVersion();
       txVersion ??= readVersion();
       return txVersion;
+    },
+    knownVersion() {
+      return depth === 0 ? undefined : txVersion;
     },
     afterCommit(fn) {
       if (depth === 0) fn();
