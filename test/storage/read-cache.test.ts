@@ -153,6 +153,18 @@ describe('kv (meta.get)', () => {
     expect(await a.meta.get('k')).toBe('three');
   });
 
+  it('a domain read inside a host write sees what the host changed there', async () => {
+    const { a } = twoConnections();
+    await a.meta.set('k', 'one');
+    expect(await a.meta.get('k')).toBe('one');
+    let seen: Promise<string | undefined> | undefined;
+    a.handle.write('host.kv', (db) => {
+      db.prepare("UPDATE kv SET value = 'two' WHERE key = 'k'").run();
+      seen = a.meta.get('k'); // its statement runs now, inside the host's transaction
+    });
+    expect(await seen).toBe('two');
+  });
+
   it('a statement taken from storage.handle.prepare and run later is seen', async () => {
     const { a } = twoConnections();
     await a.meta.set('k', 'one');

@@ -13,7 +13,7 @@
  *   not cache an uncommitted value), and may hand the cache the value it wrote, applied only after the outermost
  *   transaction COMMITs ({@link CommitTracker.afterCommit}); a rollback drops it, so the cache never claims a write
  *   that did not happen. Rows written by the host through `storage.handle` are not known by key: a host `read` or
- *   `write` clears every cache when it returns (and nothing is cached while it runs), and a host that takes the raw
+ *   `write` clears every cache when it returns (and no cache answers while it runs), and a host that takes the raw
  *   connection (`handle.db`) or a statement (`handle.prepare`) turns the caches off for the life of the storage.
  */
 import type Database from 'better-sqlite3';
@@ -36,7 +36,7 @@ export interface CommitTracker {
    * connection; inside a transaction only when this transaction has not written the key (`dirty`).
    */
   mayCache(dirty: () => boolean): boolean;
-  /** False once the host took the raw connection or a statement: every lookup then reads the database. */
+  /** False while a host `read`/`write` runs, and for good once the host took the raw connection or a statement: lookups then read the database. */
   readonly enabled: boolean;
   /** True while a transaction is open on the connection. */
   inTransaction(): boolean;
@@ -113,7 +113,8 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
       return !allDirty && !dirty();
     },
     get enabled() {
-      return enabled;
+      // While a host statement runs, rows may have changed under the caches: every read goes to the database.
+      return enabled && hostDepth === 0;
     },
     inTransaction() {
       return depth > 0 || otherTransaction();
@@ -208,7 +209,7 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
 
 /**
  * The handle given to the host as `storage.handle`: the same connection, but the caches cannot know which rows a
- * host statement touches. A host `read`/`write` clears every cache when it returns (nothing is cached while it
+ * host statement touches. A host `read`/`write` clears every cache when it returns (no cache answers while it
  * runs); taking `db` or a statement from `prepare` turns the caches off for good.
  */
 export function hostHandle(tracked: TrackedSqliteHandle & { readonly host: HostSwitches }): SqliteHandle {
