@@ -114,7 +114,11 @@ export interface SqliteStorage extends Storage {
   readonly kind: 'sqlite';
   /** The path the database was opened with. */
   readonly path: string;
-  /** The connection: `read`/`write` with busy retries, cached `prepare`. Fails once the storage is closed. */
+  /**
+   * The connection: `read`/`write` with busy retries, cached `prepare`. Fails once the storage is closed. The
+   * engine's read caches cannot see what host statements change: a `read`/`write` through this handle clears them
+   * when it returns, and taking `db` or a statement from `prepare` turns them off (docs/storage.md, "Read caches").
+   */
   readonly handle: SqliteHandle;
   /**
    * Check the file and every structure derived from rows, changing nothing: `PRAGMA integrity_check` and
