@@ -1,6 +1,7 @@
 import type { ApprovalRecord, ApprovalStorage } from '../types';
 import { APPROVAL_SHAPE, checkId, checkLimit, checkRecord, checkStatus, checkStatuses, duplicateId } from './checks';
 import type { SqliteHandle } from './handle';
+import { type CommitTracker, createReadCache } from './read-cache';
 import { nul, opt, placeholders } from './rows';
 
 interface ApprovalRow {
@@ -58,13 +59,22 @@ function isPrimaryKeyViolation(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === 'SQLITE_CONSTRAINT_PRIMARYKEY';
 }
 
-/** The `approvals` domain on SQLite; `transition` is one compare-and-set UPDATE. */
-export function createSqliteApprovalStorage(handle: SqliteHandle): ApprovalStorage {
+/** Session queries whose lists the cache keeps. */
+const LIST_CACHE_QUERIES = 256;
+
+/**
+ * The `approvals` domain on SQLite; `transition` is one compare-and-set UPDATE. With `reads`, a session's list
+ * (each turn asks for its pending approvals) comes from a cache validated by `data_version` on each read; any
+ * approval this connection creates or moves drops every cached list.
+ */
+export function createSqliteApprovalStorage(handle: SqliteHandle, reads?: CommitTracker): ApprovalStorage {
+  const lists = reads === undefined ? undefined : createReadCache<readonly ApprovalRow[]>(reads, { maxEntries: LIST_CACHE_QUERIES });
   return {
     async create(record) {
       checkRecord('approvals.create', 'record', record, APPROVAL_SHAPE);
       checkStatus('approvals.create', 'record.status', record.status);
       handle.write('approvals.create', () => {
+        lists?.wroteAll();
         try {
           handle
             .prepare(INSERT)
@@ -101,9 +111,9 @@ export function createSqliteApprovalStorage(handle: SqliteHandle): ApprovalStora
         params.push(query.sessionId);
       }
       const whereSql = clauses.length === 0 ? '' : ` WHERE ${clauses.join(' AND ')}`;
-      const rows = handle.read('approvals.list', () =>
-        handle.prepare(`SELECT * FROM approvals${whereSql} ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(...params, limit) as ApprovalRow[],
-      );
+      const load = () => handle.prepare(`SELECT * FROM approvals${whereSql} ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(...params, limit) as ApprovalRow[];
+      // A session's lists only (what a turn asks); the operator's listings across sessions read the table.
+      const rows = handle.read('approvals.list', () => (lists === undefined || query.sessionId === undefined ? load() : lists.get(JSON.stringify([whereSql, ...params, limit]), load)));
       return rows.map(toRecord);
     },
 
@@ -111,8 +121,9 @@ export function createSqliteApprovalStorage(handle: SqliteHandle): ApprovalStora
       checkId('approvals.transition', 'id', id);
       const fromStatuses = checkStatuses('approvals.transition', 'from', from);
       checkStatus('approvals.transition', 'to', to);
-      const result = handle.write('approvals.transition', () =>
-        handle
+      const result = handle.write('approvals.transition', () => {
+        lists?.wroteAll();
+        return handle
           .prepare(
             `UPDATE approvals SET status = ?,
                decided_at = COALESCE(?, decided_at),
@@ -122,8 +133,8 @@ export function createSqliteApprovalStorage(handle: SqliteHandle): ApprovalStora
                execution_signature = COALESCE(?, execution_signature)
              WHERE id = ? AND status IN (${placeholders(fromStatuses.length)})`,
           )
-          .run(to, nul(patch.decidedAt), nul(patch.decisionReason), nul(patch.decisionSignature), nul(patch.executedAt), nul(patch.executionSignature), id, ...fromStatuses),
-      );
+          .run(to, nul(patch.decidedAt), nul(patch.decisionReason), nul(patch.decisionSignature), nul(patch.executedAt), nul(patch.executionSignature), id, ...fromStatuses);
+      });
       return result.changes === 1;
     },
   };

@@ -2,6 +2,7 @@ import type { CapabilitySwitchRecord, ControlStorage, QuotaSettingsRecord } from
 import { USD_EPSILON } from '../control-types';
 import { checkId, invalidArgument } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
+import { type CommitTracker, createReadCache } from './read-cache';
 import { opt } from './rows';
 
 /**
@@ -102,8 +103,20 @@ const toQuota = (r: QuotaRow): QuotaSettingsRecord => ({
   updatedAt: r.updated_at,
 });
 
-/** The `controls` domain on SQLite: every check-and-write is one `BEGIN IMMEDIATE` transaction. */
-export function createSqliteControlStorage(handle: SqliteHandle): ControlStorage {
+/** Users whose switches the cache keeps (each a short list). */
+const SWITCH_CACHE_USERS = 1024;
+
+/**
+ * The `controls` domain on SQLite: every check-and-write is one `BEGIN IMMEDIATE` transaction. With `reads`, a
+ * user's capability switches (read before every tool call) come from a cache validated by `data_version` on each
+ * read: an operator's stop committed by any other connection or process is seen on the very next call.
+ */
+export function createSqliteControlStorage(handle: SqliteHandle, reads?: CommitTracker): ControlStorage {
+  const switches = reads === undefined ? undefined : createReadCache<readonly SwitchRow[]>(reads, { maxEntries: SWITCH_CACHE_USERS });
+  const userSwitches = (userId: string): readonly SwitchRow[] => {
+    const load = () => handle.prepare('SELECT * FROM capability_switches WHERE user_id = ? ORDER BY tool_set').all(userId) as SwitchRow[];
+    return switches === undefined ? load() : switches.get(userId, load);
+  };
   return {
     async reserveGrantSpend({ grantId, day, amountUsd, capUsd }) {
       checkId('controls.reserveGrantSpend', 'grantId', grantId);
@@ -140,6 +153,7 @@ export function createSqliteControlStorage(handle: SqliteHandle): ControlStorage
       checkId('controls.setCapability', 'toolSet', toolSet);
       checkId('controls.setCapability', 'at', at);
       return handle.write('controls.setCapability', () => {
+        switches?.wrote(userId);
         if (enabled) return handle.prepare('DELETE FROM capability_switches WHERE user_id = ? AND tool_set = ?').run(userId, toolSet).changes === 1;
         return handle.prepare('INSERT OR IGNORE INTO capability_switches (user_id, tool_set, disabled_at, reason, by_whom) VALUES (?, ?, ?, ?, ?)').run(userId, toolSet, at, reason ?? null, by ?? null).changes === 1;
       });
@@ -149,8 +163,8 @@ export function createSqliteControlStorage(handle: SqliteHandle): ControlStorage
       const rows = handle.read('controls.listDisabledCapabilities', () =>
         query.userId === undefined
           ? handle.prepare('SELECT * FROM capability_switches ORDER BY user_id, tool_set').all()
-          : handle.prepare('SELECT * FROM capability_switches WHERE user_id = ? ORDER BY tool_set').all(query.userId),
-      ) as SwitchRow[];
+          : userSwitches(query.userId),
+      ) as readonly SwitchRow[];
       return rows.map(toSwitch);
     },
 

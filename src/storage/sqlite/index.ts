@@ -37,6 +37,7 @@ import { createSqliteMetaStorage } from './meta';
 import { readSchemaVersions, runMigrations } from './migrate';
 import { isInMemoryPath, openDatabase } from './open-database';
 import { createSqliteHandle } from './sqlite-handle';
+import { hostHandle, trackCommits } from './read-cache';
 import { createSqliteJobStorage, jobMigrations } from './jobs';
 import { createSqliteUsageStorage, usageMigrations } from './usage';
 import { createSqliteTradingStorage, tradingMigrations } from './trading';
@@ -113,7 +114,11 @@ export interface SqliteStorage extends Storage {
   readonly kind: 'sqlite';
   /** The path the database was opened with. */
   readonly path: string;
-  /** The connection: `read`/`write` with busy retries, cached `prepare`. Fails once the storage is closed. */
+  /**
+   * The connection: `read`/`write` with busy retries, cached `prepare`. Fails once the storage is closed. The
+   * engine's read caches cannot see what host statements change: a `read`/`write` through this handle clears them
+   * when it returns, and taking `db` or a statement from `prepare` turns them off (docs/storage.md, "Read caches").
+   */
   readonly handle: SqliteHandle;
   /**
    * Check the file and every structure derived from rows, changing nothing: `PRAGMA integrity_check` and
@@ -203,7 +208,10 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
   } = options;
 
   const opened = openDatabase({ path, busyTimeoutMs, mmapSizeBytes, logger, vector, loadVectorExtension });
-  const handle = createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs });
+  // The domains share one connection through a handle that knows where each write transaction commits: the read
+  // caches (capability switches, approvals, kv, sessions, last seq) update only after a commit.
+  const handle = trackCommits(createSqliteHandle({ db: opened.db, vectorAvailable: opened.vectorAvailable, logger, busyTimeoutMs }));
+  const { reads } = handle;
   const migrations = [...coreMigrations, ...auditMigrations, ...memoryMigrations, ...tradingMigrations, ...jobMigrations, ...usageMigrations, ...learningMigrations, ...artifactMigrations, ...controlMigrations, ...automationMigrations, ...extraMigrations];
   try {
     runMigrations(opened.db, migrations, { vectorAvailable: opened.vectorAvailable, busyTimeoutMs, now });
@@ -217,18 +225,18 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
   return {
     kind: 'sqlite',
     path,
-    handle,
+    handle: hostHandle(handle),
     capabilities: Object.freeze({
       fullText: true,
       vector: opened.vectorAvailable,
       ...(opened.vectorUnavailableReason === undefined ? {} : { vectorUnavailableReason: opened.vectorUnavailableReason }),
       multiProcess: !isInMemoryPath(path),
     }),
-    meta: createSqliteMetaStorage(handle, now),
+    meta: createSqliteMetaStorage(handle, now, reads),
     audit: createSqliteAuditStorage(handle),
-    approvals: createSqliteApprovalStorage(handle),
+    approvals: createSqliteApprovalStorage(handle, reads),
     grants: createSqliteGrantStorage(handle),
-    conversations: createSqliteConversationStorage(handle, now),
+    conversations: createSqliteConversationStorage(handle, now, reads),
     memory,
     trading: createSqliteTradingStorage(handle),
     jobs: createSqliteJobStorage(handle),
@@ -236,7 +244,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     learning: createSqliteLearningStorage(handle),
     artifacts: createSqliteArtifactStorage(handle),
     files: createSqliteFileStorage(handle),
-    controls: createSqliteControlStorage(handle),
+    controls: createSqliteControlStorage(handle, reads),
     workflows: createSqliteWorkflowRunStorage(handle),
     alerts: createSqliteAlertStorage(handle),
     batchWrites(start) {

@@ -3,6 +3,7 @@ import { sha256Hex } from '../../util/canonical-json';
 import type { InstanceInfo, MetaStorage } from '../types';
 import { checkId, invalidArgument } from './checks';
 import type { SqliteHandle } from './handle';
+import { type CommitTracker, createReadCache } from './read-cache';
 
 interface InstanceRow {
   instance_id: string;
@@ -10,10 +11,30 @@ interface InstanceRow {
   created_at: string;
 }
 
+/** kv keys the cache keeps, and their total size in characters (a value over a quarter of it is not cached). */
+const KV_CACHE_KEYS = 2048;
+const KV_CACHE_CHARS = 4 * 1024 * 1024;
+
 const SELECT_INSTANCE = 'SELECT instance_id, hmac_key, created_at FROM instance_meta WHERE singleton = 1';
 
-/** The `meta` domain on SQLite: the instance record (created once, atomically) and the kv table. */
-export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date): MetaStorage {
+/**
+ * The `meta` domain on SQLite: the instance record (created once, atomically) and the kv table. With `reads`, kv
+ * values (and absent keys) come from a cache validated by `data_version` on each read; this connection's own
+ * `set`/`delete` update it once their transaction commits.
+ */
+export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date, reads?: CommitTracker): MetaStorage {
+  const kv = reads === undefined ? undefined : createReadCache<string | undefined>(reads, { maxEntries: KV_CACHE_KEYS, maxWeight: KV_CACHE_CHARS, weigh: (v) => 64 + (v?.length ?? 0) });
+  const readKv = (key: string): string | undefined => (handle.prepare('SELECT value FROM kv WHERE key = ?').get(key) as { value: string } | undefined)?.value;
+  /**
+   * Inside a write: the key now holds `value` (undefined: deleted). The entry takes the value at the commit when the
+   * transaction already knows its `data_version` (a batch that appended messages); else it is only dropped (the
+   * next read loads it): a journal entry written beside an audit row is not worth a statement.
+   */
+  const wrote = (key: string, value: string | undefined): void => {
+    if (kv === undefined || reads === undefined) return;
+    const version = reads.knownVersion();
+    kv.wrote(key, version === undefined ? undefined : { value, version });
+  };
   const copy = (row: InstanceRow): InstanceInfo => ({
     instanceId: row.instance_id,
     hmacKey: new Uint8Array(row.hmac_key),
@@ -39,23 +60,26 @@ export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date): 
 
     async get(key) {
       checkId('meta.get', 'key', key);
-      const row = handle.read('meta.get', () => handle.prepare('SELECT value FROM kv WHERE key = ?').get(key) as { value: string } | undefined);
-      return row?.value;
+      return handle.read('meta.get', () => (kv === undefined ? readKv(key) : kv.get(key, () => readKv(key))));
     },
 
     async set(key, value) {
       checkId('meta.set', 'key', key);
       if (typeof value !== 'string') throw invalidArgument('meta.set', `value must be a string, got ${typeof value}`);
-      handle.write('meta.set', () =>
+      handle.write('meta.set', () => {
         handle
           .prepare('INSERT INTO kv (key, value, updated_at) VALUES (?, ?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at')
-          .run(key, value, now().toISOString()),
-      );
+          .run(key, value, now().toISOString());
+        wrote(key, value);
+      });
     },
 
     async delete(key) {
       checkId('meta.delete', 'key', key);
-      handle.write('meta.delete', () => handle.prepare('DELETE FROM kv WHERE key = ?').run(key));
+      handle.write('meta.delete', () => {
+        handle.prepare('DELETE FROM kv WHERE key = ?').run(key);
+        wrote(key, undefined);
+      });
     },
   };
 }
