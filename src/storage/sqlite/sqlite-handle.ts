@@ -26,6 +26,8 @@ export interface SqliteHandleOptions {
   readonly logger: Logger;
   /** The connection's busy timeout; retries stop about 4× this long after the first attempt. */
   readonly busyTimeoutMs: number;
+  /** Called after each top-level write transaction commits (the background checkpointer counts them). */
+  readonly onCommit?: (() => void) | undefined;
 }
 
 /** True for SQLITE_BUSY / SQLITE_LOCKED and their extended codes. */
@@ -91,7 +93,7 @@ function assertSync(operation: string, value: unknown): void {
  * `BEGIN IMMEDIATE` (nested writes become savepoints), `prepare` caches statements by SQL text.
  */
 export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleInternal {
-  const { db, vectorAvailable, logger, busyTimeoutMs } = options;
+  const { db, vectorAvailable, logger, busyTimeoutMs, onCommit } = options;
   const cache = new Map<string, Database.Statement>();
   let closed = false;
   let depth = 0;
@@ -178,7 +180,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
   const write = <T>(operation: string, fn: (db: Database.Database) => T): T => {
     assertOpen(operation);
     if (depth > 0) return nestedWrite(operation, fn);
-    return withBusyRetry(
+    const result = withBusyRetry(
       operation,
       busyTimeoutMs,
       () => {
@@ -198,6 +200,8 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
       },
       () => logger.debug('sqlite busy; retrying write', { operation }),
     );
+    onCommit?.();
+    return result;
   };
 
   const writeAll = (operation: string, start: () => void): void => {
