@@ -26,6 +26,8 @@ const DEFAULT_START_AFTER_COMMITS = 256;
 /** How often the thread looks for new commits while they come, and the longest it waits while none do. */
 const ACTIVE_MS = 10;
 const IDLE_MAX_MS = 1_000;
+/** Commits between the thread's checkpoints while commits keep coming (~6 pages each: about SQLite's own 1000 pages). */
+const BATCH_COMMITS = 128;
 /** How often, in commits, the committing connection looks at the thread's state (its commit count is published at each). */
 const CHECK_EVERY_COMMITS = 16;
 /** At most one warning per this long for checkpoint failures (each is also counted in the status). */
@@ -90,8 +92,9 @@ type WorkerMessage = { type: 'error'; message: string; fatal: boolean };
 /**
  * Move WAL checkpoints off the committing connection. Nothing starts at open: after `startAfterCommits` commits a
  * worker thread opens its own connection to the file (unref'd, so it never keeps the process alive) and from then
- * on runs a `wal_checkpoint(PASSIVE)` whenever the commit count it polls (every 10 ms while commits come, backing off
- * to 1 s while none do) has moved; the commit path only stores that count in shared memory. Once it is ready the committing
+ * on runs a `wal_checkpoint(PASSIVE)` every 128 commits and whenever commits stop coming, going by the commit count it
+ * polls (every 10 ms while commits come, backing off to 1 s while none do); the commit path only stores that count
+ * in shared memory. Once it is ready the committing
  * connection's own autocheckpoint is raised to {@link BACKGROUND_AUTOCHECKPOINT_PAGES} (a safety net, not off). If
  * the thread cannot start or dies, the failure is logged, the autocheckpoint goes back to SQLite's default and
  * nothing else changes. Commits and their durability are untouched: a checkpoint only copies committed pages.
@@ -234,7 +237,7 @@ function spawnThread(
   const { Worker: WorkerThread } = require('node:worker_threads') as typeof import('node:worker_threads');
   const worker = new WorkerThread(CHECKPOINT_WORKER_SOURCE, {
     eval: true,
-    workerData: { ...data, driverPath: require.resolve('better-sqlite3'), activeMs: ACTIVE_MS, idleMaxMs: IDLE_MAX_MS },
+    workerData: { ...data, driverPath: require.resolve('better-sqlite3'), activeMs: ACTIVE_MS, idleMaxMs: IDLE_MAX_MS, batchCommits: BATCH_COMMITS },
     // The thread holds one connection and runs one pragma at a time; its heap stays small.
     resourceLimits: { maxOldGenerationSizeMb: 32, maxYoungGenerationSizeMb: 8 },
   });
