@@ -183,25 +183,58 @@ describe('SQLite background WAL checkpoints', () => {
     expect(() => createSqliteStorage({ path: ':memory:', backgroundCheckpoints: { startAfterCommits: 1.5 } })).toThrow(/positive integer/);
   });
 
+  /** Run the fixture and resolve with its exit code, its stderr and the status it printed. */
+  async function runFixture(args: readonly string[]): Promise<{ code: number | null; err: string; state: { state: string; checkpoints: number; failures: number } }> {
+    const child = spawn(process.execPath, ['--import', 'tsx', join(FIXTURES, 'checkpointer-process.ts'), ...args], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString()));
+    const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+    const line = out.split('\n').find((l) => l.startsWith('state '));
+    return { code, err, state: line === undefined ? { state: 'none', checkpoints: 0, failures: 0 } : JSON.parse(line.slice(6)) };
+  }
+
   for (const mode of ['close', 'leave'] as const) {
     it(`a process whose thread ran exits on its own (${mode === 'close' ? 'after close()' : 'without close(): the thread is unref’d'})`, async () => {
       const { dir, cleanup } = tempDir('minara-ckpt-proc-');
       cleanups.push(cleanup);
       const path = join(dir, 'p.db');
-      const child = spawn(process.execPath, ['--import', 'tsx', join(FIXTURES, 'checkpointer-process.ts'), path, mode], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (d: Buffer) => (out += d.toString()));
-      child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-      const code = await new Promise<number | null>((resolve) => child.once('exit', resolve));
+      const { code, err, state } = await runFixture([path, mode]);
       expect(code, err).toBe(0);
-      const state = JSON.parse(out.split('\n').find((l) => l.startsWith('state '))!.slice(6)) as { state: string; checkpoints: number };
       expect(state.checkpoints, 'the thread ran a checkpoint before the end').toBeGreaterThan(0);
-      expect(state.state).toBe(mode === 'close' ? 'closed' : 'running');
+      expect(state.state).toBe('running');
       if (mode === 'close') expect(existsSync(`${path}-wal`)).toBe(false);
       const check = createSqliteStorage({ path, backgroundCheckpoints: false });
       opened.push(check);
       expect(await check.audit.verify()).toMatchObject({ ok: true });
     }, 30_000);
   }
+
+  it('two processes appending to one chain, each with its checkpoint thread running, never fork it', async () => {
+    const { dir, cleanup } = tempDir('minara-ckpt-race-');
+    cleanups.push(cleanup);
+    const path = join(dir, 'shared.db');
+    await createSqliteStorage({ path, backgroundCheckpoints: false }).close(); // created and migrated once, before the race
+    const ROWS = 600;
+    const [a, b] = await Promise.all([runFixture([path, 'race', String(ROWS)]), runFixture([path, 'race', String(ROWS)])]);
+    for (const r of [a!, b!]) {
+      expect(r.code, r.err).toBe(0);
+      expect(r.err).not.toMatch(/SQLITE_BUSY|STORAGE_BUSY|checkpoint/);
+      expect(r.state.checkpoints, 'each process\'s thread checkpointed').toBeGreaterThan(0);
+      expect(r.state.failures).toBe(0);
+    }
+    const db = new Database(path, { readonly: true });
+    try {
+      const writers = db.prepare('SELECT tool_name FROM audit_log ORDER BY id').pluck().all() as string[];
+      expect(writers).toHaveLength(2 * ROWS);
+      expect(writers.filter((w, i) => i > 0 && w !== writers[i - 1]).length, 'the two writers interleaved').toBeGreaterThanOrEqual(2);
+      expect(db.prepare('SELECT seq FROM audit_log ORDER BY id').pluck().all()).toEqual(Array.from({ length: 2 * ROWS }, (_, i) => i + 1));
+    } finally {
+      db.close();
+    }
+    const verifier = createSqliteStorage({ path, backgroundCheckpoints: false });
+    opened.push(verifier);
+    expect(await verifier.audit.verify()).toMatchObject({ ok: true, checked: 2 * ROWS, head: { seq: 2 * ROWS } });
+  }, 60_000);
 });
