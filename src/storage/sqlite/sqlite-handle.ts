@@ -200,7 +200,14 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
       },
       () => logger.debug('sqlite busy; retrying write', { operation }),
     );
-    onCommit?.();
+    if (onCommit !== undefined) {
+      // Committed: nothing after this point may make the write look failed to its caller (the audit chain caches its tip after it).
+      try {
+        onCommit();
+      } catch (error) {
+        logger.warn('sqlite: the after-commit hook failed', { operation, error: error instanceof Error ? error.message : String(error) });
+      }
+    }
     return result;
   };
 
