@@ -88,6 +88,15 @@ function assertSync(operation: string, value: unknown): void {
   }
 }
 
+/** Committed: nothing after this may make the write look failed to its caller (the audit chain caches its tip after it). */
+function afterCommit(onCommit: () => void, logger: Logger, operation: string): void {
+  try {
+    onCommit();
+  } catch (error) {
+    logger.warn('sqlite: the after-commit hook failed', { operation, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
 /**
  * The one place statements run: `read` and `write` retry on SQLITE_BUSY and wrap failures, `write` opens
  * `BEGIN IMMEDIATE` (nested writes become savepoints), `prepare` caches statements by SQL text.
@@ -200,14 +209,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
       },
       () => logger.debug('sqlite busy; retrying write', { operation }),
     );
-    if (onCommit !== undefined) {
-      // Committed: nothing after this point may make the write look failed to its caller (the audit chain caches its tip after it).
-      try {
-        onCommit();
-      } catch (error) {
-        logger.warn('sqlite: the after-commit hook failed', { operation, error: error instanceof Error ? error.message : String(error) });
-      }
-    }
+    if (onCommit !== undefined) afterCommit(onCommit, logger, operation);
     return result;
   };
 
