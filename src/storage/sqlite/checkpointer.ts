@@ -4,7 +4,7 @@ import type Database from 'better-sqlite3';
 import type { Logger } from '../../util/logger';
 import { CHECKPOINT_WORKER_SOURCE } from './checkpoint-worker-source';
 
-/** Options of the background WAL checkpointer ({@link SqliteStorageOptions.backgroundCheckpoints}). */
+/** Options of the background WAL checkpointer (`SqliteStorageOptions.backgroundCheckpoints`; docs/storage.md, "Checkpoints"). */
 export interface SqliteBackgroundCheckpointOptions {
   /**
    * Start the checkpoint thread once this connection has committed this many write transactions, so a short-lived
@@ -94,10 +94,9 @@ type WorkerMessage = { type: 'error'; message: string; fatal: boolean };
  * worker thread opens its own connection to the file (unref'd, so it never keeps the process alive) and from then
  * on runs a `wal_checkpoint(PASSIVE)` every 128 commits and whenever commits stop coming, going by the commit count it
  * polls (every 10 ms while commits come, backing off to 1 s while none do); the commit path only stores that count
- * in shared memory. Once it is ready the committing
- * connection's own autocheckpoint is raised to {@link BACKGROUND_AUTOCHECKPOINT_PAGES} (a safety net, not off). If
- * the thread cannot start or dies, the failure is logged, the autocheckpoint goes back to SQLite's default and
- * nothing else changes. Commits and their durability are untouched: a checkpoint only copies committed pages.
+ * in shared memory. Once it is ready the committing connection's own autocheckpoint is raised to
+ * {@link BACKGROUND_AUTOCHECKPOINT_PAGES} (a safety net, not off). If the thread cannot start or dies, the failure
+ * is logged, the autocheckpoint goes back to SQLite's default and nothing else changes. Commits and their durability are untouched: a checkpoint only copies committed pages.
  * The thread reports progress through shared memory, read on the commit path, because the host's event loop may not
  * turn for thousands of commits.
  */
