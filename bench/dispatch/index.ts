@@ -43,6 +43,14 @@ results.push(await measure('dispatch, audit on (SQLite WAL)', (i) => onSqlite.di
 // A tenant's call (a gateway user's turn): its row also enters the per-user index the tenant views and breakers read.
 const tenant = createToolCallContext({ sessionId: 'bench-alice', source: 'user', userId: 'alice' });
 results.push(await measure('dispatch, audit on (SQLite WAL, tenant row)', (i) => onSqlite.dispatch('get_price', { symbol: symbols[i % 4] }, { context: tenant })));
+// The same row with SQLite's own checkpoints on the committing connection (backgroundCheckpoints: false), as before
+// checkpoints moved to a worker thread: the difference is what the thread takes off the call.
+const inlineStorage = createSqliteStorage({ path: path.join(dir, 'inline.db'), backgroundCheckpoints: false });
+const inlineIntegrity = createAuditIntegrity({ storage: inlineStorage, secret: new Uint8Array(32).fill(1), dataDir: path.join(dir, 'data-inline') });
+const inline = createToolRegistry({ tools: [getPrice], storage: inlineStorage });
+results.push(await measure('… checkpoints on the committing connection', (i) => inline.dispatch('get_price', { symbol: symbols[i % 4] }, { context: ctx })));
+await inlineIntegrity.close();
+await inlineStorage.close();
 const auditRows = await sqlite.audit.count();
 const chainOk = (await integrity.verify()).ok;
 // The cost of one checkpoint (head read, Ed25519 signature, one line appended and fdatasync'd), taken 50 times.
@@ -78,5 +86,5 @@ const rate = (label: string) => Math.round(results.find((r) => r.label === label
 const withRow = rate('dispatch, audit on (SQLite WAL)');
 console.log(
   `target: dispatch ≥ 12,000 calls/s with the SQLite audit row (${withRow.toLocaleString('en-US')} ${withRow >= 12_000 ? 'met' : 'NOT met'}; audit off ${rate('dispatch, audit off').toLocaleString('en-US')}, ` +
-    `in-memory audit ${rate('dispatch, audit on (in-memory)').toLocaleString('en-US')}) — ${N} calls per row, load average ${loadavg()[0]!.toFixed(2)}`,
+    `in-memory audit ${rate('dispatch, audit on (in-memory)').toLocaleString('en-US')}, SQLite with checkpoints on the committing connection ${rate('… checkpoints on the committing connection').toLocaleString('en-US')}) — ${N} calls per row, load average ${loadavg()[0]!.toFixed(2)}`,
 );

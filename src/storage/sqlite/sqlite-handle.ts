@@ -26,6 +26,8 @@ export interface SqliteHandleOptions {
   readonly logger: Logger;
   /** The connection's busy timeout; retries stop about 4× this long after the first attempt. */
   readonly busyTimeoutMs: number;
+  /** Called after each top-level write transaction commits (the background checkpointer counts them). */
+  readonly onCommit?: (() => void) | undefined;
 }
 
 /** True for SQLITE_BUSY / SQLITE_LOCKED and their extended codes. */
@@ -86,12 +88,21 @@ function assertSync(operation: string, value: unknown): void {
   }
 }
 
+/** Committed: nothing after this may make the write look failed to its caller (the audit chain caches its tip after it). */
+function afterCommit(onCommit: () => void, logger: Logger, operation: string): void {
+  try {
+    onCommit();
+  } catch (error) {
+    logger.warn('sqlite: the after-commit hook failed', { operation, error: error instanceof Error ? error.message : String(error) });
+  }
+}
+
 /**
  * The one place statements run: `read` and `write` retry on SQLITE_BUSY and wrap failures, `write` opens
  * `BEGIN IMMEDIATE` (nested writes become savepoints), `prepare` caches statements by SQL text.
  */
 export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleInternal {
-  const { db, vectorAvailable, logger, busyTimeoutMs } = options;
+  const { db, vectorAvailable, logger, busyTimeoutMs, onCommit } = options;
   const cache = new Map<string, Database.Statement>();
   let closed = false;
   let depth = 0;
@@ -178,7 +189,7 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
   const write = <T>(operation: string, fn: (db: Database.Database) => T): T => {
     assertOpen(operation);
     if (depth > 0) return nestedWrite(operation, fn);
-    return withBusyRetry(
+    const result = withBusyRetry(
       operation,
       busyTimeoutMs,
       () => {
@@ -198,6 +209,8 @@ export function createSqliteHandle(options: SqliteHandleOptions): SqliteHandleIn
       },
       () => logger.debug('sqlite busy; retrying write', { operation }),
     );
+    if (onCommit !== undefined) afterCommit(onCommit, logger, operation);
+    return result;
   };
 
   const writeAll = (operation: string, start: () => void): void => {
