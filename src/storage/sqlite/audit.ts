@@ -5,6 +5,7 @@ import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditChainK
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
+import type { CommitTracker } from './read-cache';
 
 const COLUMNS = AUDIT_CONTENT_COLUMNS.map(([c]) => c);
 const INSERT = `INSERT INTO audit_log (id, ${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?, ?)`;
@@ -88,7 +89,7 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
  * counter is the chain head, so a deleted newest row shows as missing even after later appends, without a head
  * row to rewrite on every append (one page less per write).
  */
-export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
+export function createSqliteAuditStorage(handle: SqliteHandle, reads?: CommitTracker): AuditStorage {
   const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
   let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined } | undefined;
   let chainKey: KeyObject | undefined;
@@ -110,7 +111,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
       const written = handle.write('audit.append', () => {
         // `data_version` changes only when another connection commits: while it stands, this connection's own last
         // append is still the newest row, and the chain state need not be read again.
-        const version = Number(handle.prepare('PRAGMA data_version').pluck().get());
+        const version = reads?.version() ?? Number(handle.prepare('PRAGMA data_version').pluck().get());
         let tip = cached !== undefined && cached.version === version ? cached : undefined;
         if (!tip) {
           const st = state();
@@ -130,11 +131,22 @@ export function createSqliteAuditStorage(handle: SqliteHandle): AuditStorage {
         }
         const hash = auditRowHash(tip.hash, seq, content, chainKey);
         handle.prepare(INSERT).run(id, ...values, seq, tip.hash, hash);
-        return { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId, keyedFrom };
+        const next = { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId, keyedFrom };
+        // Only after the outermost commit (a batch or an enclosing write may still roll the row back): a
+        // rolled-back append leaves the cache as it was.
+        cached = undefined;
+        if (reads !== undefined) {
+          reads.afterCommit(() => {
+            cached = next;
+            onAppend?.(next.lastId - next.legacyMaxId);
+          });
+        }
+        return next;
       });
-      // Only after the commit: a rolled-back append leaves the cache as it was.
-      cached = written;
-      onAppend?.(written.lastId - written.legacyMaxId);
+      if (reads === undefined) {
+        cached = written;
+        onAppend?.(written.lastId - written.legacyMaxId);
+      }
     },
 
     useChainKey(options) {

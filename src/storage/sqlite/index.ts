@@ -275,7 +275,7 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
       multiProcess: !isInMemoryPath(path),
     }),
     meta: createSqliteMetaStorage(handle, now, reads),
-    audit: createSqliteAuditStorage(handle),
+    audit: createSqliteAuditStorage(handle, reads),
     approvals: createSqliteApprovalStorage(handle, reads),
     grants: createSqliteGrantStorage(handle),
     conversations: createSqliteConversationStorage(handle, now, reads),
