@@ -61,6 +61,42 @@ export function analyzeText(text: string): AnalyzedText {
   return { raw, norm, tokens };
 }
 
+// The library analyses the same message several times a turn (the router, the stage and entity rules, the
+// scenario classifier, the learning loop's assets): its own callers share one analysis per message text.
+const sharedAnalyses = new Map<string, AnalyzedText>();
+const derived = new WeakMap<AnalyzedText, Map<string, unknown>>();
+const MAX_SHARED_ANALYSES = 32;
+const MAX_SHARED_TEXT = 16_384;
+
+/**
+ * {@link analyzeText} for the library's own callers: the analysis of a message text made once and shared while it is
+ * among the last few analysed (a message above 16 K characters is analysed each time). The result is shared: never
+ * mutate it. Same text, same analysis, so nothing is ever stale.
+ */
+export function analyzeTextShared(text: string): AnalyzedText {
+  let a = sharedAnalyses.get(text);
+  if (a) return a;
+  a = analyzeText(text);
+  if (text.length > MAX_SHARED_TEXT) return a;
+  if (sharedAnalyses.size >= MAX_SHARED_ANALYSES) sharedAnalyses.delete(sharedAnalyses.keys().next().value as string);
+  sharedAnalyses.set(text, a);
+  derived.set(a, new Map());
+  return a;
+}
+
+/**
+ * A pure function of an analysis, computed once per shared analysis ({@link analyzeTextShared}) and `key`, and each
+ * time for any other (a caller's own `analyzeText`, which it may change). Callers copy what they hand out.
+ */
+export function derivedOnce<T>(text: AnalyzedText, key: string, compute: () => T): T {
+  const memo = derived.get(text);
+  if (!memo) return compute();
+  if (memo.has(key)) return memo.get(key) as T;
+  const value = compute();
+  memo.set(key, value);
+  return value;
+}
+
 /** A compiled phrase keyword. */
 interface Phrase {
   readonly text: string;

@@ -71,9 +71,18 @@ const oneLine = (value: string) => {
   return flat.length > MAX_VALUE_CHARS ? `${flat.slice(0, MAX_VALUE_CHARS - 1)}…` : flat;
 };
 
+/** `- key: value` lines of the state fields (no `g` flag: `exec` keeps no state between calls). */
+const fieldPattern = (key: string) => new RegExp(`^\\s*[-*]\\s*${key}\\s*:\\s*(.*?)\\s*$`, 'mi');
+const FIELD_PATTERNS = {
+  turn_count: fieldPattern('turn_count'),
+  last_seen: fieldPattern('last_seen'),
+  session_id: fieldPattern('session_id'),
+  surface: fieldPattern('surface'),
+} as const;
+
 /** Parse the agent-owned fields and the schedule out of HEARTBEAT.md. */
 export function parseHeartbeat(content: string): ParsedHeartbeat {
-  const field = (key: string) => new RegExp(`^\\s*[-*]\\s*${key}\\s*:\\s*(.*?)\\s*$`, 'mi').exec(content)?.[1];
+  const field = (key: keyof typeof FIELD_PATTERNS) => FIELD_PATTERNS[key].exec(content)?.[1];
   const turns = Number(field('turn_count'));
   const loops: string[] = [];
   const heads = topHeadings(content);
