@@ -62,10 +62,15 @@ export function analyzeText(text: string): AnalyzedText {
 }
 
 // The library analyses the same message several times a turn (the router, the stage and entity rules, the
-// scenario classifier, the learning loop's assets): its own callers share one analysis per message text.
-const sharedAnalyses = new Map<string, AnalyzedText>();
-const derived = new WeakMap<AnalyzedText, Map<string, unknown>>();
-const MAX_SHARED_ANALYSES = 32;
+// scenario classifier, the learning loop's assets): its own callers share one analysis per message text, kept
+// for the last few texts (a turn's message, and a few turns running side by side), newest first.
+interface SharedAnalysis {
+  readonly source: string;
+  readonly text: AnalyzedText;
+  derived?: Map<string, unknown>;
+}
+const sharedAnalyses: SharedAnalysis[] = [];
+const MAX_SHARED_ANALYSES = 8;
 const MAX_SHARED_TEXT = 16_384;
 
 /**
@@ -74,14 +79,12 @@ const MAX_SHARED_TEXT = 16_384;
  * mutate it. Same text, same analysis, so nothing is ever stale.
  */
 export function analyzeTextShared(text: string): AnalyzedText {
-  let a = sharedAnalyses.get(text);
-  if (a) return a;
-  a = analyzeText(text);
-  if (text.length > MAX_SHARED_TEXT) return a;
-  if (sharedAnalyses.size >= MAX_SHARED_ANALYSES) sharedAnalyses.delete(sharedAnalyses.keys().next().value as string);
-  sharedAnalyses.set(text, a);
-  derived.set(a, new Map());
-  return a;
+  for (const entry of sharedAnalyses) if (entry.source === text) return entry.text;
+  const analysis = analyzeText(text);
+  if (text.length > MAX_SHARED_TEXT) return analysis;
+  sharedAnalyses.unshift({ source: text, text: analysis });
+  if (sharedAnalyses.length > MAX_SHARED_ANALYSES) sharedAnalyses.pop();
+  return analysis;
 }
 
 /**
@@ -89,8 +92,9 @@ export function analyzeTextShared(text: string): AnalyzedText {
  * time for any other (a caller's own `analyzeText`, which it may change). Callers copy what they hand out.
  */
 export function derivedOnce<T>(text: AnalyzedText, key: string, compute: () => T): T {
-  const memo = derived.get(text);
-  if (!memo) return compute();
+  const entry = sharedAnalyses.find((e) => e.text === text);
+  if (!entry) return compute();
+  const memo = (entry.derived ??= new Map());
   if (memo.has(key)) return memo.get(key) as T;
   const value = compute();
   memo.set(key, value);
