@@ -229,13 +229,27 @@ export async function atomicWriteConfined(root: string, rel: string, content: st
   return target;
 }
 
-/** {@link confinedTarget}, synchronously: the same mkdir, the same two realpath calls (native), the same check. */
+/**
+ * {@link confinedTarget}, synchronously: the same realpath calls (native; one when the file sits in the root) and the
+ * same check; the parent directory is created (owner-only) only when it is missing, then resolved again.
+ */
 function confinedTargetSync(root: string, rel: string): string {
   const abs = joinConfined(root, rel);
   const parent = dirname(abs);
-  mkdirSync(parent, { recursive: true, mode: PRIVATE_DIR_MODE });
-  const realRoot = realpathSync.native(root);
-  const realParent = parent === root ? realRoot : realpathSync.native(parent);
+  const inRoot = parent === resolve(root);
+  const resolveBoth = (): [string, string] => {
+    const realRoot = realpathSync.native(root);
+    return [realRoot, inRoot ? realRoot : realpathSync.native(parent)];
+  };
+  let real: [string, string];
+  try {
+    real = resolveBoth();
+  } catch (error) {
+    if (!isMissing(error)) throw error;
+    mkdirSync(parent, { recursive: true, mode: PRIVATE_DIR_MODE });
+    real = resolveBoth();
+  }
+  const [realRoot, realParent] = real;
   if (!inside(realRoot, realParent)) throw new SandboxEscapeError(rel, 'its directory is a symlink that leads outside the workspace');
   return join(realParent, abs.slice(parent.length + 1));
 }

@@ -64,3 +64,23 @@ describe('the exclusive workspace heartbeat (synchronous atomic write)', () => {
     expect((await stat(join(dir, 'notes', 'busy.md'))).isDirectory()).toBe(true);
   });
 });
+
+describe('atomicWriteConfinedSync directories', () => {
+  it('creates a missing parent (owner-only) and a missing root, then writes', async () => {
+    const base = await tempDir();
+    const root = join(base, 'ws');
+    atomicWriteConfinedSync(root, 'HEARTBEAT.md', 'a');
+    atomicWriteConfinedSync(root, 'memory/deep/x.md', 'b');
+    expect(await readFile(join(root, 'HEARTBEAT.md'), 'utf8')).toBe('a');
+    expect(await readFile(join(root, 'memory', 'deep', 'x.md'), 'utf8')).toBe('b');
+    if (process.platform !== 'win32') expect((await stat(join(root, 'memory', 'deep'))).mode & 0o777).toBe(0o700);
+  });
+
+  it('attack: a missing directory under a symlink out of the workspace is refused after it is made, and nothing is written there', async () => {
+    const dir = await tempDir();
+    const outside = await tempDir('minara-outside-');
+    await symlink(outside, join(dir, 'link'));
+    expect(() => atomicWriteConfinedSync(dir, 'link/new/escape.md', 'x')).toThrow(/outside the workspace/);
+    expect(await readdir(join(outside, 'new'))).toEqual([]);
+  });
+});
