@@ -36,6 +36,13 @@ export function createPromptLog(inner: LanguageModelV4): PromptLog {
     first ??= o.prompt;
     return o;
   };
+  let previous: readonly string[] = [];
+  /** A block equal to the previous decision's at the same place is held as that one string (one copy kept). */
+  const intern = (parts: string[]): string[] => {
+    for (let i = 0; i < parts.length && i < previous.length; i++) if (parts[i] === previous[i]) parts[i] = previous[i]!;
+    previous = parts;
+    return parts;
+  };
   const digest = (parts: readonly string[]): string => {
     if (parts.length === 0) return createHash('sha256').digest('hex');
     const head = parts[0]!;
@@ -55,7 +62,7 @@ export function createPromptLog(inner: LanguageModelV4): PromptLog {
       const prompt = first;
       first = undefined;
       if (!prompt) return undefined;
-      const parts = prompt.flatMap((m) => (m.role === 'system' ? [m.content] : []));
+      const parts = intern(prompt.flatMap((m) => (m.role === 'system' ? [m.content] : [])));
       const sha256 = digest(parts);
       if (!texts.has(sha256)) texts.set(sha256, parts);
       return { sha256, chars: parts.reduce((n, p) => n + p.length, 0) + 2 * Math.max(0, parts.length - 1) };
