@@ -58,7 +58,10 @@ function topHeadings(content: string): Heading[] {
  * heading (or the end of the file), comments, blank lines and unknown fields included.
  */
 export function extractScheduleSection(content: string): string | undefined {
-  const heads = topHeadings(content);
+  return scheduleSection(content, topHeadings(content));
+}
+
+function scheduleSection(content: string, heads: readonly Heading[]): string | undefined {
   const i = heads.findIndex((h) => h.level === 2 && /^schedule$/i.test(h.title));
   if (i < 0) return undefined;
   const start = heads[i]?.offset ?? 0;
@@ -94,7 +97,7 @@ export function parseHeartbeat(content: string): ParsedHeartbeat {
       if (m?.[1] && m[1] !== '(none)') loops.push(m[1]);
     }
   }
-  const scheduleRaw = extractScheduleSection(content);
+  const scheduleRaw = scheduleSection(content, heads);
   const out: { -readonly [K in keyof ParsedHeartbeat]: ParsedHeartbeat[K] } = { openLoops: loops };
   const lastSeen = field('last_seen');
   const sessionId = field('session_id');
