@@ -33,12 +33,13 @@ const KEYWORD_SCORE = 10;
 const KEYWORD_CAP = 30;
 const EXAMPLE_WEIGHT = 20;
 const SIGNAL_SCORE = 15;
-const CJK = /[\u3400-\u9fff]/u;
+/** Every CJK character of a text, in order (one `match`, not a test per character). */
+const CJK_CHARS = /[\u3400-\u9fff]/gu;
 
 /** Word set for example overlap: latin tokens plus CJK character bigrams. */
 function features(a: AnalyzedText): Set<string> {
   const out = new Set<string>([...a.tokens].filter((t) => t.length > 1 && !/^\d+$/.test(t)));
-  const cjk = [...a.norm].filter((ch) => CJK.test(ch));
+  const cjk = a.norm.match(CJK_CHARS) ?? [];
   for (let i = 0; i + 1 < cjk.length; i++) out.add(cjk[i]! + cjk[i + 1]!);
   return out;
 }

@@ -41,5 +41,7 @@ describe('shared message analysis', () => {
     expect(a.rank(message)).toEqual(b.rank(message));
     expect(a.rank(message)).toEqual(a.rank(message));
     expect(a.classify(message, { source: 'cron' })).toEqual(b.classify(message, { source: 'cron' }));
+    // CJK bigrams feed the example overlap (the figures the classifier gave before its CJK scan became one match).
+    expect(a.rank('把 100 USDC 换成 ETH')[0]).toMatchObject({ id: 'SCENARIO_SPOT_TRADE', score: 18, reasons: ['kw:换成', 'ex:0.40'] });
   });
 });
