@@ -1,6 +1,6 @@
 import { MinaraError } from '../errors/minara-error';
 import type { CallSource } from '../safety/permission-tier';
-import { analyzeText, keywordOccurs } from '../skills/text-match';
+import { type AnalyzedText, analyzeText, analyzeTextShared, keywordOccurs } from '../skills/text-match';
 import { FINANCE_SCENARIOS, type ScenarioDefinition } from './scenarios';
 
 /** The scenario picked for a turn (the shape the runtime injects). */
@@ -33,13 +33,13 @@ const KEYWORD_SCORE = 10;
 const KEYWORD_CAP = 30;
 const EXAMPLE_WEIGHT = 20;
 const SIGNAL_SCORE = 15;
-const CJK = /[\u3400-\u9fff]/u;
+/** Every CJK character of a text, in order (one `match`, not a test per character). */
+const CJK_CHARS = /[\u3400-\u9fff]/gu;
 
 /** Word set for example overlap: latin tokens plus CJK character bigrams. */
-function features(text: string): Set<string> {
-  const a = analyzeText(text);
+function features(a: AnalyzedText): Set<string> {
   const out = new Set<string>([...a.tokens].filter((t) => t.length > 1 && !/^\d+$/.test(t)));
-  const cjk = [...a.norm].filter((ch) => CJK.test(ch));
+  const cjk = a.norm.match(CJK_CHARS) ?? [];
   for (let i = 0; i + 1 < cjk.length; i++) out.add(cjk[i]! + cjk[i + 1]!);
   return out;
 }
@@ -72,12 +72,12 @@ export function createScenarioClassifier(options: ScenarioClassifierOptions = {}
     if (ids.has(s.id)) throw new MinaraError('CONFIG_INVALID', `Duplicate scenario id "${s.id}".`);
     ids.add(s.id);
   }
-  const compiled = scenarios.map((s) => ({ def: s, examples: s.examples.map(features) }));
+  const compiled = scenarios.map((s) => ({ def: s, examples: s.examples.map((e) => features(analyzeText(e))) }));
 
   function rank(message: string, context: { source?: CallSource | undefined } = {}): ScenarioResult[] {
     const source = context.source ?? 'user';
-    const text = analyzeText(message);
-    const feats = features(message);
+    const text = analyzeTextShared(message);
+    const feats = features(text);
     const out: ScenarioResult[] = [];
     for (const { def, examples } of compiled) {
       if (def.sources && !def.sources.includes(source)) continue;

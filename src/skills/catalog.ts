@@ -96,6 +96,16 @@ function toSet(v: ReadonlySet<string> | readonly string[] | undefined): Readonly
   return v instanceof Set ? v : new Set(v as readonly string[]);
 }
 
+// Descriptions are fixed once a skill is registered and the catalog is rendered at every turn: flatten each once.
+const oneLines = new Map<string, string>();
+const MAX_ONE_LINES = 4096;
+
 function oneLine(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
+  let line = oneLines.get(s);
+  if (line === undefined) {
+    line = s.replace(/\s+/g, ' ').trim();
+    if (oneLines.size >= MAX_ONE_LINES) oneLines.clear();
+    oneLines.set(s, line);
+  }
+  return line;
 }

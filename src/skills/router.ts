@@ -15,7 +15,7 @@
  * Ties break by priority (lower first) then id (code-point order), so the result never depends on
  * registration order. Matchers are compiled once, when the router is built.
  */
-import { analyzeText, createKeywordIndex, type KeywordIndex } from './text-match';
+import { analyzeTextShared, createKeywordIndex, type KeywordIndex } from './text-match';
 import { ASSET_CLASSES, classifyMessage, LIFECYCLE_STAGES, type AssetClass, type LifecycleStage } from './taxonomy';
 import type { RoutedCatalogEntry, RouteExplanation, Skill, TurnRoutingContext } from './types';
 
@@ -94,7 +94,7 @@ export function createSkillRouter(skills: readonly Skill[], options: SkillRouter
 
   /** Scores by skill index (`-Infinity` when dropped) and reasons; `order` is every index, ranked. */
   function score(ctx: TurnRoutingContext): { scores: Float64Array; reasons: string[][]; order: number[] } {
-    const text = analyzeText(ctx.message ?? '');
+    const text = analyzeTextShared(ctx.message ?? '');
     const analysis = classifyMessage(text);
     const stages = new Set<LifecycleStage>(analysis.stages);
     const assets = new Set<AssetClass>(analysis.assetClasses);

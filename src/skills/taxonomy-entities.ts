@@ -5,7 +5,7 @@
  * only for unambiguous names (`bitcoin`, `eth`, `狗狗币`), so common-word tickers (`LINK`, `NEAR`, `OP`) need
  * upper case or a `$`.
  */
-import { analyzeText, type AnalyzedText, createKeywordIndex } from './text-match';
+import { analyzeTextShared, type AnalyzedText, createKeywordIndex, derivedOnce } from './text-match';
 import type { AssetClass } from './taxonomy';
 
 /** One entity found in a message. */
@@ -101,7 +101,11 @@ const LEVERAGE = /(?<![A-Za-z0-9.])\d{1,3}(?:\.\d+)?\s?[xX×倍](?![A-Za-z0-9])/
  * ```
  */
 export function extractRoutingEntities(message: string | AnalyzedText): RoutingEntity[] {
-  const text = typeof message === 'string' ? analyzeText(message) : message;
+  const text = typeof message === 'string' ? analyzeTextShared(message) : message;
+  return derivedOnce(text, 'entities', () => entitiesOf(text)).map((e) => ({ ...e }));
+}
+
+function entitiesOf(text: AnalyzedText): RoutingEntity[] {
   const raw = text.raw;
   const out: RoutingEntity[] = [];
   const seen = new Set<string>();

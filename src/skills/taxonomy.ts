@@ -4,7 +4,7 @@
  *
  * @module
  */
-import { analyzeText, type AnalyzedText, createKeywordIndex } from './text-match';
+import { analyzeTextShared, type AnalyzedText, createKeywordIndex, derivedOnce } from './text-match';
 import { extractRoutingEntities, type RoutingEntity } from './taxonomy-entities';
 
 /** The third word of the finance taxonomy: how much an action can cost the person (see `src/safety/risk-tier.ts`). */
@@ -87,9 +87,11 @@ const stageIndex = createKeywordIndex(
  * ```
  */
 export function inferLifecycleStages(message: string | AnalyzedText): LifecycleStage[] {
-  const text = typeof message === 'string' ? analyzeText(message) : message;
-  const hit = new Set(stageIndex.match(text));
-  return LIFECYCLE_STAGES.filter((s) => hit.has(s));
+  const text = typeof message === 'string' ? analyzeTextShared(message) : message;
+  return [...derivedOnce(text, 'stages', () => {
+    const hit = new Set(stageIndex.match(text));
+    return LIFECYCLE_STAGES.filter((s) => hit.has(s));
+  })];
 }
 
 /**
@@ -120,7 +122,7 @@ export interface FinanceAnalysis {
 
 /** Classify a message in one pass (what the router uses). */
 export function classifyMessage(message: string | AnalyzedText): FinanceAnalysis {
-  const text = typeof message === 'string' ? analyzeText(message) : message;
+  const text = typeof message === 'string' ? analyzeTextShared(message) : message;
   const entities = extractRoutingEntities(text);
   return { stages: inferLifecycleStages(text), assetClasses: detectAssetClasses(entities), entities };
 }

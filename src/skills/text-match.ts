@@ -61,6 +61,46 @@ export function analyzeText(text: string): AnalyzedText {
   return { raw, norm, tokens };
 }
 
+// The library analyses the same message several times a turn (the router, the stage and entity rules, the
+// scenario classifier, the learning loop's assets): its own callers share one analysis per message text, kept
+// for the last few texts (a turn's message, and a few turns running side by side), newest first.
+interface SharedAnalysis {
+  readonly source: string;
+  readonly text: AnalyzedText;
+  derived?: Map<string, unknown>;
+}
+const sharedAnalyses: SharedAnalysis[] = [];
+const MAX_SHARED_ANALYSES = 8;
+const MAX_SHARED_TEXT = 16_384;
+
+/**
+ * {@link analyzeText} for the library's own callers: the analysis of a message text made once and shared while it is
+ * among the last few analysed (a message above 16 K characters is analysed each time). The result is shared: never
+ * mutate it. Same text, same analysis, so nothing is ever stale.
+ */
+export function analyzeTextShared(text: string): AnalyzedText {
+  for (const entry of sharedAnalyses) if (entry.source === text) return entry.text;
+  const analysis = analyzeText(text);
+  if (text.length > MAX_SHARED_TEXT) return analysis;
+  sharedAnalyses.unshift({ source: text, text: analysis });
+  if (sharedAnalyses.length > MAX_SHARED_ANALYSES) sharedAnalyses.pop();
+  return analysis;
+}
+
+/**
+ * A pure function of an analysis, computed once per shared analysis ({@link analyzeTextShared}) and `key`, and each
+ * time for any other (a caller's own `analyzeText`, which it may change). Callers copy what they hand out.
+ */
+export function derivedOnce<T>(text: AnalyzedText, key: string, compute: () => T): T {
+  const entry = sharedAnalyses.find((e) => e.text === text);
+  if (!entry) return compute();
+  const memo = (entry.derived ??= new Map());
+  if (memo.has(key)) return memo.get(key) as T;
+  const value = compute();
+  memo.set(key, value);
+  return value;
+}
+
 /** A compiled phrase keyword. */
 interface Phrase {
   readonly text: string;

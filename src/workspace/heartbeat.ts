@@ -58,7 +58,10 @@ function topHeadings(content: string): Heading[] {
  * heading (or the end of the file), comments, blank lines and unknown fields included.
  */
 export function extractScheduleSection(content: string): string | undefined {
-  const heads = topHeadings(content);
+  return scheduleSection(content, topHeadings(content));
+}
+
+function scheduleSection(content: string, heads: readonly Heading[]): string | undefined {
   const i = heads.findIndex((h) => h.level === 2 && /^schedule$/i.test(h.title));
   if (i < 0) return undefined;
   const start = heads[i]?.offset ?? 0;
@@ -71,9 +74,18 @@ const oneLine = (value: string) => {
   return flat.length > MAX_VALUE_CHARS ? `${flat.slice(0, MAX_VALUE_CHARS - 1)}…` : flat;
 };
 
+/** `- key: value` lines of the state fields (no `g` flag: `exec` keeps no state between calls). */
+const fieldPattern = (key: string) => new RegExp(`^\\s*[-*]\\s*${key}\\s*:\\s*(.*?)\\s*$`, 'mi');
+const FIELD_PATTERNS = {
+  turn_count: fieldPattern('turn_count'),
+  last_seen: fieldPattern('last_seen'),
+  session_id: fieldPattern('session_id'),
+  surface: fieldPattern('surface'),
+} as const;
+
 /** Parse the agent-owned fields and the schedule out of HEARTBEAT.md. */
 export function parseHeartbeat(content: string): ParsedHeartbeat {
-  const field = (key: string) => new RegExp(`^\\s*[-*]\\s*${key}\\s*:\\s*(.*?)\\s*$`, 'mi').exec(content)?.[1];
+  const field = (key: keyof typeof FIELD_PATTERNS) => FIELD_PATTERNS[key].exec(content)?.[1];
   const turns = Number(field('turn_count'));
   const loops: string[] = [];
   const heads = topHeadings(content);
@@ -85,7 +97,7 @@ export function parseHeartbeat(content: string): ParsedHeartbeat {
       if (m?.[1] && m[1] !== '(none)') loops.push(m[1]);
     }
   }
-  const scheduleRaw = extractScheduleSection(content);
+  const scheduleRaw = scheduleSection(content, heads);
   const out: { -readonly [K in keyof ParsedHeartbeat]: ParsedHeartbeat[K] } = { openLoops: loops };
   const lastSeen = field('last_seen');
   const sessionId = field('session_id');

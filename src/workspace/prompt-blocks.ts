@@ -184,7 +184,27 @@ export async function buildPromptBlocks(
   const identity = sections.identity.length > 0 ? `${IDENTITY_HEADER}\n\n${sections.identity.join('\n\n')}\n` : '';
   const dynamic = sections.dynamic.length > 0 ? `${DYNAMIC_HEADER}\n\n${sections.dynamic.join('\n\n')}\n` : '';
   const bootstrap = sections.bootstrap.length > 0 ? `${BOOTSTRAP_HEADER}\n\n${sections.bootstrap.join('\n\n')}\n` : undefined;
-  return { identity, identityHash: sha256Hex(identity), dynamic, bootstrap, notices, files, layout, source, totalChars: total };
+  const same = sameIdentity(cache, identity);
+  return { identity: same.text, identityHash: same.sha256, dynamic, bootstrap, notices, files, layout, source, totalChars: total };
+}
+
+/** The identity blocks a cache built last (a few: one per source), each with its sha256. */
+const recentIdentities = new WeakMap<WorkspaceFileCache, Array<{ readonly text: string; readonly sha256: string }>>();
+const RECENT_IDENTITIES = 4;
+
+/**
+ * The identity block as built before when its text is the same (compared in full, so never stale): the earlier
+ * string and its sha256, instead of hashing it again and holding a fresh copy of it at every turn.
+ */
+function sameIdentity(cache: WorkspaceFileCache, text: string): { readonly text: string; readonly sha256: string } {
+  let recent = recentIdentities.get(cache);
+  if (!recent) recentIdentities.set(cache, (recent = []));
+  const known = recent.find((r) => r.text === text);
+  if (known) return known;
+  const built = { text, sha256: sha256Hex(text) };
+  recent.unshift(built);
+  if (recent.length > RECENT_IDENTITIES) recent.pop();
+  return built;
 }
 
 async function recentJournal(cache: WorkspaceFileCache, now: Date, settings: PromptBuildSettings): Promise<string[]> {
