@@ -45,3 +45,10 @@ console.log(`agent-backtest (scripted model, ${decisions} decisions, one get_pri
 console.log(`  decisions/s through the full runtime: ${(decisions / (scripted.ms / 1000)).toFixed(1)} wall, ${(decisions / (scripted.cpuMs / 1000)).toFixed(1)} per CPU-second (goal ≥ 500; load ${scripted.load})`);
 console.log(`  ${BARS}-bar daily run, a decision every bar: ${s(scripted.ms)} s wall, ${s(scripted.cpuMs)} s CPU (goal < 10 s)`);
 console.log(`  replay from the cassette: ${s(replay.ms)} s wall = ${(replay.ms / scripted.ms).toFixed(2)}× the scripted run; CPU ${s(replay.cpuMs)} s = ${(replay.cpuMs / scripted.cpuMs).toFixed(2)}× (goal ≤ 2×; load ${replay.load})`);
+// One line for CI logs (.ci/run greps it).
+const perSec = decisions / (scripted.ms / 1000);
+const ratio = replay.ms / scripted.ms;
+console.log(
+  `target: agent backtest ≥ 500 decisions/s (${perSec.toFixed(0)} ${perSec >= 500 ? 'met' : 'NOT met'}), ${BARS}-bar run < 10 s (${s(scripted.ms)} s ${scripted.ms < 10_000 ? 'met' : 'NOT met'}), ` +
+    `replay ≤ 2× (${ratio.toFixed(2)}× ${ratio <= 2 ? 'met' : 'NOT met'}) — scripted model, load average ${loadavg()[0]!.toFixed(2)}`,
+);
