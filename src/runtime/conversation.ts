@@ -1,3 +1,4 @@
+import { jsonTextLength } from '../util/json-length';
 import type { ModelMessage, ToolModelMessage } from 'ai';
 import type { NewMessage, Storage } from '../storage/types';
 import type { ToolEnvelope } from '../tools/envelope';
@@ -123,7 +124,10 @@ export function replaceToolResult(
   return { messages: out, found };
 }
 
-/** A rough, deterministic token estimate: characters of the JSON / 4. */
+/**
+ * A rough, deterministic token estimate: characters of the JSON / 4 (counted without building the text; the
+ * system prompt's long blocks are remembered by content, so the estimate at every model call is cheap).
+ */
 export function estimateTokens(value: unknown): number {
-  return Math.ceil((JSON.stringify(value) ?? '').length / 4);
+  return Math.ceil(jsonTextLength(value) / 4);
 }

@@ -1,6 +1,7 @@
 import type { LanguageModelV4CallOptions, LanguageModelV4Content, LanguageModelV4StreamPart, LanguageModelV4Usage } from '@ai-sdk/provider';
 import { MockLanguageModelV4 } from 'ai/test';
 import { stringifyJsonIteratively } from './json-text';
+import { jsonTextLength } from '../util/json-length';
 
 /** One scripted model step: what the model "says" on one call. */
 export interface ScriptedStep {
@@ -62,94 +63,20 @@ export interface ScriptedModelOptions {
   readonly chunkDelayMs?: number | undefined;
 }
 
-/** A character `JSON.stringify` escapes in a string: a control character, `"`, `\\`, or a surrogate (lone ones are). */
-const NEEDS_ESCAPE = /[\u0000-\u001f"\\\ud800-\udfff]/;
-/** Strings at least this long have their JSON length remembered (the system prompt's blocks, sent at every call). */
-const LONG_STRING = 256;
-const MAX_LONG_STRINGS = 64;
-const longStringLengths = new Map<string, number>();
-
-/** Characters of `JSON.stringify(s)`. */
-function stringJsonLength(s: string): number {
-  if (s.length < LONG_STRING) return NEEDS_ESCAPE.test(s) ? JSON.stringify(s).length : s.length + 2;
-  let n = longStringLengths.get(s);
-  if (n === undefined) {
-    n = NEEDS_ESCAPE.test(s) ? JSON.stringify(s).length : s.length + 2;
-    if (longStringLengths.size >= MAX_LONG_STRINGS) longStringLengths.delete(longStringLengths.keys().next().value as string);
-    longStringLengths.set(s, n);
-  }
-  return n;
-}
-
-/** {@link plainJsonLength}'s answers besides a length: a value an object leaves out, and "not plain data". */
-const LEFT_OUT = -1;
-const NOT_PLAIN = -2;
-const MAX_PLAIN_DEPTH = 64;
-
-/**
- * Characters of `JSON.stringify(v)` for plain data (plain objects and arrays, strings, finite and other numbers,
- * booleans, null), counted without building the text; `LEFT_OUT` for what an object leaves out (undefined, a
- * function, a symbol); `NOT_PLAIN` for anything else (a `toJSON`, a class instance, a typed array, a bigint, depth
- * past 64), which the caller serialises the ordinary way.
- */
-function plainJsonLength(v: unknown, depth: number): number {
-  switch (typeof v) {
-    case 'string':
-      return stringJsonLength(v);
-    case 'number':
-      return Number.isFinite(v) ? String(v).length : 4;
-    case 'boolean':
-      return v ? 4 : 5;
-    case 'undefined':
-    case 'function':
-    case 'symbol':
-      return LEFT_OUT;
-    case 'bigint':
-      return NOT_PLAIN;
-    default:
-  }
-  if (v === null) return 4;
-  if (depth >= MAX_PLAIN_DEPTH) return NOT_PLAIN;
-  const proto: unknown = Object.getPrototypeOf(v);
-  if (proto === Array.prototype) {
-    const items = v as readonly unknown[];
-    if (items.length === 0) return 2;
-    let n = items.length + 1; // the brackets and the commas
-    for (let i = 0; i < items.length; i++) {
-      const x = plainJsonLength(items[i], depth + 1);
-      if (x === NOT_PLAIN) return NOT_PLAIN;
-      n += x === LEFT_OUT ? 4 : x; // null in an array
-    }
-    return n;
-  }
-  if ((proto !== Object.prototype && proto !== null) || typeof (v as { toJSON?: unknown }).toJSON === 'function') return NOT_PLAIN;
-  const record = v as Record<string, unknown>;
-  let n = 2;
-  let members = 0;
-  for (const key of Object.keys(record)) {
-    const x = plainJsonLength(record[key], depth + 1);
-    if (x === NOT_PLAIN) return NOT_PLAIN;
-    if (x === LEFT_OUT) continue;
-    n += (members++ > 0 ? 1 : 0) + stringJsonLength(key) + 1 + x;
-  }
-  return n;
-}
-
 /**
  * Characters of the JSON text of data: counted for plain data (long strings' lengths remembered by content), else
  * the engine's `JSON.stringify` (fast), the iterative one when the value is nested too deep for it. The same number
  * whichever way.
  */
 function jsonLength(value: unknown): number {
-  const plain = plainJsonLength(value, 0);
-  if (plain >= 0) return plain;
-  if (plain === LEFT_OUT) return 0;
-  try {
-    return (JSON.stringify(value) ?? '').length;
-  } catch (error) {
-    if (error instanceof RangeError) return (stringifyJsonIteratively(value) ?? '').length;
-    throw error;
-  }
+  return jsonTextLength(value, (v) => {
+    try {
+      return JSON.stringify(v);
+    } catch (error) {
+      if (error instanceof RangeError) return stringifyJsonIteratively(v);
+      throw error;
+    }
+  });
 }
 
 /** A deterministic input-token estimate: characters of the serialised prompt / 4 (any nesting depth). */

@@ -1,5 +1,6 @@
 /** The scripted model counts a prompt's JSON length without serialising it: the same number as JSON.stringify, always. */
 import { describe, expect, it } from 'vitest';
+import { estimateTokens } from '@minara/agent';
 import { estimatePromptTokens } from '@minara/agent/testing';
 
 const viaStringify = (prompt: unknown, tools?: unknown) => Math.ceil((JSON.stringify(prompt) ?? '').length / 4 + (tools ? (JSON.stringify(tools) ?? '').length / 4 : 0));
@@ -22,6 +23,8 @@ describe('estimatePromptTokens counts like JSON.stringify', () => {
   for (const [name, value] of cases) {
     it(name, () => {
       expect(estimatePromptTokens(value)).toBe(viaStringify(value));
+      // The runtime's estimate (token budgets, compaction) counts the same way.
+      expect(estimateTokens(value)).toBe(viaStringify(value));
       expect(estimatePromptTokens([value, value], [{ type: 'function', name: 't', inputSchema: { type: 'object' } }])).toBe(viaStringify([value, value], [{ type: 'function', name: 't', inputSchema: { type: 'object' } }]));
     });
   }
