@@ -143,7 +143,12 @@ async function buildApp(o: AgentStrategyOptions, state: RunState, extra: Readonl
   // The run's own scratch workspace, where createApp would seed it: exclusive (only this run writes it and it is
   // deleted at the end), so prompts read its files from memory between the run's own writes, and nothing is fsynced.
   const workspace = o.workspace === false ? false : createWorkspace({ dir: join(state.dataDir, 'workspace'), now, logger: silentLogger, exclusive: true });
-  if (workspace) await workspace.seed();
+  if (workspace) {
+    await workspace.seed();
+    // A brand-new workspace gets the first-run onboarding (BOOTSTRAP.md: "ask the operator their name…"): a
+    // backtest has no operator to onboard, so it is archived before the first decision, as onboarding would.
+    await workspace.completeBootstrap();
+  }
   const options: CreateAppOptions = {
     env: { MINARA_DATA_DIR: state.dataDir, MINARA_BREAKERS: 'off' },
     envFileDir: false,

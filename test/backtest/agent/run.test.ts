@@ -53,6 +53,17 @@ describe('runAgentBacktest', () => {
     expect(metrics.strategyMetrics).toMatchObject({ decisions: 4, epochs: 1, trainingCutoff: '2025-07-01', contaminationOverlap: 'yes' });
   });
 
+  it("the agent is not told to onboard anyone: the scratch workspace's first-run BOOTSTRAP.md never reaches a decision's prompt", async () => {
+    const model = createScriptedModel(agentScript(), { modelId: 'claude-sonnet-4-5' });
+    await runAgentBacktest({ bars: agentBars(), agent: { ...agentOptions, model }, temperature: 0 });
+    const systems = model.calls.map((c) => c.prompt.filter((m) => m.role === 'system').map((m) => String(m.content)).join('\n'));
+    expect(systems.length).toBeGreaterThan(0);
+    for (const text of systems) {
+      expect(text).not.toContain('BOOTSTRAP.md - Hello, Operator');
+      expect(text).not.toMatch(/Onboarding takes two turns/);
+    }
+  });
+
   it('CI runs the agent backtest from the committed cassette only (no model, no network)', async () => {
     expect(existsSync(FIXTURE), 'test/fixtures/backtest/agent-sma.cassette.json is committed').toBe(true);
     const model = createCassetteModel({ cassette: FIXTURE, mode: 'replay' });
