@@ -197,24 +197,33 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   if (mode !== 'replay' && mode !== 'record' && mode !== 'auto') throw new MinaraError('INVALID_ARGUMENT', `createCassetteModel: mode must be 'record', 'replay' or 'auto', got ${String(mode)}`);
   if (mode !== 'replay' && !model) throw new MinaraError('INVALID_ARGUMENT', `createCassetteModel: mode '${mode}' needs the model to record (options.model)`);
   const path = typeof options.cassette === 'string' ? options.cassette : undefined;
+  const fromFile = typeof options.cassette === 'string' && existsSync(options.cassette) && mode !== 'record';
   const loaded: CassetteFile =
     typeof options.cassette === 'string'
-      ? existsSync(options.cassette) && mode !== 'record'
+      ? fromFile
         ? loadCassette(options.cassette)
         : { format: 'minara-cassette', version: 1, entries: [] }
       : checkCassette(options.cassette, '(object)');
   if (mode === 'replay' && typeof options.cassette === 'string' && !existsSync(options.cassette)) {
     throw new MinaraError('INVALID_ARGUMENT', `createCassetteModel: no cassette at ${options.cassette} (record one with mode 'record')`);
   }
-  const byKey = new Map<string, CassetteEntry[]>();
-  for (const e of loaded.entries) byKey.set(e.key, [...(byKey.get(e.key) ?? []), e]);
+  /** What a lookup needs of a recording: its answer (the request is only for explaining a miss and for saving). */
+  type Recording = Pick<CassetteEntry, 'key' | 'response'>;
+  const byKey = new Map<string, Recording[]>();
+  for (const e of loaded.entries) byKey.set(e.key, [...(byKey.get(e.key) ?? []), { key: e.key, response: e.response }]);
+  const firstModel = loaded.entries[0]?.request.model;
+  // A replay from a file keeps only each recording's answer: the requests (nearly all of a cassette's bytes, about
+  // 20 KB a call) are read again from the file only to explain a miss, so a long run's heap, and the time its garbage
+  // collections take, stay small. Otherwise the loaded entries are kept (they are saved again with new recordings).
+  const cassettePath = typeof options.cassette === 'string' ? options.cassette : undefined;
+  const loadedEntries: () => readonly CassetteEntry[] = mode === 'replay' && fromFile && cassettePath !== undefined ? () => loadCassette(cassettePath).entries : ((kept) => () => kept)(loaded.entries);
   const used = new Map<string, number>();
   const recorded: CassetteEntry[] = [];
   const stats = { replayed: 0, recorded: 0 };
   const provider = model?.provider ?? 'cassette';
-  const modelId = model?.modelId ?? options.modelId ?? (loaded.entries[0]?.request.model.split(':').slice(1).join(':') || 'cassette');
+  const modelId = model?.modelId ?? options.modelId ?? (firstModel?.split(':').slice(1).join(':') || 'cassette');
   const name = `${provider}:${modelId}`;
-  const modelName = model ? `${model.provider}:${model.modelId}` : (loaded.entries[0]?.request.model ?? name);
+  const modelName = model ? `${model.provider}:${model.modelId}` : (firstModel ?? name);
   const normalize = options.normalize === false ? (r: CassetteRequest) => r : options.normalize;
   // The request (normalised) and its key; the default normalisation works on the canonical text in one pass.
   const keyed = (kind: 'generate' | 'stream', opts: LanguageModelV4CallOptions): { readonly key: string; readonly request: () => CassetteRequest } => {
@@ -224,7 +233,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
     return { key: cassetteKey(request), request: () => request };
   };
 
-  const lookup = (key: string): CassetteEntry | undefined => {
+  const lookup = (key: string): Recording | undefined => {
     const list = byKey.get(key);
     if (!list || list.length === 0) return undefined;
     const n = used.get(key) ?? 0;
@@ -232,7 +241,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
     return list[Math.min(n, list.length - 1)];
   };
   const miss = (request: CassetteRequest, key: string): never => {
-    throw new MinaraError('CASSETTE_MISS', `cassette miss: no recording for this ${request.kind} call to ${request.model} (key ${key.slice(0, 12)}); nothing was sent to a model. Nearest recording:\n${nearestDiff(request, [...loaded.entries, ...recorded])}`);
+    throw new MinaraError('CASSETTE_MISS', `cassette miss: no recording for this ${request.kind} call to ${request.model} (key ${key.slice(0, 12)}); nothing was sent to a model. Nearest recording:\n${nearestDiff(request, [...loadedEntries(), ...recorded])}`);
   };
   const remember = (entry: CassetteEntry) => {
     recorded.push(entry);
@@ -242,7 +251,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
   };
 
   /** The same request recorded the other way (streamed for a generate call, or not): its entry, if any. */
-  const otherKind = (kind: 'generate' | 'stream', opts: LanguageModelV4CallOptions): CassetteEntry | undefined => (mode === 'record' ? undefined : lookup(keyed(kind, opts).key));
+  const otherKind = (kind: 'generate' | 'stream', opts: LanguageModelV4CallOptions): Recording | undefined => (mode === 'record' ? undefined : lookup(keyed(kind, opts).key));
 
   const doGenerate = async (opts: LanguageModelV4CallOptions): Promise<LanguageModelV4GenerateResult> => {
     const { key, request } = keyed('generate', opts);
@@ -299,7 +308,7 @@ export function createCassetteModel(options: CassetteModelOptions): CassetteMode
     return { ...result, stream: result.stream.pipeThrough(recorder) };
   };
 
-  const toFile = (): CassetteFile => ({ format: 'minara-cassette', version: 1, entries: mode === 'record' ? recorded : [...loaded.entries, ...recorded] });
+  const toFile = (): CassetteFile => ({ format: 'minara-cassette', version: 1, entries: mode === 'record' ? recorded : [...loadedEntries(), ...recorded] });
   return {
     specificationVersion: 'v4',
     provider,
