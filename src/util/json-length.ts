@@ -24,8 +24,8 @@ function stringJsonLength(s: string): number {
 }
 
 /** {@link plainJsonLength}'s answers besides a length: a value an object leaves out, and "not plain data". */
-export const LEFT_OUT = -1;
-export const NOT_PLAIN = -2;
+const LEFT_OUT = -1;
+const NOT_PLAIN = -2;
 const MAX_PLAIN_DEPTH = 64;
 
 /**
@@ -34,7 +34,7 @@ const MAX_PLAIN_DEPTH = 64;
  * function, a symbol); `NOT_PLAIN` for anything else (a `toJSON`, a class instance, a typed array, a bigint, depth
  * past 64), which the caller serialises the ordinary way.
  */
-export function plainJsonLength(v: unknown, depth: number): number {
+function plainJsonLength(v: unknown, depth: number): number {
   switch (typeof v) {
     case 'string':
       return stringJsonLength(v);

@@ -63,18 +63,18 @@ function isPrimaryKeyViolation(error: unknown): boolean {
 const LIST_CACHE_QUERIES = 256;
 
 /**
- * The `approvals` domain on SQLite; `transition` is one compare-and-set UPDATE. With `reads`, a session's list
+ * The `approvals` domain on SQLite; `transition` is one compare-and-set UPDATE. A session's list
  * (each turn asks for its pending approvals) comes from a cache validated by `data_version` on each read; any
  * approval this connection creates or moves drops every cached list.
  */
-export function createSqliteApprovalStorage(handle: SqliteHandle, reads?: CommitTracker): ApprovalStorage {
-  const lists = reads === undefined ? undefined : createReadCache<readonly ApprovalRow[]>(reads, { maxEntries: LIST_CACHE_QUERIES });
+export function createSqliteApprovalStorage(handle: SqliteHandle, reads: CommitTracker): ApprovalStorage {
+  const lists = createReadCache<readonly ApprovalRow[]>(reads, { maxEntries: LIST_CACHE_QUERIES });
   return {
     async create(record) {
       checkRecord('approvals.create', 'record', record, APPROVAL_SHAPE);
       checkStatus('approvals.create', 'record.status', record.status);
       handle.write('approvals.create', () => {
-        lists?.wroteAll();
+        lists.wroteAll();
         try {
           handle
             .prepare(INSERT)
@@ -113,7 +113,7 @@ export function createSqliteApprovalStorage(handle: SqliteHandle, reads?: Commit
       const whereSql = clauses.length === 0 ? '' : ` WHERE ${clauses.join(' AND ')}`;
       const load = () => handle.prepare(`SELECT * FROM approvals${whereSql} ORDER BY created_at DESC, rowid DESC LIMIT ?`).all(...params, limit) as ApprovalRow[];
       // A session's lists only (what a turn asks); the operator's listings across sessions read the table.
-      const rows = handle.read('approvals.list', () => (lists === undefined || query.sessionId === undefined ? load() : lists.get(JSON.stringify([whereSql, ...params, limit]), load)));
+      const rows = handle.read('approvals.list', () => (query.sessionId === undefined ? load() : lists.get(JSON.stringify([whereSql, ...params, limit]), load)));
       return rows.map(toRecord);
     },
 
@@ -122,7 +122,7 @@ export function createSqliteApprovalStorage(handle: SqliteHandle, reads?: Commit
       const fromStatuses = checkStatuses('approvals.transition', 'from', from);
       checkStatus('approvals.transition', 'to', to);
       const result = handle.write('approvals.transition', () => {
-        lists?.wroteAll();
+        lists.wroteAll();
         return handle
           .prepare(
             `UPDATE approvals SET status = ?,

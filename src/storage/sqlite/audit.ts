@@ -89,7 +89,7 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
  * counter is the chain head, so a deleted newest row shows as missing even after later appends, without a head
  * row to rewrite on every append (one page less per write).
  */
-export function createSqliteAuditStorage(handle: SqliteHandle, reads?: CommitTracker): AuditStorage {
+export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTracker): AuditStorage {
   const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
   let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined } | undefined;
   let chainKey: KeyObject | undefined;
@@ -108,10 +108,10 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads?: CommitTra
       checkRecord('audit.append', 'entry', entry, AUDIT_ENTRY_SHAPE);
       const content = auditContentOf(entry);
       const values = AUDIT_CONTENT_COLUMNS.map(([, key]) => content[key] ?? null);
-      const written = handle.write('audit.append', () => {
+      handle.write('audit.append', () => {
         // `data_version` changes only when another connection commits: while it stands, this connection's own last
         // append is still the newest row, and the chain state need not be read again.
-        const version = reads?.version() ?? Number(handle.prepare('PRAGMA data_version').pluck().get());
+        const version = reads.version();
         let tip = cached !== undefined && cached.version === version ? cached : undefined;
         if (!tip) {
           const st = state();
@@ -135,18 +135,11 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads?: CommitTra
         // Only after the outermost commit (a batch or an enclosing write may still roll the row back): a
         // rolled-back append leaves the cache as it was.
         cached = undefined;
-        if (reads !== undefined) {
-          reads.afterCommit(() => {
-            cached = next;
-            onAppend?.(next.lastId - next.legacyMaxId);
-          });
-        }
-        return next;
+        reads.afterCommit(() => {
+          cached = next;
+          onAppend?.(next.lastId - next.legacyMaxId);
+        });
       });
-      if (reads === undefined) {
-        cached = written;
-        onAppend?.(written.lastId - written.legacyMaxId);
-      }
     },
 
     useChainKey(options) {

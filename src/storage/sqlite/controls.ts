@@ -107,15 +107,15 @@ const toQuota = (r: QuotaRow): QuotaSettingsRecord => ({
 const SWITCH_CACHE_USERS = 1024;
 
 /**
- * The `controls` domain on SQLite: every check-and-write is one `BEGIN IMMEDIATE` transaction. With `reads`, a
+ * The `controls` domain on SQLite: every check-and-write is one `BEGIN IMMEDIATE` transaction. A
  * user's capability switches (read before every tool call) come from a cache validated by `data_version` on each
  * read: an operator's stop committed by any other connection or process is seen on the very next call.
  */
-export function createSqliteControlStorage(handle: SqliteHandle, reads?: CommitTracker): ControlStorage {
-  const switches = reads === undefined ? undefined : createReadCache<readonly SwitchRow[]>(reads, { maxEntries: SWITCH_CACHE_USERS });
+export function createSqliteControlStorage(handle: SqliteHandle, reads: CommitTracker): ControlStorage {
+  const switches = createReadCache<readonly SwitchRow[]>(reads, { maxEntries: SWITCH_CACHE_USERS });
   const userSwitches = (userId: string): readonly SwitchRow[] => {
     const load = () => handle.prepare('SELECT * FROM capability_switches WHERE user_id = ? ORDER BY tool_set').all(userId) as SwitchRow[];
-    return switches === undefined ? load() : switches.get(userId, load);
+    return switches.get(userId, load);
   };
   return {
     async reserveGrantSpend({ grantId, day, amountUsd, capUsd }) {
@@ -153,7 +153,7 @@ export function createSqliteControlStorage(handle: SqliteHandle, reads?: CommitT
       checkId('controls.setCapability', 'toolSet', toolSet);
       checkId('controls.setCapability', 'at', at);
       return handle.write('controls.setCapability', () => {
-        switches?.wrote(userId);
+        switches.wrote(userId);
         if (enabled) return handle.prepare('DELETE FROM capability_switches WHERE user_id = ? AND tool_set = ?').run(userId, toolSet).changes === 1;
         return handle.prepare('INSERT OR IGNORE INTO capability_switches (user_id, tool_set, disabled_at, reason, by_whom) VALUES (?, ?, ?, ?, ?)').run(userId, toolSet, at, reason ?? null, by ?? null).changes === 1;
       });

@@ -59,18 +59,14 @@ export interface ConversationReads {
   wrote(id: string, change: SessionChange): void;
 }
 
-/** The conversation reads, cached when `reads` (the engine's commit tracker) is given. */
-export function conversationReads(handle: SqliteHandle, reads: CommitTracker | undefined): ConversationReads {
+/** The conversation reads, cached through `reads` (the engine's commit tracker). */
+export function conversationReads(handle: SqliteHandle, reads: CommitTracker): ConversationReads {
   const loadSession = (id: string) => handle.prepare(SELECT_SESSION).get(id) as SessionRow | undefined;
   const loadLast = (id: string) => (handle.prepare('SELECT COALESCE(MAX(seq), 0) AS last FROM messages WHERE session_id = ?').get(id) as { last: number }).last;
   const loadMessages = (id: string, afterSeq: number, limit: number | undefined): MessageRow[] =>
     limit === undefined
       ? (handle.prepare('SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq').all(id, afterSeq) as MessageRow[])
       : (handle.prepare('SELECT * FROM messages WHERE session_id = ? AND seq > ? ORDER BY seq LIMIT ?').all(id, afterSeq, limit) as MessageRow[]);
-  if (reads === undefined) {
-    return { session: loadSession, lastSeq: loadLast, messages: loadMessages, wrote: () => undefined };
-  }
-
   const sessions = createReadCache<SessionRow | undefined>(reads, {
     maxEntries: SESSION_CACHE_ENTRIES,
     maxWeight: SESSION_CACHE_CHARS,

@@ -25,12 +25,11 @@ function toMessage(r: MessageRow): StoredMessage {
 }
 
 /**
- * The `conversations` domain on SQLite: sessions plus messages with a contiguous per-session `seq`. With `reads`,
- * session rows, each session's last seq and transcript come from caches validated by `data_version` (see
+ * The `conversations` domain on SQLite: sessions plus messages with a contiguous per-session `seq`. Session rows, each session's last seq and transcript come from caches validated by `data_version` (see
  * conversation-cache.ts): an append takes its seq from memory instead of `MAX(seq)` while no other connection
  * committed, and the caches take this connection's writes once their transaction commits.
  */
-export function createSqliteConversationStorage(handle: SqliteHandle, now: () => Date, reads?: CommitTracker): ConversationStorage {
+export function createSqliteConversationStorage(handle: SqliteHandle, now: () => Date, reads: CommitTracker): ConversationStorage {
   const cached = conversationReads(handle, reads);
   /** Inside a write: insert `messages` after `base`, bump the session, tell the caches; return the stored messages. */
   const insertAfter = (row: SessionRow, base: number, messages: readonly NewMessage[], replace: boolean): StoredMessage[] => {

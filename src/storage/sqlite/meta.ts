@@ -18,12 +18,12 @@ const KV_CACHE_CHARS = 4 * 1024 * 1024;
 const SELECT_INSTANCE = 'SELECT instance_id, hmac_key, created_at FROM instance_meta WHERE singleton = 1';
 
 /**
- * The `meta` domain on SQLite: the instance record (created once, atomically) and the kv table. With `reads`, kv
+ * The `meta` domain on SQLite: the instance record (created once, atomically) and the kv table. Kv
  * values (and absent keys) come from a cache validated by `data_version` on each read; this connection's own
  * `set`/`delete` update it once their transaction commits.
  */
-export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date, reads?: CommitTracker): MetaStorage {
-  const kv = reads === undefined ? undefined : createReadCache<string | undefined>(reads, { maxEntries: KV_CACHE_KEYS, maxWeight: KV_CACHE_CHARS, weigh: (v) => 64 + (v?.length ?? 0) });
+export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date, reads: CommitTracker): MetaStorage {
+  const kv = createReadCache<string | undefined>(reads, { maxEntries: KV_CACHE_KEYS, maxWeight: KV_CACHE_CHARS, weigh: (v) => 64 + (v?.length ?? 0) });
   const readKv = (key: string): string | undefined => (handle.prepare('SELECT value FROM kv WHERE key = ?').get(key) as { value: string } | undefined)?.value;
   /**
    * Inside a write: the key now holds `value` (undefined: deleted). The entry takes the value at the commit when the
@@ -31,7 +31,6 @@ export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date, r
    * next read loads it): a journal entry written beside an audit row is not worth a statement.
    */
   const wrote = (key: string, value: string | undefined): void => {
-    if (kv === undefined || reads === undefined) return;
     const version = reads.knownVersion();
     kv.wrote(key, version === undefined ? undefined : { value, version });
   };
@@ -60,7 +59,7 @@ export function createSqliteMetaStorage(handle: SqliteHandle, now: () => Date, r
 
     async get(key) {
       checkId('meta.get', 'key', key);
-      return handle.read('meta.get', () => (kv === undefined ? readKv(key) : kv.get(key, () => readKv(key))));
+      return handle.read('meta.get', () => kv.get(key, () => readKv(key)));
     },
 
     async set(key, value) {
