@@ -1,6 +1,7 @@
 import { createReadStream } from 'node:fs';
 import { Readable } from 'node:stream';
 import { MinaraError } from '../errors/minara-error';
+import { readXlsxSheets } from './xlsx-sheets';
 
 /** Content types the parser reads. */
 export const SPREADSHEET_TYPES: readonly string[] = ['text/csv', 'text/tab-separated-values', 'application/vnd.openxmlformats-officedocument.spreadsheetml.sheet'];
@@ -141,27 +142,26 @@ export async function parseSpreadsheet(options: ParseSpreadsheetOptions): Promis
     return { text: t.text, sheets: [t.sheet], truncated: t.sheet.truncated };
   }
 
-  const ExcelJS = ((await import('exceljs')) as unknown as { default: typeof import('exceljs') }).default;
   const parts: string[] = [];
   const sheets: ParsedSheet[] = [];
   let skippedSheets = 0;
   try {
-    const reader = new ExcelJS.stream.xlsx.WorkbookReader(open(), { sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'cache', worksheets: 'emit', entries: 'ignore' });
-    for await (const ws of reader) {
-      if (sheets.length >= maxSheets) {
-        skippedSheets++;
-        for await (const _ of ws) void _;
-        continue;
+    const workbook = readXlsxSheets(options.path !== undefined ? { path: options.path } : { bytes: options.bytes! }, maxSheets);
+    for (;;) {
+      const next = await workbook.next();
+      if (next.done === true) {
+        skippedSheets = next.value;
+        break;
       }
+      const ws = next.value;
       const rows: unknown[][] = [];
       let total = 0;
-      for await (const row of ws) {
+      for await (const row of ws.rows) {
         const values = (row.values as unknown[]).slice(1);
         if (rows.length <= maxRows) rows.push(values);
         total++;
       }
-      const sheetName = (ws as unknown as { name?: string }).name ?? `Sheet${sheets.length + 1}`;
-      const t = table(`${name} / ${sheetName}`, rows, Math.max(0, total - 1), maxRows, maxCellChars);
+      const t = table(`${name} / ${ws.name ?? `Sheet${sheets.length + 1}`}`, rows, Math.max(0, total - 1), maxRows, maxCellChars);
       parts.push(t.text);
       sheets.push(t.sheet);
     }
