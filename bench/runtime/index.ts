@@ -58,6 +58,22 @@ interface Measured {
   mastraStored?: { plain: Summary; ours: Summary; mastra: Summary } | string;
 }
 
+/**
+ * TURNS + WARMUP rounds of every side, the order rotated each round so no side always runs first or last; each
+ * side's times (ms) without its warm-up rounds.
+ */
+async function rounds(sides: ReadonlyArray<() => Promise<number>>): Promise<number[][]> {
+  const samples = sides.map((): number[] => []);
+  for (let i = 0; i < TURNS + WARMUP; i++) {
+    for (let k = 0; k < sides.length; k++) {
+      const side = (i + k) % sides.length;
+      const ms = await sides[side]!();
+      if (i >= WARMUP) samples[side]!.push(ms);
+    }
+  }
+  return samples;
+}
+
 async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Measured> {
   const getPrice = { name: 'get_price', description: 'Spot price', inputSchema: z.object({ symbol: z.string() }) };
   const tools = createToolRegistry({
@@ -141,58 +157,22 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
     await runtime.generate({ sessionId: `bench-g${i}`, message: MESSAGE, modelCall: 'generate' });
     return performance.now() - t0;
   };
-  const plain: number[] = [];
-  const ours: number[] = [];
-  const plainGen: number[] = [];
-  const oursGen: number[] = [];
-  const mastra: number[] = [];
-  const mastraStored: number[] = [];
   let session = 0;
-  const sides: Array<() => Promise<void>> = [
-    async () => void plain.push(await runPlain()),
-    async () => void ours.push(await runOurs(session++)),
-    async () => void plainGen.push(await runPlainGen()),
-    async () => void oursGen.push(await runOursGen(session)),
-  ];
-  if (typeof peer !== 'string') sides.push(async () => void mastra.push(await runMastra(peer)));
-  for (let i = 0; i < TURNS + WARMUP; i++) {
-    // Rotate the order so no side always runs first or last.
-    for (let k = 0; k < sides.length; k++) await sides[(i + k) % sides.length]!();
-    if (i === WARMUP - 1) {
-      plain.length = 0;
-      ours.length = 0;
-      plainGen.length = 0;
-      oursGen.length = 0;
-      mastra.length = 0;
-      mastraStored.length = 0;
-    }
-  }
+  const mainSides: Array<() => Promise<number>> = [runPlain, () => runOurs(session++), runPlainGen, () => runOursGen(session)];
+  if (typeof peer !== 'string') mainSides.push(() => runMastra(peer));
+  const [plain = [], ours = [], plainGen = [], oursGen = [], mastra = []] = await rounds(mainSides);
+  const sessionStarts = sessionStart.slice(WARMUP, TURNS + WARMUP);
   // The like-for-like peer in a phase of its own (with our turn and the plain one again), so its storage's work (a
   // native client with its own threads) never runs inside the rows the targets read.
-  const storedPlain: number[] = [];
-  const storedOurs: number[] = [];
-  if (stored !== undefined && typeof stored !== 'string') {
-    const phase: Array<() => Promise<void>> = [
-      async () => void storedPlain.push(await runPlain()),
-      async () => void storedOurs.push(await runOurs(session++)),
-      async () => void mastraStored.push(await runMastraStored(stored)),
-    ];
-    for (let i = 0; i < TURNS + WARMUP; i++) {
-      for (let k = 0; k < phase.length; k++) await phase[(i + k) % phase.length]!();
-      if (i === WARMUP - 1) {
-        storedPlain.length = 0;
-        storedOurs.length = 0;
-        mastraStored.length = 0;
-      }
-    }
-  }
+  const [storedPlain = [], storedOurs = [], mastraStored = []] =
+    stored !== undefined && typeof stored !== 'string' ? await rounds([runPlain, () => runOurs(session++), () => runMastraStored(stored)]) : [];
   await memory.close();
   return {
     plain: summarize(plain),
     ours: summarize(ours),
     plainGen: summarize(plainGen),
     oursGen: summarize(oursGen),
-    session: summarize(sessionStart.slice(WARMUP)),
+    session: summarize(sessionStarts),
     steps,
     mastra: typeof peer === 'string' ? peer : summarize(mastra),
     ...(typeof peer === 'string' ? {} : { mastraVersion: peer.version }),
