@@ -49,6 +49,7 @@ console.log(`  replay from the cassette: ${s(replay.ms)} s wall = ${(replay.ms /
 const perSec = decisions / (scripted.ms / 1000);
 const ratio = replay.ms / scripted.ms;
 console.log(
-  `target: agent backtest ≥ 500 decisions/s (${perSec.toFixed(0)} ${perSec >= 500 ? 'met' : 'NOT met'}), ${BARS}-bar run < 10 s (${s(scripted.ms)} s ${scripted.ms < 10_000 ? 'met' : 'NOT met'}), ` +
+  `target: agent backtest ≥ 500 decisions/s (${perSec.toFixed(0)} ${perSec >= 500 ? 'met' : 'NOT met'}; ${(decisions / (scripted.cpuMs / 1000)).toFixed(0)} per CPU-second), ` +
+    `${BARS}-bar run < 10 s (${s(scripted.ms)} s ${scripted.ms < 10_000 ? 'met' : 'NOT met'}; CPU ${s(scripted.cpuMs)} s), ` +
     `replay ≤ 2× (${ratio.toFixed(2)}× ${ratio <= 2 ? 'met' : 'NOT met'}) — scripted model, load average ${loadavg()[0]!.toFixed(2)}`,
 );
