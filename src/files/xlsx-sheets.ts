@@ -36,18 +36,19 @@ const WORKSHEET = /^xl\/worksheets\/sheet(\d+)\.xml$/;
 
 /** The worksheet entries in tab order (the workbook's `<sheets>` through its relationships), then any others by number. */
 function sheetOrder(reader: WorkbookReaderInternals, files: readonly ZipEntry[]): Array<{ entry: ZipEntry; sheetNo: string }> {
-  const sheets = files
-    .map((entry) => ({ entry, sheetNo: WORKSHEET.exec(entry.path)?.[1] }))
-    .filter((s): s is { entry: ZipEntry; sheetNo: string } => s.sheetNo !== undefined)
-    .sort((a, b) => Number(a.sheetNo) - Number(b.sheetNo));
   const targetOf = new Map((reader.workbookRels ?? []).map((rel) => [rel.Id, rel.Target.replace(/^\/?xl\//, '')]));
-  const rank = new Map<string, number>();
+  const tab = new Map<string, number>();
   (reader.model?.sheets ?? []).forEach((sheet, i) => {
     const target = targetOf.get(sheet.rId);
-    if (target !== undefined && !rank.has(target)) rank.set(target, i);
+    if (target !== undefined && !tab.has(target)) tab.set(target, i);
   });
-  const at = (s: { sheetNo: string }) => rank.get(`worksheets/sheet${s.sheetNo}.xml`) ?? Number.MAX_SAFE_INTEGER;
-  return sheets.sort((a, b) => at(a) - at(b));
+  return files
+    .map((entry) => {
+      const sheetNo = WORKSHEET.exec(entry.path)?.[1];
+      return sheetNo === undefined ? undefined : { entry, sheetNo, n: Number(sheetNo), tab: tab.get(`worksheets/sheet${sheetNo}.xml`) ?? Number.MAX_SAFE_INTEGER };
+    })
+    .filter((s) => s !== undefined)
+    .sort((a, b) => a.tab - b.tab || a.n - b.n);
 }
 
 /**
@@ -59,7 +60,8 @@ export async function* readXlsxSheets(source: { path: string } | { bytes: Uint8A
   const [{ default: ExcelJS }, { Open }] = await Promise.all([import('exceljs') as unknown as Promise<{ default: typeof import('exceljs') }>, import('unzipper')]);
   const directory = 'path' in source ? await Open.file(source.path) : await Open.buffer(Buffer.from(source.bytes.buffer, source.bytes.byteOffset, source.bytes.byteLength));
   const files = directory.files.filter((f) => f.type === 'File');
-  const entry = (name: string) => files.find((f) => f.path === name);
+  const byPath = new Map(files.map((f) => [f.path, f]));
+  const entry = (name: string) => byPath.get(name);
   const workbook = entry('xl/workbook.xml');
   if (workbook === undefined) throw new Error('no xl/workbook.xml in the archive');
   const reader = new ExcelJS.stream.xlsx.WorkbookReader(undefined as never, { sharedStrings: 'cache', hyperlinks: 'ignore', styles: 'cache', worksheets: 'emit', entries: 'ignore' }) as unknown as WorkbookReaderInternals;
