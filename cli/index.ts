@@ -13,8 +13,8 @@ if (nodeMajor < 22 || (nodeMajor === 22 && nodeMinor < 12)) {
   process.exit(1);
 }
 
-// Cache V8 bytecode of the SDK and its dependencies on disk: about a quarter off every later cold start (the user's
-// own directory when the shared default is not writable: cli/start-up.ts).
+// Cache V8 bytecode of the SDK and its dependencies on disk: about a quarter off every later cold start (in the
+// user's own directory, never a shared one another user could write: cli/start-up.ts).
 enableCompileCache();
 // zod's 58 translations of its error messages are not loaded (cli/start-up.ts).
 loadOnlyEnglishZodLocale();
