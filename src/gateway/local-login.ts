@@ -3,22 +3,33 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 /**
  * How a gateway without authentication (`minara serve` on loopback) knows a decision comes from the person who
  * started it, the way a notebook server does: the process prints a URL with a one-time token to its own terminal;
- * opening it sets an HttpOnly, SameSite=Strict cookie and redirects to the app without the token. Deciding needs
- * that cookie. `GET /` carries nothing, so a script or another account on the machine that fetches the page
- * holds nothing it can decide with; the token in the terminal's scrollback is spent once used; a page of another
- * site never gets the cookie sent (SameSite=Strict) and is refused by the perimeter anyway.
+ * opening it sets an HttpOnly, SameSite=Strict cookie and redirects to the app without the token. `GET /` carries
+ * nothing, so a script or another account on the machine that fetches the page holds nothing it can decide with;
+ * the token in the terminal's scrollback is spent once used; a page of another site never gets the cookie sent
+ * (SameSite=Strict) and is refused by the perimeter anyway.
  *
- * Tokens and session values are 32 random bytes; both are compared in constant time (SHA-256 of each side,
+ * Deciding needs the cookie and a second secret, the proof, in the {@link LOCAL_PROOF_HEADER} header. Browsers send a
+ * `localhost` cookie to every port of it (cookies are not isolated by port, RFC 6265 §8.5), so any other server on
+ * the machine that the browser visits receives the cookie and could replay it with any headers it likes. The proof
+ * never travels in a cookie: the login's redirect carries it in the URL's fragment (`<base>/#minara-proof=…`, which
+ * the browser does not send to any server), the app moves it into its origin's `localStorage` (one per port) and
+ * takes it out of the address bar, and sends it with each request. A browser that holds the cookie and opens the
+ * link again is sent to the app without a new proof: the cookie alone never mints one.
+ *
+ * Tokens, session values and proofs are 32 random bytes; each is compared in constant time (SHA-256 of each side,
  * `timingSafeEqual`), never looked up by value.
  */
 export interface LocalLogin {
   /** Mint a one-time token: the path (under the base path) to open, `/login?token=…`. */
   issue(): string;
-  /** Answer `GET <base>/login?token=…`: set the cookie and redirect (303) to `<base>/`, or refuse (403). */
+  /** Answer `GET <base>/login?token=…`: set the cookie and redirect (303) to `<base>/#minara-proof=…`, or refuse (403). */
   handle(request: Request, url: URL): Response;
-  /** Whether the request carries a session cookie this login set. */
+  /** Whether the request carries a session cookie this login set and, in {@link LOCAL_PROOF_HEADER}, that session's proof. */
   holdsSession(request: Request, url: URL): boolean;
 }
+
+/** The request header that carries the proof of a local session (see {@link LocalLogin}). */
+const LOCAL_PROOF_HEADER = 'x-minara-proof';
 
 /** Unused tokens kept at most (each `issue()` adds one); the oldest is dropped past it. */
 const MAX_TOKENS = 16;
@@ -63,13 +74,21 @@ const REFUSED_PAGE = (message: string) =>
 /** Create the one-time login of a token-less gateway mounted at `basePath` (`''` or `/api`). */
 export function createLocalLogin(basePath: string): LocalLogin {
   const tokens: Buffer[] = [];
+  /** Digests of each session's cookie value, and of its proof at the same index. */
   const sessions: Buffer[] = [];
+  const proofs: Buffer[] = [];
   const root = `${basePath}/`;
   const refuse = (message: string) =>
     new Response(REFUSED_PAGE(message), { status: 403, headers: { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', 'x-content-type-options': 'nosniff' } });
-  const holdsSession = (request: Request, url: URL) => {
+  /** The index of the session whose cookie the request carries, or -1. */
+  const sessionOf = (request: Request, url: URL): number => {
     const value = readCookie(request, cookieName(request, url));
-    return value !== undefined && findIndex(sessions, value) >= 0;
+    return value === undefined ? -1 : findIndex(sessions, value);
+  };
+  const holdsSession = (request: Request, url: URL) => {
+    const at = sessionOf(request, url);
+    const proof = request.headers.get(LOCAL_PROOF_HEADER) ?? '';
+    return at >= 0 && proof.length > 0 && proof.length <= 200 && timingSafeEqual(proofs[at]!, digest(proof));
   };
   return {
     issue() {
@@ -80,10 +99,11 @@ export function createLocalLogin(basePath: string): LocalLogin {
     },
     holdsSession,
     handle(request, url) {
-      const redirect = (setCookie?: string) =>
-        new Response(null, { status: 303, headers: { location: root, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', ...(setCookie ? { 'set-cookie': setCookie } : {}) } });
-      // A browser that already holds a session and opens the link again is simply sent to the app.
-      if (holdsSession(request, url)) return redirect();
+      const redirect = (location: string, setCookie?: string) =>
+        new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', ...(setCookie ? { 'set-cookie': setCookie } : {}) } });
+      // A browser that already holds a session and opens the link again is simply sent to the app (no new proof:
+      // the cookie reaches other local servers too, and must not be enough to get one).
+      if (sessionOf(request, url) >= 0) return redirect(root);
       const presented = url.searchParams.get('token') ?? '';
       const at = presented.length > 200 ? -1 : findIndex(tokens, presented);
       if (at < 0) {
@@ -91,10 +111,15 @@ export function createLocalLogin(basePath: string): LocalLogin {
       }
       tokens.splice(at, 1);
       const session = randomBytes(32).toString('base64url');
+      const proof = randomBytes(32).toString('base64url');
       sessions.push(digest(session));
-      if (sessions.length > MAX_SESSIONS) sessions.shift();
+      proofs.push(digest(proof));
+      if (sessions.length > MAX_SESSIONS) {
+        sessions.shift();
+        proofs.shift();
+      }
       const secure = url.protocol === 'https:' ? '; Secure' : '';
-      return redirect(`${cookieName(request, url)}=${session}; Path=${root}; HttpOnly; SameSite=Strict${secure}`);
+      return redirect(`${root}#minara-proof=${proof}`, `${cookieName(request, url)}=${session}; Path=${root}; HttpOnly; SameSite=Strict${secure}`);
     },
   };
 }

@@ -230,9 +230,10 @@ export interface Gateway {
   /**
    * Without any authentication (the loopback default), mint a one-time login link: the path (under `basePath`) to
    * open, `/login?token=…`. Print it where only the person who started the server sees it (its terminal, as
-   * `minara serve` does); opening it sets an HttpOnly, SameSite=Strict session cookie and redirects to the app,
-   * and only a request carrying that cookie may decide approvals (and anything else that needs the decide
-   * capability). The page at `GET /` carries nothing, so an MCP host or a script on the machine can request
+   * `minara serve` does); opening it sets an HttpOnly, SameSite=Strict session cookie and redirects to the app
+   * with a proof in the URL's fragment (`<basePath>/#minara-proof=…`), and only a request carrying that cookie and
+   * that proof in an `x-minara-proof` header may decide approvals (and anything else that needs the decide
+   * capability): the cookie alone also reaches every other port of localhost. The page at `GET /` carries nothing, so an MCP host or a script on the machine can request
    * approvals but never decide them. Each token works once. `undefined` when authentication is configured.
    */
   localLoginPath(): string | undefined;

@@ -1,6 +1,7 @@
 /**
  * `minara serve` without a token prints the one-time login link to its own terminal (and `--open` opens it), says
- * which trading mode it resolved, and the link's cookie is what lets a browser decide.
+ * which trading mode it resolved, and the link's cookie (with the proof its redirect hands the page) is what lets a
+ * browser decide.
  */
 import { spawnSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -16,7 +17,7 @@ afterEach(() => {
 });
 
 describe('minara serve: the one-time login link', () => {
-  it('prints the link (not served by any page), --open opens it, its cookie decides, and the trading mode is stated', async () => {
+  it('prints the link (not served by any page), --open opens it, its cookie and proof decide, and the trading mode is stated', async () => {
     for (const name of ['GATEWAY_AUTH_TOKEN', 'GATEWAY_JWT_SECRET', 'GATEWAY_JWKS_URL', 'GATEWAY_TRUST_USER_HEADER', 'MINARA_MODEL', 'MINARA_API_KEY', 'MINARA_TRADING']) vi.stubEnv(name, '');
     vi.stubEnv('MINARA_TRADING_MODE', 'paper');
     const dir = mkdtempSync(path.join(tmpdir(), 'minara-serve-login-'));
@@ -40,8 +41,11 @@ describe('minara serve: the one-time login link', () => {
       const login = await fetch(link!, { redirect: 'manual' });
       expect(login.status).toBe(303);
       const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-      const person = (await (await fetch(`${base}/v1/info`, { headers: { cookie } })).json()) as { identity: { canDecide: boolean } };
+      const proof = /#minara-proof=(.+)$/.exec(login.headers.get('location') ?? '')?.[1] ?? '';
+      const person = (await (await fetch(`${base}/v1/info`, { headers: { cookie, 'x-minara-proof': proof } })).json()) as { identity: { canDecide: boolean } };
       expect(person.identity.canDecide).toBe(true);
+      // The cookie alone (every local port gets it from the browser) does not decide.
+      expect(((await (await fetch(`${base}/v1/info`, { headers: { cookie } })).json()) as { identity: { canDecide: boolean } }).identity.canDecide).toBe(false);
       expect((await fetch(link!, { redirect: 'manual' })).status).toBe(403);
     } finally {
       stop();

@@ -216,10 +216,13 @@ describe('attack 2: requesting and deciding are different capabilities', () => {
     expect(page.headers.get('set-cookie')).toBeNull();
     const login = await fetch(`${h!.url}${h!.gateway.localLoginPath()!}`, { redirect: 'manual' });
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
-    const info = (await (await fetch(`${h!.url}/v1/info`, { headers: { cookie } })).json()) as { identity: { userId: string; canDecide: boolean } };
+    // The proof the login's redirect hands the page (in the fragment); the cookie alone reaches other local ports too.
+    const proof = /#minara-proof=(.+)$/.exec(login.headers.get('location') ?? '')?.[1] ?? '';
+    const info = (await (await fetch(`${h!.url}/v1/info`, { headers: { cookie, 'x-minara-proof': proof } })).json()) as { identity: { userId: string; canDecide: boolean } };
     expect(info.identity).toMatchObject({ userId: 'default', canDecide: true });
     expect(((await (await fetch(`${h!.url}/v1/info`)).json()) as { identity: unknown }).identity).toMatchObject({ userId: 'default', canDecide: false });
-    expect((await decide({ cookie })).status).toBe(200);
+    expect((await decide({ cookie })).status).toBe(403);
+    expect((await decide({ cookie, 'x-minara-proof': proof })).status).toBe(200);
     expect(h!.ledger).toEqual(['swap:USDC->ETH:50']);
   });
 

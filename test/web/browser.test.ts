@@ -84,6 +84,8 @@ async function open(url: string, options: { provokesErrors?: boolean; withoutLog
   if (login !== undefined) {
     await page.goto(`${origin}${login}`);
     expect(new URL(page.url()).search).toBe('');
+    // The app took the login's proof out of the address bar (into its origin's storage) before anything else ran.
+    expect(new URL(page.url()).hash).not.toContain('minara-proof');
     // A full load of the page asked for: a hash-only change while the app was still starting raced its router.
     await page.goto('about:blank');
   }
@@ -234,6 +236,45 @@ describe.skipIf(!hasChromium)('web app in headless Chromium', () => {
     expect(await person.getByTestId('cannot-decide').count()).toBe(0);
     await page.close();
     await person.close();
+  }, 60_000);
+
+  // Browsers send a localhost cookie to every port of it: another local server the person visits gets the session
+  // cookie. The proof that deciding also needs stays in the app's origin (its localStorage, one per port).
+  it('another local server the browser visits receives the session cookie, and cannot decide with it', async () => {
+    const buy = { symbol: 'ETH', amountUsd: 50, intent: 'buy 50 USD of ETH', slippageBps: 50, confirm: true };
+    const url = await start([{ toolCalls: [{ toolName: 'buy_token', input: buy }] }, { text: 'Bought.' }]);
+    const page = await open(url);
+    await send(page, 'Buy $50 of ETH');
+    await page.getByRole('button', { name: 'Approve' }).waitFor();
+    const { createServer } = await import('node:http');
+    const seen: string[] = [];
+    const other = createServer((req, res) => {
+      seen.push(req.headers.cookie ?? '');
+      res.writeHead(200, { 'content-type': 'text/html' }).end('<!doctype html><title>another local server</title><p>hello</p>');
+    });
+    await new Promise<void>((resolve) => other.listen(0, '127.0.0.1', resolve));
+    try {
+      const gatewayPort = new URL(url).port;
+      const otherPort = (other.address() as { port: number }).port;
+      await page.goto(`http://127.0.0.1:${otherPort}/`);
+      const cookie = seen.join('; ').split(';').map((c) => c.trim()).find((c) => c.startsWith(`minara_local_${gatewayPort}=`));
+      expect(cookie, `the other server saw: ${JSON.stringify(seen)}`).toBeDefined();
+      // Its page cannot read the app's storage: a different origin.
+      expect(await page.evaluate<string | null>(`localStorage.getItem('minara.proof')`)).toBeNull();
+      const api = `${new URL(url).origin}/v1`;
+      const list = (await (await fetch(`${api}/approvals?status=pending`, { headers: { cookie: cookie! } })).json()) as { approvals: Array<{ id: string }> };
+      const pending = list.approvals[0];
+      expect(pending).toBeDefined();
+      const replay = await fetch(`${api}/approvals/${pending!.id}`, { method: 'POST', headers: { cookie: cookie!, 'content-type': 'application/json', 'x-minara-request': '1', origin: new URL(url).origin }, body: JSON.stringify({ approved: true }) });
+      expect(replay.status).toBe(403);
+      // Back on the app's origin, the person still decides.
+      await page.goto(`${url}#/approvals`);
+      await page.getByRole('button', { name: 'Approve' }).first().click();
+      await page.getByText(`Approved ${pending!.id}.`, { exact: false }).waitFor();
+    } finally {
+      await new Promise<void>((resolve) => other.close(() => resolve()));
+      await page.close();
+    }
   }, 60_000);
 
   it('approve a paper trade from the button and see the fill; deny another and nothing runs', async () => {

@@ -11,6 +11,23 @@ export function setToken(token: string | undefined): void {
   else localStorage.removeItem(TOKEN_KEY);
 }
 
+const PROOF_KEY = 'minara.proof';
+const PROOF_FRAGMENT = /^#minara-proof=([A-Za-z0-9_-]{20,200})$/;
+
+/**
+ * The second half of a token-less gateway's login: the one-time link `minara serve` printed sets an HttpOnly cookie
+ * and sends the browser to `#minara-proof=…`. The cookie alone decides nothing, because browsers send a `localhost`
+ * cookie to every port of it (any other local server the browser visits gets it). The proof stays in this origin's
+ * `localStorage` (one per port; no other server sees it) and leaves the address bar at once. Call before the router
+ * reads `location.hash`.
+ */
+export function takeLoginProof(): void {
+  const match = PROOF_FRAGMENT.exec(location.hash);
+  if (!match) return;
+  localStorage.setItem(PROOF_KEY, match[1]!);
+  history.replaceState(null, '', `${location.pathname}${location.search}`);
+}
+
 /** A URL of the gateway, relative to the page (so a gateway mounted at /api serves the app at /api/). */
 export function apiUrl(path: string): string {
   return new URL(path.replace(/^\//, ''), document.baseURI).toString();
@@ -19,12 +36,13 @@ export function apiUrl(path: string): string {
 /**
  * The token the person typed, when the gateway needs one. A gateway without authentication needs none: the browser
  * that opened the one-time link `minara serve` printed holds an HttpOnly session cookie, sent with every
- * same-origin request, and that cookie is what lets this page (and not an MCP host or a script on the machine)
- * decide approvals.
+ * same-origin request, and its proof ({@link takeLoginProof}), sent here; the two together are what lets this page
+ * (and not an MCP host, a script on the machine, or another local server that saw the cookie) decide approvals.
  */
 export function authHeaders(): Record<string, string> {
   const token = getToken();
-  return token ? { authorization: `Bearer ${token}` } : {};
+  const proof = localStorage.getItem(PROOF_KEY);
+  return { ...(token ? { authorization: `Bearer ${token}` } : {}), ...(proof ? { 'x-minara-proof': proof } : {}) };
 }
 
 /** An error answer of the gateway: `{ error: { code, message } }` plus the rest of the body. */

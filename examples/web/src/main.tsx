@@ -1,6 +1,6 @@
 import { StrictMode, useEffect, useState } from 'react';
 import { createRoot } from 'react-dom/client';
-import { getToken, setToken } from './api';
+import { getToken, setToken, takeLoginProof } from './api';
 import { ApprovalsPage } from './Approvals';
 import { AuditPage } from './Audit';
 import { BacktestsPage } from './Backtests';
@@ -120,6 +120,8 @@ function App() {
   );
 }
 
+// Before the router reads location.hash: the login's proof arrives in it.
+takeLoginProof();
 createRoot(document.getElementById('root')!).render(
   <StrictMode>
     <App />
