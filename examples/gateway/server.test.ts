@@ -32,12 +32,14 @@ describe('examples/gateway', () => {
   });
 
   it('chats with the demo model and approves a swap', async () => {
-    // Without a token, answering an approval (in the chat body too) needs the cookie the one-time login URL sets.
+    // Without a token, answering an approval (in the chat body too) needs the cookie the one-time login URL sets and
+    // the proof its redirect hands the page in the URL's fragment (sent as x-minara-proof).
     const login = await fetch(served.loginUrl!, { redirect: 'manual' });
     expect(login.status).toBe(303);
     const cookie = login.headers.get('set-cookie')!.split(';')[0]!;
+    const proof = /#minara-proof=(.+)$/.exec(login.headers.get('location') ?? '')?.[1] ?? '';
     const post = (messages: unknown[]) =>
-      fetch(`${served.url}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json', cookie }, body: JSON.stringify({ id: 'demo-1', trigger: 'submit-message', messages }) });
+      fetch(`${served.url}/v1/chat`, { method: 'POST', headers: { 'content-type': 'application/json', cookie, 'x-minara-proof': proof }, body: JSON.stringify({ id: 'demo-1', trigger: 'submit-message', messages }) });
     const user = { id: 'u1', role: 'user', parts: [{ type: 'text', text: 'swap 25 USDC to ETH' }] };
     const first = frames(await (await post([user])).text());
     expect(first.at(-1)).toBe('[DONE]');

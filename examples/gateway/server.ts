@@ -108,7 +108,7 @@ export async function startServer(options: { port?: number; host?: string; env?:
   const served = await serveGateway({ gateway, port: options.port ?? settings.port, host: options.host ?? settings.host });
   return {
     ...served,
-    // Without a token, deciding approvals needs the cookie this one-time link sets.
+    // Without a token, deciding approvals needs the cookie this one-time link sets and the proof it hands the page.
     loginUrl: ((login) => (login === undefined ? undefined : `${served.url}${login}`))(gateway.localLoginPath()),
     async close() {
       await served.close();
