@@ -167,7 +167,7 @@ export {
 } from './safety/audit-proof';
 export { verifyAuditTrail, type VerifyAuditTrailOptions } from './safety/audit-verify';
 export {
-  AUDIT_CHECKPOINT_FILE, AUDIT_PUBLIC_KEY_FILE, type AuditIntegrity, type AuditIntegrityOptions, createAuditIntegrity,
+  AUDIT_CHECKPOINT_FILE, AUDIT_PUBLIC_KEY_FILE, type AuditIntegrity, type AuditIntegrityOptions, checkAuditChainKey, createAuditIntegrity,
 } from './safety/audit-integrity';
 export { extractAuditOutcome } from './tools/dispatch/outcome';
 export {

@@ -1,6 +1,6 @@
 import { MinaraError } from '../errors/minara-error';
 import { createHttpCheckpointSink } from '../safety/audit-checkpoint';
-import { createAuditIntegrity, type AuditIntegrity } from '../safety/audit-integrity';
+import { checkAuditChainKey, createAuditIntegrity, type AuditIntegrity } from '../safety/audit-integrity';
 import { parseApprovalKey, resolveApprovalKey } from '../safety/approval-key';
 import type { Storage } from '../storage/types';
 import type { DisposerStack } from './disposers';
@@ -19,9 +19,10 @@ function positiveNumber(env: Readonly<Record<string, string | undefined>>, name:
 /**
  * The audit part, right after storage: the links keyed with a key derived from the approval key (or
  * `MINARA_AUDIT_KEY`, a key of its own), and the checkpointer, whose closing checkpoint is taken just before the
- * storage closes (every part that appends is released before it).
+ * storage closes (every part that appends is released before it). A log keyed with another key (another instance of
+ * a fleet holding a different one) stops the start with `CONFIG_INVALID`.
  */
-export function assembleAuditIntegrity(settings: AppSettings, storage: Storage, disposers: DisposerStack): AuditIntegrity | undefined {
+export async function assembleAuditIntegrity(settings: AppSettings, storage: Storage, disposers: DisposerStack): Promise<AuditIntegrity | undefined> {
   const { options, env, config, logger, now } = settings;
   if (options.auditIntegrity === false) return undefined;
   const o = options.auditIntegrity ?? {};
@@ -35,5 +36,6 @@ export function assembleAuditIntegrity(settings: AppSettings, storage: Storage, 
     ...(o.instance !== undefined ? { instance: o.instance } : env.MINARA_INSTANCE_ID ? { instance: env.MINARA_INSTANCE_ID } : {}),
   });
   disposers.push(() => integrity.close());
+  await checkAuditChainKey(storage, integrity);
   return integrity;
 }

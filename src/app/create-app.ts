@@ -40,7 +40,7 @@ export async function createApp(options: CreateAppOptions = {}): Promise<MinaraA
   const disposers = createDisposerStack();
   const storage = await openAppStorage(settings, disposers);
   try {
-    const auditIntegrity = assembleAuditIntegrity(settings, storage, disposers); // keyed audit links, signed checkpoints
+    const auditIntegrity = await assembleAuditIntegrity(settings, storage, disposers); // keyed audit links (this instance's key), signed checkpoints
     const models = await resolveAppModels(settings); // model, its status, embedder
     const memory = assembleMemoryAndLearning(settings, storage, models, disposers); // per tenant, made on first use
     await indexTradeCases(storage, memory, logger); // trade cases without their memory row get one (learning migration v3)

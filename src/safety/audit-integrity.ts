@@ -7,6 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MinaraError } from '../errors/minara-error';
+import { auditChainKeyId, auditChainKeyObject, auditKeyMismatch } from '../storage/audit-chain';
 import type { AuditVerifyReport } from '../storage/audit-types';
 import type { Storage } from '../storage/types';
 import type { Logger } from '../util/logger';
@@ -44,6 +45,12 @@ export interface AuditIntegrity {
   /** The Ed25519 public key (SPKI PEM) auditors verify checkpoints and proofs with. */
   readonly publicKeyPem: string;
   readonly keyId: string;
+  /**
+   * The id of the key the storage's links are keyed with (an HMAC of a fixed text under it, never the key): what
+   * `storage.audit.head().keyId` records once a keyed row exists. `createApp` refuses to start (`CONFIG_INVALID`)
+   * when the log records another one: an instance sharing the database with a different key.
+   */
+  readonly chainKeyId: string;
   readonly instance: string;
   /** Where checkpoints go, in order. */
   readonly sinks: readonly AuditCheckpointSink[];
@@ -88,6 +95,7 @@ export function createAuditIntegrity(options: AuditIntegrityOptions): AuditInteg
   return {
     publicKeyPem: keys.publicKeyPem,
     keyId: keys.keyId,
+    chainKeyId: auditChainKeyId(auditChainKeyObject(keys.chainKey)),
     instance,
     sinks,
     checkpointFile,
@@ -98,4 +106,15 @@ export function createAuditIntegrity(options: AuditIntegrityOptions): AuditInteg
     prove: (seq) => proveAuditRow({ storage, keys, seq, instance, now }),
     close: () => checkpointer.close(),
   };
+}
+
+/**
+ * Refuse a storage whose audit links are keyed with another key than `integrity`'s (an instance sharing the
+ * database with a different `MINARA_APPROVAL_KEY` or `MINARA_AUDIT_KEY`): one read of the head. `createApp` runs it
+ * before anything can append; an append with the wrong key is refused as well.
+ * @throws MinaraError `CONFIG_INVALID` naming both key ids.
+ */
+export async function checkAuditChainKey(storage: Storage, integrity: Pick<AuditIntegrity, 'chainKeyId'>): Promise<void> {
+  const { keyId } = await storage.audit.head();
+  if (keyId !== undefined && keyId !== integrity.chainKeyId) throw auditKeyMismatch(keyId, integrity.chainKeyId);
 }

@@ -76,6 +76,22 @@ export function auditRowHash(prevHash: string, seq: number, content: Readonly<Re
   return key === undefined ? hash('sha256', text, 'hex') : createHmac('sha256', key).update(text).digest('hex');
 }
 
+/**
+ * The id a log's head records for the key its links are keyed with: an HMAC of a fixed text under the key (16 hex
+ * digits), never the key. An instance holding another key is refused before it appends ({@link auditKeyMismatch}).
+ */
+export function auditChainKeyId(key: KeyObject): string {
+  return createHmac('sha256', key).update('minara audit chain key id').digest('hex').slice(0, 16);
+}
+
+/** The error an append (or `createApp`) gets when the log's links are keyed with another key than this instance's. */
+export function auditKeyMismatch(recorded: string, ours: string): MinaraError {
+  return new MinaraError(
+    'CONFIG_INVALID',
+    `audit: this log's links are keyed with another key (key id ${recorded}; this instance's is ${ours}): every instance sharing a database needs the same MINARA_APPROVAL_KEY or MINARA_AUDIT_KEY (to change the approval key, keep the old one as MINARA_AUDIT_KEY). Appending with this key would write links the others report as edited`,
+  );
+}
+
 /** The chain key as a `KeyObject`, made once (what the engines keep after `useChainKey`). */
 export function auditChainKeyObject(key: Uint8Array): KeyObject {
   return createSecretKey(key);
@@ -243,11 +259,15 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
   };
 }
 
-/** The head row as stored (columns `seq`, `hash`, `legacy_rows`, `legacy_max_id`, `keyed_from`). */
+/** The head row as stored (columns `seq`, `hash`, `legacy_rows`, `legacy_max_id`, `keyed_from`, `key_id`). */
 export function auditHeadOf(row: Readonly<Record<string, unknown>> | undefined): AuditChainHead {
   if (!row) return { seq: 0, hash: AUDIT_GENESIS_HASH, legacyRows: 0, legacyMaxId: 0 };
   const keyedFrom = row.keyed_from == null ? undefined : Number(row.keyed_from);
-  return { seq: Number(row.seq), hash: String(row.hash), legacyRows: Number(row.legacy_rows), legacyMaxId: Number(row.legacy_max_id), ...(keyedFrom !== undefined ? { keyedFrom } : {}) };
+  const keyId = row.key_id == null ? undefined : String(row.key_id);
+  return {
+    seq: Number(row.seq), hash: String(row.hash), legacyRows: Number(row.legacy_rows), legacyMaxId: Number(row.legacy_max_id),
+    ...(keyedFrom !== undefined ? { keyedFrom } : {}), ...(keyId !== undefined ? { keyId } : {}),
+  };
 }
 
 /** The error an append without the key gets once keyed links began. */

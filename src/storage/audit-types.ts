@@ -85,6 +85,11 @@ export interface AuditChainHead {
    * before it are linked with plain SHA-256 (written before keyed links began). Absent while no keyed row exists.
    */
   readonly keyedFrom?: number | undefined;
+  /**
+   * The id of the key the keyed links are made with (an HMAC of a fixed text under it, never the key), recorded by
+   * the first append with a key. An instance holding another key is refused (`CONFIG_INVALID`) before it appends.
+   */
+  readonly keyId?: string | undefined;
 }
 
 /** One thing `verify` found wrong. */

@@ -15,7 +15,7 @@ describe('createPostgresStorage on PGlite', () => {
     expect(storage.capabilities.multiProcess).toBe(true);
     expect(storage.capabilities.fullText).toBe(true);
     if (!storage.capabilities.vector) expect(storage.capabilities.vectorUnavailableReason).toMatch(/pgvector unavailable/);
-    expect(await storage.schemaVersions()).toEqual({ core: 2, audit: 2, memory: 4, trading: 1, jobs: 1, usage: 2, learning: 4, artifacts: 1, controls: 1, workflows: 1, alerts: 1 });
+    expect(await storage.schemaVersions()).toEqual({ core: 2, audit: 3, memory: 4, trading: 1, jobs: 1, usage: 2, learning: 4, artifacts: 1, controls: 1, workflows: 1, alerts: 1 });
     await storage.close();
   });
 });

@@ -430,13 +430,13 @@ describe('legacy (unkeyed) links', () => {
     let storage = createSqliteStorage({ path, logger: silentLogger });
     for (let i = 1; i <= 3; i++) await storage.audit.append(row(i)); // plain links, as before this change
     await storage.close();
-    // Take the file back to audit schema v1 (no keyed_from column), as an older version left it.
+    // Take the file back to audit schema v1 (no keyed_from or key_id column), as an older version left it.
     const db = new Database(path);
-    db.exec(`DELETE FROM schema_migrations WHERE domain = 'audit' AND version = 2; ALTER TABLE audit_chain_head DROP COLUMN keyed_from;`);
+    db.exec(`DELETE FROM schema_migrations WHERE domain = 'audit' AND version >= 2; ALTER TABLE audit_chain_head DROP COLUMN key_id; ALTER TABLE audit_chain_head DROP COLUMN keyed_from;`);
     db.close();
     storage = createSqliteStorage({ path, logger: silentLogger });
     try {
-      expect(await storage.schemaVersions()).toMatchObject({ audit: 2 });
+      expect(await storage.schemaVersions()).toMatchObject({ audit: 3 });
       expect(await storage.audit.count()).toBe(3);
       const integrity = sdk.createAuditIntegrity({ storage, secret: SECRET, dataDir: join(tmp.dir, 'legacy-links'), checkpointEverySeconds: 0 });
       await storage.audit.append(row(4));

@@ -64,9 +64,15 @@ function child(args: string[]) {
   };
 }
 
+/**
+ * The approval key the fixture's registry holds (`fill(7)`): processes sharing a database share it, as a fleet's
+ * instances must (the audit log refuses an instance keyed otherwise).
+ */
+const SHARED_APPROVAL_KEY = '07'.repeat(32);
+
 async function minara(engine: Engine, args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const { env, args: extra } = await engine.cli();
-  const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args, ...extra], { cwd: ROOT, env: cleanEnv(env), encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync(process.execPath, ['--import', 'tsx', 'cli/index.ts', ...args, ...extra], { cwd: ROOT, env: cleanEnv({ MINARA_APPROVAL_KEY: SHARED_APPROVAL_KEY, ...env }), encoding: 'utf8', timeout: 60_000 });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead, AuditChainRow } from '../audit-types';
-import { AUDIT_GENESIS_HASH, auditContentOf, auditChainKeyObject, auditKeyRequired, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_GENESIS_HASH, auditChainKeyId, auditContentOf, auditChainKeyObject, auditKeyMismatch, auditKeyRequired, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditEntry, AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 
@@ -25,6 +25,7 @@ export function createInMemoryAuditStorage(): AuditStorage {
   const rows: AuditChainRow[] = [];
   let head: AuditChainHead = { seq: 0, hash: AUDIT_GENESIS_HASH, legacyRows: 0, legacyMaxId: 0 };
   let chainKey: KeyObject | undefined;
+  let chainKeyId: string | undefined;
   let onAppend: ((seq: number) => void) | undefined;
   const entries = () => rows.map(auditEntryOf);
   return {
@@ -33,18 +34,21 @@ export function createInMemoryAuditStorage(): AuditStorage {
       const content = auditContentOf(entry);
       const seq = head.seq + 1;
       if (head.keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(head.keyedFrom);
+      if (chainKeyId !== undefined && head.keyId !== undefined && head.keyId !== chainKeyId) throw auditKeyMismatch(head.keyId, chainKeyId);
       const keyedFrom = head.keyedFrom ?? (chainKey !== undefined ? seq : undefined);
+      const keyId = chainKeyId ?? head.keyId;
       const hash = auditRowHash(head.hash, seq, content, chainKey);
       const stored: Record<string, string | number> = {};
       for (const [k, v] of Object.entries(content)) if (v !== undefined) stored[k] = v;
       rows.push({ id: rows.length + 1, seq, prevHash: head.hash, hash, content: stored });
-      head = { ...head, seq, hash, ...(keyedFrom !== undefined ? { keyedFrom } : {}) };
+      head = { ...head, seq, hash, ...(keyedFrom !== undefined ? { keyedFrom } : {}), ...(keyId !== undefined ? { keyId } : {}) };
       onAppend?.(seq);
     },
     useChainKey(options) {
       if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
       if (options.ifUnkeyed === true && chainKey !== undefined) return;
       chainKey = auditChainKeyObject(options.key);
+      chainKeyId = auditChainKeyId(chainKey);
       onAppend = options.onAppend;
     },
     async query(filter = {}) {

@@ -6,7 +6,7 @@ import type { KeyObject } from 'node:crypto';
  * (`../audit-chain.ts`).
  */
 import { MinaraError } from '../../errors/minara-error';
-import { AUDIT_CONTENT_COLUMNS, auditChainRowOf, auditChainKeyObject, auditKeyRequired, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, auditChainKeyId, auditChainRowOf, auditChainKeyObject, auditKeyMismatch, auditKeyRequired, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 import type { PgHandle, PgRow } from './handle';
@@ -41,6 +41,14 @@ export const pgAuditMigrations: readonly PostgresMigration[] = [
       await tx.run(`ALTER TABLE ${t('audit_chain_head')} ADD COLUMN keyed_from BIGINT`);
     },
   },
+  {
+    domain: 'audit',
+    version: 3,
+    name: 'the id of the key the links are keyed with',
+    async up(tx, { t }) {
+      await tx.run(`ALTER TABLE ${t('audit_chain_head')} ADD COLUMN key_id TEXT`);
+    },
+  },
 ];
 
 function auditWhere(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknown[] } {
@@ -70,13 +78,15 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
   const headTable = h.t('audit_chain_head');
   const insert = `INSERT INTO ${t} (${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (${[...COLUMNS, 'seq', 'prev_hash', 'hash'].map((_, i) => `$${i + 1}`).join(', ')})`;
   let chainKey: KeyObject | undefined;
+  let chainKeyId: string | undefined;
   let onAppend: ((seq: number) => void) | undefined;
-  const HEAD_COLUMNS = 'seq, hash, legacy_rows, legacy_max_id, keyed_from';
+  const HEAD_COLUMNS = 'seq, hash, legacy_rows, legacy_max_id, keyed_from, key_id';
   return {
     useChainKey(options) {
       if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
       if (options.ifUnkeyed === true && chainKey !== undefined) return;
       chainKey = auditChainKeyObject(options.key);
+      chainKeyId = auditChainKeyId(chainKey);
       onAppend = options.onAppend;
     },
     async append(e) {
@@ -87,10 +97,11 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
         const head = auditHeadOf(await tx.get<PgRow>(`SELECT ${HEAD_COLUMNS} FROM ${headTable} WHERE singleton = 1 FOR UPDATE`));
         const seq = head.seq + 1;
         if (head.keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(head.keyedFrom);
+        if (chainKeyId !== undefined && head.keyId !== undefined && head.keyId !== chainKeyId) throw auditKeyMismatch(head.keyId, chainKeyId);
         const keyedFrom = head.keyedFrom ?? (chainKey !== undefined ? seq : null);
         const hash = auditRowHash(head.hash, seq, content, chainKey);
         await tx.run(insert, [...values, seq, head.hash, hash]);
-        await tx.run(`UPDATE ${headTable} SET seq = $1, hash = $2, keyed_from = $3 WHERE singleton = 1`, [seq, hash, keyedFrom]);
+        await tx.run(`UPDATE ${headTable} SET seq = $1, hash = $2, keyed_from = $3, key_id = $4 WHERE singleton = 1`, [seq, hash, keyedFrom, chainKeyId ?? head.keyId ?? null]);
         return seq;
       });
       onAppend?.(seq);

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead } from '../audit-types';
-import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainRowOf, auditChainKeyObject, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainKeyId, auditChainRowOf, auditChainKeyObject, auditKeyMismatch, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
@@ -10,7 +10,7 @@ import type { CommitTracker } from './read-cache';
 const COLUMNS = AUDIT_CONTENT_COLUMNS.map(([c]) => c);
 const INSERT = `INSERT INTO audit_log (id, ${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?, ?)`;
 /** The chain's state in one statement (one snapshot): where it started, the AUTOINCREMENT counter, the newest chained row. */
-const STATE = `SELECT h.legacy_rows, h.legacy_max_id, h.keyed_from,
+const STATE = `SELECT h.legacy_rows, h.legacy_max_id, h.keyed_from, h.key_id,
   COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0) AS last_id,
   COALESCE((SELECT MAX(id) FROM audit_log), 0) AS max_id,
   (SELECT hash FROM audit_log WHERE id > h.legacy_max_id AND seq IS NOT NULL ORDER BY id DESC LIMIT 1) AS newest_hash
@@ -57,6 +57,15 @@ export const auditMigrations: readonly SqliteMigration[] = [
       db.exec('ALTER TABLE audit_chain_head ADD COLUMN keyed_from INTEGER');
     },
   },
+  {
+    domain: 'audit',
+    version: 3,
+    name: 'the id of the key the links are keyed with',
+    up(db) {
+      // Recorded by the first append with a key (a log keyed before this records the key of its next append).
+      db.exec('ALTER TABLE audit_chain_head ADD COLUMN key_id TEXT');
+    },
+  },
 ];
 
 /** WHERE clause and parameters for an audit filter (`since` inclusive, `until` exclusive). */
@@ -91,16 +100,18 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
  */
 export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTracker): AuditStorage {
   const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
-  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined } | undefined;
+  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined; readonly keyId: string | undefined } | undefined;
   let chainKey: KeyObject | undefined;
+  let chainKeyId: string | undefined;
   let onAppend: ((seq: number) => void) | undefined;
   /** The head as `verify` judges it: the counter's position, and the newest chained row's hash. */
   const headOf = (st: Record<string, unknown> | undefined): AuditChainHead => {
     const legacyMaxId = Number(st?.legacy_max_id ?? 0);
     const keyedFrom = st?.keyed_from == null ? undefined : Number(st.keyed_from);
+    const keyId = st?.key_id == null ? undefined : String(st.key_id);
     return {
       seq: Math.max(0, Number(st?.last_id ?? 0) - legacyMaxId), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyRows: Number(st?.legacy_rows ?? 0), legacyMaxId,
-      ...(keyedFrom !== undefined ? { keyedFrom } : {}),
+      ...(keyedFrom !== undefined ? { keyedFrom } : {}), ...(keyId !== undefined ? { keyId } : {}),
     };
   };
   return {
@@ -118,20 +129,26 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
           tip = {
             version, lastId: Math.max(Number(st?.last_id ?? 0), Number(st?.max_id ?? 0)), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash),
             legacyMaxId: Number(st?.legacy_max_id ?? 0), keyedFrom: st?.keyed_from == null ? undefined : Number(st.keyed_from),
+            keyId: st?.key_id == null ? undefined : String(st.key_id),
           };
         }
         const id = tip.lastId + 1;
         const seq = id - tip.legacyMaxId;
         let keyedFrom = tip.keyedFrom;
         if (keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(keyedFrom);
+        // Checked where the head is read (the cache holds only what this connection's own append left).
+        if (chainKeyId !== undefined && tip.keyId !== undefined && tip.keyId !== chainKeyId) throw auditKeyMismatch(tip.keyId, chainKeyId);
         if (keyedFrom === undefined && chainKey !== undefined) {
           // The first keyed row: recorded once, in the same transaction (every later append reads it from the cache).
           keyedFrom = seq;
-          handle.prepare('UPDATE audit_chain_head SET keyed_from = ? WHERE singleton = 1').run(seq);
+          handle.prepare('UPDATE audit_chain_head SET keyed_from = ?, key_id = ? WHERE singleton = 1').run(seq, chainKeyId);
+        } else if (chainKeyId !== undefined && tip.keyId === undefined) {
+          // A log keyed before key ids were recorded: its next keyed append records the key.
+          handle.prepare('UPDATE audit_chain_head SET key_id = ? WHERE singleton = 1').run(chainKeyId);
         }
         const hash = auditRowHash(tip.hash, seq, content, chainKey);
         handle.prepare(INSERT).run(id, ...values, seq, tip.hash, hash);
-        const next = { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId, keyedFrom };
+        const next = { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId, keyedFrom, keyId: chainKeyId ?? tip.keyId };
         // Only after the outermost commit (a batch or an enclosing write may still roll the row back): a
         // rolled-back append leaves the cache as it was.
         cached = undefined;
@@ -146,6 +163,8 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
       if (!(options.key instanceof Uint8Array) || options.key.length < 32) throw new MinaraError('CONFIG_INVALID', 'audit.useChainKey: key must be a Uint8Array of at least 32 bytes');
       if (options.ifUnkeyed === true && chainKey !== undefined) return;
       chainKey = auditChainKeyObject(options.key);
+      chainKeyId = auditChainKeyId(chainKey);
+      cached = undefined;
       onAppend = options.onAppend;
     },
 
