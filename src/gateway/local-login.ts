@@ -13,8 +13,8 @@ import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
  * the machine that the browser visits receives the cookie and could replay it with any headers it likes. The proof
  * never travels in a cookie: the login's redirect carries it in the URL's fragment (`<base>/#minara-proof=…`, which
  * the browser does not send to any server), the app moves it into its origin's `localStorage` (one per port) and
- * takes it out of the address bar, and sends it with each request. A browser that holds the cookie and opens the
- * link again is sent to the app without a new proof: the cookie alone never mints one.
+ * takes it out of the address bar, and sends it with each request. A browser that holds the cookie and opens a spent
+ * link again is sent to the app without a new proof: the cookie alone never mints one (a fresh link does).
  *
  * Tokens, session values and proofs are 32 random bytes; each is compared in constant time (SHA-256 of each side,
  * `timingSafeEqual`), never looked up by value.
@@ -101,12 +101,13 @@ export function createLocalLogin(basePath: string): LocalLogin {
     handle(request, url) {
       const redirect = (location: string, setCookie?: string) =>
         new Response(null, { status: 303, headers: { location, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer', ...(setCookie ? { 'set-cookie': setCookie } : {}) } });
-      // A browser that already holds a session and opens the link again is simply sent to the app (no new proof:
-      // the cookie reaches other local servers too, and must not be enough to get one).
-      if (sessionOf(request, url) >= 0) return redirect(root);
       const presented = url.searchParams.get('token') ?? '';
       const at = presented.length > 200 ? -1 : findIndex(tokens, presented);
       if (at < 0) {
+        // A browser that already holds a session and opens a spent link again is simply sent to the app, with no
+        // new proof: the cookie reaches other local servers too, and must not be enough to get one. (A fresh link
+        // signs it in again, with a new session and proof.)
+        if (sessionOf(request, url) >= 0) return redirect(root);
         return refuse('This link was already used, or is not one this server printed. Open the link <code>minara serve</code> printed in its terminal (each works once; restart <code>minara serve</code> for a new one).');
       }
       tokens.splice(at, 1);

@@ -123,7 +123,8 @@ describe('token-less gateway: deciding needs the cookie of the one-time URL', ()
   // browser visits (a dev server, another user's) receives the session cookie, and can replay it with any headers.
   it('another local server that received the cookie cannot decide with it: the proof never leaves the page', async () => {
     const approval = await withPendingWithdrawal();
-    const r = await fetch(`${h!.url}${h!.gateway.localLoginPath()!}`, { redirect: 'manual' });
+    const link = h!.gateway.localLoginPath()!;
+    const r = await fetch(`${h!.url}${link}`, { redirect: 'manual' });
     const { cookie, 'x-minara-proof': proof } = asApp(r);
     const port = new URL(h!.url).port;
     // What it could send: the cookie alone, with the headers the app sends, with a Host and Origin of ours, or with a
@@ -142,8 +143,8 @@ describe('token-less gateway: deciding needs the cookie of the one-time URL', ()
       const res = await decide(approval.id, headers);
       expect(res.status, JSON.stringify(Object.keys(headers))).toBe(403);
     }
-    // Opening the link again with the cookie gives no proof either.
-    const again = await fetch(`${h!.url}${h!.gateway.localLoginPath()!}`, { redirect: 'manual', headers: { cookie } });
+    // Opening the spent link again (what the browser's history holds) with the cookie gives no proof either.
+    const again = await fetch(`${h!.url}${link}`, { redirect: 'manual', headers: { cookie } });
     expect(again.headers.get('location')).toBe('/');
     const info = (await (await fetch(`${h!.url}/v1/info`, { headers: { cookie } })).json()) as { identity: { canDecide: boolean } };
     expect(info.identity.canDecide).toBe(false);
@@ -151,6 +152,19 @@ describe('token-less gateway: deciding needs the cookie of the one-time URL', ()
     expect(h!.ledger).toEqual([]);
     // The page that opened the link, with its own proof, decides.
     expect((await decide(approval.id, { cookie, 'x-minara-proof': proof })).status).toBe(200);
+  });
+
+  it('a browser that holds the cookie but lost its proof is signed in again by a fresh link (a new session and proof)', async () => {
+    const approval = await withPendingWithdrawal();
+    const first = asApp(await fetch(`${h!.url}${h!.gateway.localLoginPath()!}`, { redirect: 'manual' }));
+    const fresh = await fetch(`${h!.url}${h!.gateway.localLoginPath()!}`, { redirect: 'manual', headers: { cookie: first.cookie } });
+    expect(fresh.status).toBe(303);
+    const again = asApp(fresh);
+    expect(again.cookie).not.toBe(first.cookie);
+    expect(again['x-minara-proof']).not.toBe(first['x-minara-proof']);
+    // Each session's proof goes with its own cookie only.
+    expect((await decide(approval.id, { cookie: first.cookie, 'x-minara-proof': again['x-minara-proof'] })).status).toBe(403);
+    expect((await decide(approval.id, again)).status).toBe(200);
   });
 
   it('cross-site is still refused with the cookie (another site cannot ride the session)', async () => {
