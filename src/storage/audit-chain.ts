@@ -168,6 +168,12 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
   const add = (p: AuditChainProblem) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
   };
+  if (key !== undefined && head.keyId !== undefined && auditChainKeyId(key) !== head.keyId) {
+    add({
+      kind: 'key_mismatch',
+      message: `the log's links are keyed with key id ${head.keyId}, and this verifier holds key id ${auditChainKeyId(key)}: verify with the key of the instances that wrote it (their MINARA_APPROVAL_KEY or MINARA_AUDIT_KEY); keyed rows are still judged with this key below`,
+    });
+  }
   let expectedSeq = 1;
   let prev = AUDIT_GENESIS_HASH;
   let prevSeq = 0;
@@ -251,7 +257,9 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
     }
   }
   if (anchor && !anchorSeen) add({ kind: 'anchor_mismatch', seq: anchor.seq, message: `the anchored seq ${anchor.seq} is not in the log (deleted, or the chain is shorter than when anchored)` });
-  problems.sort((a, b) => (a.seq ?? Number.MAX_SAFE_INTEGER) - (b.seq ?? Number.MAX_SAFE_INTEGER));
+  // By position; a key mismatch first (it explains the rows judged edited after it).
+  const place = (p: AuditChainProblem) => (p.kind === 'key_mismatch' ? -1 : (p.seq ?? Number.MAX_SAFE_INTEGER));
+  problems.sort((a, b) => place(a) - place(b));
   return {
     ok: problems.length === 0, checked, unchainedPrefix: legacy, head, problems,
     keyed: { from: keyedFrom, legacyLinks, keyChecked: key !== undefined || keyedFrom === undefined },

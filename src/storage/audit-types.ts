@@ -102,6 +102,11 @@ export interface AuditChainProblem {
     | 'checkpoint_mismatch'
     /** Where keyed links begin differs from what the signed checkpoint recorded (a downgrade to plain SHA-256). */
     | 'key_downgrade'
+    /**
+     * The head records another key id than the verifier's key: the log was keyed by an instance holding another
+     * key (verify with that one), or the head's key id was changed. The rows are still judged with this key.
+     */
+    | 'key_mismatch'
     /** A checkpoint line that fails its Ed25519 signature or does not parse (reported by `verifyAuditTrail`). */
     | 'checkpoint_invalid';
   /** The chain position where it shows. */

@@ -84,6 +84,12 @@ describe.each(engines)('audit key of a shared log: $name', ({ open }) => {
     expect((refused as MinaraError).message).toMatch(/MINARA_APPROVAL_KEY or MINARA_AUDIT_KEY/);
     // Its append is refused as well (a host that skipped the check), and nothing is written.
     await expect(b.audit.append(row(3))).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    // Its verify says which key the log was keyed with, first.
+    const wrong = await b.audit.verify();
+    expect(wrong.ok).toBe(false);
+    expect(wrong.problems[0]).toMatchObject({ kind: 'key_mismatch' });
+    expect(wrong.problems[0]!.message).toContain(integrityA.chainKeyId);
+    expect(wrong.problems[0]!.message).toContain(integrityB.chainKeyId);
     expect(await a.audit.count()).toBe(2);
     expect((await a.audit.head()).keyId).toBe(integrityA.chainKeyId);
     // The instances with the fleet's key go on, and the log verifies whole.
