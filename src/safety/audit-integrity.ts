@@ -110,11 +110,13 @@ export function createAuditIntegrity(options: AuditIntegrityOptions): AuditInteg
 
 /**
  * Refuse a storage whose audit links are keyed with another key than `integrity`'s (an instance sharing the
- * database with a different `MINARA_APPROVAL_KEY` or `MINARA_AUDIT_KEY`): one read of the head. `createApp` runs it
- * before anything can append; an append with the wrong key is refused as well.
+ * database with a different `MINARA_APPROVAL_KEY` or `MINARA_AUDIT_KEY`). On a log that records no key yet, this
+ * instance's key is recorded first (`storage.audit.claimChainKey`, one conditional update), so of two instances with
+ * different keys starting together the second one is refused here too. `createApp` runs it before anything can
+ * append; an append with the wrong key is refused as well.
  * @throws MinaraError `CONFIG_INVALID` naming both key ids.
  */
 export async function checkAuditChainKey(storage: Storage, integrity: Pick<AuditIntegrity, 'chainKeyId'>): Promise<void> {
-  const { keyId } = await storage.audit.head();
+  const keyId = typeof storage.audit.claimChainKey === 'function' ? await storage.audit.claimChainKey() : (await storage.audit.head()).keyId;
   if (keyId !== undefined && keyId !== integrity.chainKeyId) throw auditKeyMismatch(keyId, integrity.chainKeyId);
 }

@@ -119,6 +119,12 @@ export interface AuditStorage {
    * row exists, an append without the key is refused. `createApp` calls this with `deriveAuditKeys(…).chainKey`.
    */
   useChainKey?(options: AuditChainKeyOptions): void;
+  /**
+   * Record the id of the key given to {@link useChainKey} in the head when none is recorded yet (one conditional
+   * update), and answer the id the head records afterwards (undefined without a key). `checkAuditChainKey` calls it
+   * at start, so of two instances with different keys starting on a fresh log the second one does not start.
+   */
+  claimChainKey?(): Promise<string | undefined>;
 }
 
 /** Lifecycle of an approval request. `executed` is terminal and single-use. */

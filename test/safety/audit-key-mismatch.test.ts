@@ -106,6 +106,26 @@ describe.each(engines)('audit key of a shared log: $name', ({ open }) => {
   });
 });
 
+describe.each(engines)('instances starting together on a fresh log: $name', ({ open }) => {
+  it('the first to start records its key; the second, with another key, is refused at start, before any row', async () => {
+    const connect = await open();
+    const a = await connect();
+    const b = await connect();
+    const integrityA = createAuditIntegrity({ storage: a, secret: KEY_A, dataDir: tempDir('minara-audit-key-sa-'), logger: silentLogger });
+    const integrityB = createAuditIntegrity({ storage: b, secret: KEY_B, dataDir: tempDir('minara-audit-key-sb-'), logger: silentLogger });
+    closers.push(() => integrityA.close(), () => integrityB.close());
+    await checkAuditChainKey(a, integrityA);
+    expect((await b.audit.head()).keyId).toBe(integrityA.chainKeyId);
+    await expect(checkAuditChainKey(b, integrityB)).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    expect(await a.audit.count()).toBe(0);
+    // Starting again with the recorded key is fine, and changes nothing; a claim never overwrites a recorded key.
+    await checkAuditChainKey(a, integrityA);
+    expect(await a.audit.claimChainKey?.()).toBe(integrityA.chainKeyId);
+    expect(await b.audit.claimChainKey?.()).toBe(integrityA.chainKeyId);
+    expect((await a.audit.head()).keyId).toBe(integrityA.chainKeyId);
+  });
+});
+
 describe('audit key of a shared log: in memory and on logs keyed before key ids', () => {
   it('in memory: the same storage handed another key refuses to append with it', async () => {
     const storage = createInMemoryStorage();

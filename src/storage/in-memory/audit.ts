@@ -67,6 +67,10 @@ export function createInMemoryAuditStorage(): AuditStorage {
     async head() {
       return { ...head };
     },
+    async claimChainKey() {
+      if (chainKeyId !== undefined && head.keyId === undefined) head = { ...head, keyId: chainKeyId };
+      return head.keyId;
+    },
     async verify(options = {}) {
       const snapshot = [...rows];
       return verifyAuditChain({ ...head }, async (afterId, limit) => snapshot.filter((r) => r.id > afterId).slice(0, limit), options, chainKey);

@@ -106,6 +106,10 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
       });
       onAppend?.(seq);
     },
+    async claimChainKey() {
+      if (chainKeyId !== undefined) await h.op('audit.claimChainKey').run(`UPDATE ${headTable} SET key_id = $1 WHERE singleton = 1 AND key_id IS NULL`, [chainKeyId]);
+      return auditHeadOf(await h.op('audit.claimChainKey').get(`SELECT ${HEAD_COLUMNS} FROM ${headTable} WHERE singleton = 1`)).keyId;
+    },
     async query(filter = {}) {
       const limit = checkLimit('audit.query', filter.limit, 100);
       const w = auditWhere(filter);

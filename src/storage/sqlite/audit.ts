@@ -168,6 +168,17 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
       onAppend = options.onAppend;
     },
 
+    async claimChainKey() {
+      if (chainKeyId === undefined) return handle.read('audit.claimChainKey', () => headOf(state())).keyId;
+      const id = chainKeyId;
+      return handle.write('audit.claimChainKey', () => {
+        handle.prepare('UPDATE audit_chain_head SET key_id = ? WHERE singleton = 1 AND key_id IS NULL').run(id);
+        cached = undefined;
+        const st = state();
+        return st?.key_id == null ? undefined : String(st.key_id);
+      });
+    },
+
     async query(filter = {}) {
       const limit = checkLimit('audit.query', filter.limit, 100);
       const { sql, params } = where(filter);
