@@ -7,7 +7,7 @@
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { MinaraError } from '../errors/minara-error';
-import { auditChainKeyId, auditChainKeyObject, auditKeyMismatch } from '../storage/audit-chain';
+import { assertAuditKeyId, auditChainKeyId, auditChainKeyObject } from '../storage/audit-chain';
 import type { AuditVerifyReport } from '../storage/audit-types';
 import type { Storage } from '../storage/types';
 import type { Logger } from '../util/logger';
@@ -47,8 +47,9 @@ export interface AuditIntegrity {
   readonly keyId: string;
   /**
    * The id of the key the storage's links are keyed with (an HMAC of a fixed text under it, never the key): what
-   * `storage.audit.head().keyId` records once a keyed row exists. `createApp` refuses to start (`CONFIG_INVALID`)
-   * when the log records another one: an instance sharing the database with a different key.
+   * `storage.audit.head().keyId` records once an instance with this key started (`checkAuditChainKey`) or appended.
+   * `createApp` refuses to start (`CONFIG_INVALID`) when the log records another one: an instance sharing the
+   * database with a different key.
    */
   readonly chainKeyId: string;
   readonly instance: string;
@@ -118,5 +119,5 @@ export function createAuditIntegrity(options: AuditIntegrityOptions): AuditInteg
  */
 export async function checkAuditChainKey(storage: Storage, integrity: Pick<AuditIntegrity, 'chainKeyId'>): Promise<void> {
   const keyId = typeof storage.audit.claimChainKey === 'function' ? await storage.audit.claimChainKey() : (await storage.audit.head()).keyId;
-  if (keyId !== undefined && keyId !== integrity.chainKeyId) throw auditKeyMismatch(keyId, integrity.chainKeyId);
+  assertAuditKeyId(keyId, integrity.chainKeyId);
 }

@@ -84,6 +84,14 @@ export function auditChainKeyId(key: KeyObject): string {
   return createHmac('sha256', key).update('minara audit chain key id').digest('hex').slice(0, 16);
 }
 
+/**
+ * Throw {@link auditKeyMismatch} when the head records a key id (`recorded`) and this instance holds a key (`ours`)
+ * whose id differs; a log that records none, or an instance without a key, passes.
+ */
+export function assertAuditKeyId(recorded: string | undefined, ours: string | undefined): void {
+  if (recorded !== undefined && ours !== undefined && recorded !== ours) throw auditKeyMismatch(recorded, ours);
+}
+
 /** The error an append (or `createApp`) gets when the log's links are keyed with another key than this instance's. */
 export function auditKeyMismatch(recorded: string, ours: string): MinaraError {
   return new MinaraError(
@@ -168,10 +176,11 @@ export async function verifyAuditChain(head: AuditChainHead, page: AuditChainPag
   const add = (p: AuditChainProblem) => {
     if (problems.length < MAX_PROBLEMS) problems.push(p);
   };
-  if (key !== undefined && head.keyId !== undefined && auditChainKeyId(key) !== head.keyId) {
+  const verifierKeyId = key === undefined ? undefined : auditChainKeyId(key);
+  if (verifierKeyId !== undefined && head.keyId !== undefined && verifierKeyId !== head.keyId) {
     add({
       kind: 'key_mismatch',
-      message: `the log's links are keyed with key id ${head.keyId}, and this verifier holds key id ${auditChainKeyId(key)}: verify with the key of the instances that wrote it (their MINARA_APPROVAL_KEY or MINARA_AUDIT_KEY); keyed rows are still judged with this key below`,
+      message: `the log's links are keyed with key id ${head.keyId}, and this verifier holds key id ${verifierKeyId}: verify with the key of the instances that wrote it (their MINARA_APPROVAL_KEY or MINARA_AUDIT_KEY); keyed rows are still judged with this key below`,
     });
   }
   let expectedSeq = 1;

@@ -86,8 +86,9 @@ export interface AuditChainHead {
    */
   readonly keyedFrom?: number | undefined;
   /**
-   * The id of the key the keyed links are made with (an HMAC of a fixed text under it, never the key), recorded by
-   * the first append with a key. An instance holding another key is refused (`CONFIG_INVALID`) before it appends.
+   * The id of the key the keyed links are made with (an HMAC of a fixed text under it, never the key), recorded when
+   * the first instance with a key starts (`storage.audit.claimChainKey`) or appends. An instance holding another key
+   * is refused (`CONFIG_INVALID`) before it appends.
    */
   readonly keyId?: string | undefined;
 }

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead, AuditChainRow } from '../audit-types';
-import { AUDIT_GENESIS_HASH, auditChainKeyId, auditContentOf, auditChainKeyObject, auditKeyMismatch, auditKeyRequired, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_GENESIS_HASH, auditChainKeyId, auditContentOf, auditChainKeyObject, assertAuditKeyId, auditKeyRequired, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditEntry, AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 
@@ -34,7 +34,7 @@ export function createInMemoryAuditStorage(): AuditStorage {
       const content = auditContentOf(entry);
       const seq = head.seq + 1;
       if (head.keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(head.keyedFrom);
-      if (chainKeyId !== undefined && head.keyId !== undefined && head.keyId !== chainKeyId) throw auditKeyMismatch(head.keyId, chainKeyId);
+      assertAuditKeyId(head.keyId, chainKeyId);
       const keyedFrom = head.keyedFrom ?? (chainKey !== undefined ? seq : undefined);
       const keyId = chainKeyId ?? head.keyId;
       const hash = auditRowHash(head.hash, seq, content, chainKey);

@@ -6,7 +6,7 @@ import type { KeyObject } from 'node:crypto';
  * (`../audit-chain.ts`).
  */
 import { MinaraError } from '../../errors/minara-error';
-import { AUDIT_CONTENT_COLUMNS, auditChainKeyId, auditChainRowOf, auditChainKeyObject, auditKeyMismatch, auditKeyRequired, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, auditChainKeyId, auditChainRowOf, auditChainKeyObject, assertAuditKeyId, auditKeyRequired, auditContentOf, auditEntryOf, auditHeadOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from '../sqlite/checks';
 import type { PgHandle, PgRow } from './handle';
@@ -97,7 +97,7 @@ export function createPgAuditStorage(h: PgHandle): AuditStorage {
         const head = auditHeadOf(await tx.get<PgRow>(`SELECT ${HEAD_COLUMNS} FROM ${headTable} WHERE singleton = 1 FOR UPDATE`));
         const seq = head.seq + 1;
         if (head.keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(head.keyedFrom);
-        if (chainKeyId !== undefined && head.keyId !== undefined && head.keyId !== chainKeyId) throw auditKeyMismatch(head.keyId, chainKeyId);
+        assertAuditKeyId(head.keyId, chainKeyId);
         const keyedFrom = head.keyedFrom ?? (chainKey !== undefined ? seq : null);
         const hash = auditRowHash(head.hash, seq, content, chainKey);
         await tx.run(insert, [...values, seq, head.hash, hash]);

@@ -1,7 +1,7 @@
 import type { KeyObject } from 'node:crypto';
 import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead } from '../audit-types';
-import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainKeyId, auditChainRowOf, auditChainKeyObject, auditKeyMismatch, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
+import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainKeyId, auditChainRowOf, auditChainKeyObject, assertAuditKeyId, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
@@ -62,7 +62,7 @@ export const auditMigrations: readonly SqliteMigration[] = [
     version: 3,
     name: 'the id of the key the links are keyed with',
     up(db) {
-      // Recorded by the first append with a key (a log keyed before this records the key of its next append).
+      // Recorded when an instance with a key starts (`claimChainKey`) or first appends with it.
       db.exec('ALTER TABLE audit_chain_head ADD COLUMN key_id TEXT');
     },
   },
@@ -104,11 +104,13 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
   let chainKey: KeyObject | undefined;
   let chainKeyId: string | undefined;
   let onAppend: ((seq: number) => void) | undefined;
+  /** The key id the head records, if any. */
+  const keyIdOf = (st: Record<string, unknown> | undefined): string | undefined => (st?.key_id == null ? undefined : String(st.key_id));
   /** The head as `verify` judges it: the counter's position, and the newest chained row's hash. */
   const headOf = (st: Record<string, unknown> | undefined): AuditChainHead => {
     const legacyMaxId = Number(st?.legacy_max_id ?? 0);
     const keyedFrom = st?.keyed_from == null ? undefined : Number(st.keyed_from);
-    const keyId = st?.key_id == null ? undefined : String(st.key_id);
+    const keyId = keyIdOf(st);
     return {
       seq: Math.max(0, Number(st?.last_id ?? 0) - legacyMaxId), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash), legacyRows: Number(st?.legacy_rows ?? 0), legacyMaxId,
       ...(keyedFrom !== undefined ? { keyedFrom } : {}), ...(keyId !== undefined ? { keyId } : {}),
@@ -129,7 +131,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
           tip = {
             version, lastId: Math.max(Number(st?.last_id ?? 0), Number(st?.max_id ?? 0)), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash),
             legacyMaxId: Number(st?.legacy_max_id ?? 0), keyedFrom: st?.keyed_from == null ? undefined : Number(st.keyed_from),
-            keyId: st?.key_id == null ? undefined : String(st.key_id),
+            keyId: keyIdOf(st),
           };
         }
         const id = tip.lastId + 1;
@@ -137,7 +139,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
         let keyedFrom = tip.keyedFrom;
         if (keyedFrom !== undefined && chainKey === undefined) throw auditKeyRequired(keyedFrom);
         // Checked where the head is read (the cache holds only what this connection's own append left).
-        if (chainKeyId !== undefined && tip.keyId !== undefined && tip.keyId !== chainKeyId) throw auditKeyMismatch(tip.keyId, chainKeyId);
+        assertAuditKeyId(tip.keyId, chainKeyId);
         if (keyedFrom === undefined && chainKey !== undefined) {
           // The first keyed row: recorded once, in the same transaction (every later append reads it from the cache).
           keyedFrom = seq;
@@ -175,7 +177,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
         handle.prepare('UPDATE audit_chain_head SET key_id = ? WHERE singleton = 1 AND key_id IS NULL').run(id);
         cached = undefined;
         const st = state();
-        return st?.key_id == null ? undefined : String(st.key_id);
+        return keyIdOf(st);
       });
     },
 
