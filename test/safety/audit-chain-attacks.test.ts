@@ -260,7 +260,7 @@ describe('audit chain: rows written before the chain began (sqlite)', () => {
     db.close();
 
     let storage = createSqliteStorage({ path, logger: silentLogger });
-    expect(await storage.schemaVersions()).toMatchObject({ audit: 3 });
+    expect(await storage.schemaVersions()).toMatchObject({ audit: 4 });
     await storage.audit.append(row(1));
     await storage.audit.append(row(2));
     const report = await storage.audit.verify();

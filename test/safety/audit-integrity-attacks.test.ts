@@ -436,7 +436,7 @@ describe('legacy (unkeyed) links', () => {
     db.close();
     storage = createSqliteStorage({ path, logger: silentLogger });
     try {
-      expect(await storage.schemaVersions()).toMatchObject({ audit: 3 });
+      expect(await storage.schemaVersions()).toMatchObject({ audit: 4 });
       expect(await storage.audit.count()).toBe(3);
       const integrity = sdk.createAuditIntegrity({ storage, secret: SECRET, dataDir: join(tmp.dir, 'legacy-links'), checkpointEverySeconds: 0 });
       await storage.audit.append(row(4));

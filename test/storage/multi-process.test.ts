@@ -86,7 +86,7 @@ describe('SQLite shared by two OS processes', () => {
     const { dir, cleanup } = tempDir();
     cleanups.push(cleanup);
     const path = join(dir, 'shared.db');
-    const AUDIT = 300;
+    const AUDIT = 600; // 1,200 rows in all: past one batch of the trace and tool lookups (AUDIT_LOOKUP_BATCH = 1024)
     const MESSAGES = 150;
     const APPROVALS = 20;
     const workers = ['a', 'b'].map((id) => spawnFixture('concurrent-worker.ts', [path, id, String(AUDIT), String(MESSAGES), String(APPROVALS)]));
@@ -148,8 +148,22 @@ describe('SQLite shared by two OS processes', () => {
     const verifier = createSqliteStorage({ path, logger: silentLogger });
     try {
       expect(await verifier.audit.verify()).toMatchObject({ ok: true, checked: 2 * AUDIT, head: { seq: 2 * AUDIT } });
+      // The lookups by tool and trace, indexed in a batch by whichever process crossed it, find every row.
+      for (const id of ['a', 'b']) {
+        expect(await verifier.audit.count({ toolName: `worker_${id}` })).toBe(AUDIT);
+        for (const t of [0, Math.floor(AUDIT / 6), AUDIT / 3 - 1]) {
+          const rows = await verifier.audit.query({ traceId: `trace_${id}_${t}`, order: 'oldest' });
+          expect(rows.map((r) => JSON.parse(r.argsJson) as { i: number }).map((a) => a.i)).toEqual([3 * t, 3 * t + 1, 3 * t + 2]);
+        }
+      }
     } finally {
       await verifier.close();
+    }
+    const raw = new Database(path, { readonly: true });
+    try {
+      expect(raw.prepare('SELECT through FROM audit_lookup_state').pluck().get()).toBeGreaterThanOrEqual(1024);
+    } finally {
+      raw.close();
     }
   });
 

@@ -3,14 +3,18 @@ import { MinaraError } from '../../errors/minara-error';
 import type { AuditChainHead } from '../audit-types';
 import { AUDIT_CONTENT_COLUMNS, AUDIT_GENESIS_HASH, auditChainKeyId, auditChainRowOf, auditChainKeyObject, assertAuditKeyId, auditKeyRequired, auditContentOf, auditEntryOf, auditRowHash, verifyAuditChain } from '../audit-chain';
 import type { AuditQuery, AuditStorage } from '../types';
+import { AUDIT_LOOKUP_BATCH, AUDIT_LOOKUP_THROUGH, auditLookupClause, catchUpAuditLookup, migrateAuditLookup } from './audit-lookup';
 import { AUDIT_ENTRY_SHAPE, checkLimit, checkRecord } from './checks';
 import type { SqliteHandle, SqliteMigration } from './handle';
 import type { CommitTracker } from './read-cache';
 
 const COLUMNS = AUDIT_CONTENT_COLUMNS.map(([c]) => c);
 const INSERT = `INSERT INTO audit_log (id, ${COLUMNS.join(', ')}, seq, prev_hash, hash) VALUES (?, ${COLUMNS.map(() => '?').join(', ')}, ?, ?, ?)`;
-/** The chain's state in one statement (one snapshot): where it started, the AUTOINCREMENT counter, the newest chained row. */
-const STATE = `SELECT h.legacy_rows, h.legacy_max_id, h.keyed_from, h.key_id,
+/**
+ * The chain's state in one statement (one snapshot): where it started, the AUTOINCREMENT counter, the newest chained
+ * row, and how far the trace, session and tool lookups reach.
+ */
+const STATE = `SELECT h.legacy_rows, h.legacy_max_id, h.keyed_from, h.key_id, COALESCE(${AUDIT_LOOKUP_THROUGH}, 0) AS lookup_through,
   COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'audit_log'), 0) AS last_id,
   COALESCE((SELECT MAX(id) FROM audit_log), 0) AS max_id,
   (SELECT hash FROM audit_log WHERE id > h.legacy_max_id AND seq IS NOT NULL ORDER BY id DESC LIMIT 1) AS newest_hash
@@ -66,6 +70,14 @@ export const auditMigrations: readonly SqliteMigration[] = [
       db.exec('ALTER TABLE audit_chain_head ADD COLUMN key_id TEXT');
     },
   },
+  {
+    domain: 'audit',
+    version: 4,
+    name: 'trace, session and tool lookups kept in batches instead of three per-row indexes',
+    up(db) {
+      migrateAuditLookup(db);
+    },
+  },
 ];
 
 /** WHERE clause and parameters for an audit filter (`since` inclusive, `until` exclusive). */
@@ -87,6 +99,8 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
   add("COALESCE(kind, 'tool_call') = ?", filter.kind);
   add('id > ?', filter.afterId);
   add('id < ?', filter.beforeId);
+  const lookup = auditLookupClause(filter);
+  if (lookup !== undefined) add(lookup.sql, lookup.param);
   return { sql: clauses.length === 0 ? '' : ` WHERE ${clauses.join(' AND ')}`, params };
 }
 
@@ -100,7 +114,7 @@ function where(filter: Omit<AuditQuery, 'limit'>): { sql: string; params: unknow
  */
 export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTracker): AuditStorage {
   const state = () => handle.prepare(STATE).get() as Record<string, unknown> | undefined;
-  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined; readonly keyId: string | undefined } | undefined;
+  let cached: { readonly version: number; readonly lastId: number; readonly hash: string; readonly legacyMaxId: number; readonly keyedFrom: number | undefined; readonly keyId: string | undefined; readonly lookupThrough: number } | undefined;
   let chainKey: KeyObject | undefined;
   let chainKeyId: string | undefined;
   let onAppend: ((seq: number) => void) | undefined;
@@ -131,7 +145,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
           tip = {
             version, lastId: Math.max(Number(st?.last_id ?? 0), Number(st?.max_id ?? 0)), hash: st?.newest_hash == null ? AUDIT_GENESIS_HASH : String(st.newest_hash),
             legacyMaxId: Number(st?.legacy_max_id ?? 0), keyedFrom: st?.keyed_from == null ? undefined : Number(st.keyed_from),
-            keyId: keyIdOf(st),
+            keyId: keyIdOf(st), lookupThrough: Number(st?.lookup_through ?? 0),
           };
         }
         const id = tip.lastId + 1;
@@ -150,7 +164,9 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
         }
         const hash = auditRowHash(tip.hash, seq, content, chainKey);
         handle.prepare(INSERT).run(id, ...values, seq, tip.hash, hash);
-        const next = { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId, keyedFrom, keyId: chainKeyId ?? tip.keyId };
+        // Every AUDIT_LOOKUP_BATCH rows, this append also indexes the batch for trace, session and tool lookups (audit-lookup.ts).
+        const lookupThrough = id - tip.lookupThrough >= AUDIT_LOOKUP_BATCH ? catchUpAuditLookup(handle, tip.lookupThrough) : tip.lookupThrough;
+        const next = { version, lastId: id, hash, legacyMaxId: tip.legacyMaxId, keyedFrom, keyId: chainKeyId ?? tip.keyId, lookupThrough };
         // Only after the outermost commit (a batch or an enclosing write may still roll the row back): a
         // rolled-back append leaves the cache as it was.
         cached = undefined;
