@@ -191,6 +191,19 @@ describe('SQLite audit lookups by trace, session and tool', () => {
     // The evidence still tells: verify reports the edits.
     expect((await storage.audit.verify()).ok).toBe(false);
     await storage.close();
+
+    // The watermark's row deleted with SQL: the next append indexes every row again and writes it back.
+    const again = new Database(path);
+    again.prepare('DELETE FROM audit_lookup_state').run();
+    again.close();
+    storage = createSqliteStorage({ path, logger: silentLogger });
+    await storage.audit.append(entry(9999));
+    expect(through(path)).toBe(AUDIT_LOOKUP_BATCH + 11);
+    expect(await numbers(storage, { traceId: 'trc_3333' })).toEqual([9999]);
+    expect(await numbers(storage, { traceId: 'trc_moved' })).toEqual([30]);
+    await storage.audit.append(entry(10_000));
+    expect(through(path)).toBe(AUDIT_LOOKUP_BATCH + 11); // back to one batch at a time
+    await storage.close();
   });
 
   it('an append rolled back with the batch it would index leaves the watermark and the rows as they were', async () => {

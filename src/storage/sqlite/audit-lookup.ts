@@ -78,7 +78,8 @@ export function catchUpAuditLookup(db: { prepare(sql: string): Database.Statemen
   db.prepare(CATCH_UP).run(afterId, afterId, afterId);
   const newest = (db.prepare('SELECT COALESCE(MAX(id), 0) AS id FROM audit_log').get() as { id: number }).id;
   const through = Math.max(afterId, newest);
-  db.prepare('UPDATE audit_lookup_state SET through = ? WHERE singleton = 1').run(through);
+  // An upsert: a state row deleted with SQL comes back here (until then, lookups find only what the table lists).
+  db.prepare('INSERT INTO audit_lookup_state (singleton, through) VALUES (1, ?) ON CONFLICT (singleton) DO UPDATE SET through = excluded.through').run(through);
   return through;
 }
 
