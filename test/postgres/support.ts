@@ -95,10 +95,14 @@ export async function startRealPostgres(options: { readonly durable?: boolean } 
   const asRoot = process.getuid?.() === 0;
   const run = (cmd: string, args: string[]) => {
     if (!asRoot) return execFileSync(cmd, args, { stdio: 'pipe' });
-    execFileSync('chown', ['-R', 'nobody', dir]);
+    // No chown here: while the server runs it creates and deletes files under `dir` (as nobody already), and a
+    // recursive chown racing a deleted temp file failed the run's teardown (ENOENT). The two chowns below suffice.
     return execFileSync('su', ['-s', '/bin/sh', 'nobody', '-c', [cmd, ...args].map((a) => `'${a.replaceAll("'", "'\\''")}'`).join(' ')], { stdio: 'pipe' });
   };
-  if (asRoot) execFileSync('chmod', ['755', dir]);
+  if (asRoot) {
+    execFileSync('chmod', ['755', dir]);
+    execFileSync('chown', ['-R', 'nobody', dir]);
+  }
   run('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--locale=C', '--encoding=UTF8', '--no-sync']);
   // Tests trade durability for speed; the benchmark runs the server's durable defaults (fsync, synchronous commit).
   const tuning = options.durable === true ? 'shared_buffers = 512MB\n' : 'fsync = off\nsynchronous_commit = off\nfull_page_writes = off\n';
