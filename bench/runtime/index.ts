@@ -109,7 +109,9 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
   const getPrice = { name: 'get_price', description: 'Spot price', inputSchema: z.object({ symbol: z.string() }) };
   const tools = createToolRegistry({
     storage,
-    tools: [defineTool({ ...getPrice, toolSet: 'read', permissionTier: PermissionTier.READ_ONLY, execute: handler })],
+    // As the SDK's own get_price (src/finance/read-tools.ts): READ_ONLY and side-effect free, so the turn keeps its
+    // calls in the call journal in memory and writes no journal record (docs/runtime.md, "Seventh round").
+    tools: [defineTool({ ...getPrice, toolSet: 'read', permissionTier: PermissionTier.READ_ONLY, sideEffects: false, execute: handler })],
   });
   const skills = createSkillRegistry({
     tools,

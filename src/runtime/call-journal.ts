@@ -8,11 +8,14 @@ import { defaultIsPidAlive } from '../workspace/file-lock';
 import { answeredToolCallIds, jsonToolOutput } from './conversation';
 
 /**
- * The call journal: each tool call that returned during a turn is written to storage metadata as it returns,
- * before the turn ends and appends its messages. If the process dies mid-turn (SIGKILL, OOM, power), or an
- * abort ends a step after its tools ran, the executed calls and their results are still known: the turn end
- * adds the ones its messages lack, and the next turn of the session (in any process) restores the ones a dead
- * process left, so the model never re-runs a call that already ran because it forgot it.
+ * The call journal: each tool call that returned during a turn is kept as it returns, before the turn ends and
+ * appends its messages. If an abort ends a step after its tools ran, the executed calls and their results are
+ * still known: the turn end adds the ones its messages lack. A call of a tool with side effects is also written
+ * to storage metadata as it returns (with every call kept so far), so when the process dies mid-turn (SIGKILL,
+ * OOM, power) the next turn of the session (in any process) restores the calls the dead process left, and the
+ * model never repeats a side effect because it forgot it already happened. A call of a tool declared
+ * side-effect free (`sideEffects: false`) is kept in memory only: repeating a read is harmless, and a turn of
+ * reads then writes no journal at all (it used to rewrite the whole record, results included, at each call).
  */
 
 /** One call that returned. */
@@ -59,19 +62,32 @@ function callMessages(calls: readonly JournaledCall[]): ModelMessage[] {
   ];
 }
 
+/** Options of {@link createCallJournal}. */
+export interface CallJournalOptions {
+  /** True for a tool declared side-effect free: its calls are kept in memory, not written. @default every tool is written */
+  readonly sideEffectFree?: ((toolName: string) => boolean) | undefined;
+}
+
 /** The journal of one running turn. */
-export function createCallJournal(storage: Storage, sessionId: string, turnId: string, logger: Pick<Logger, 'error'>) {
+export function createCallJournal(storage: Storage, sessionId: string, turnId: string, logger: Pick<Logger, 'error'>, options: CallJournalOptions = {}) {
   const calls: JournaledCall[] = [];
+  /** A record is in storage (written by this turn): the turn end removes it. */
+  let written = false;
   const record = (): string =>
     JSON.stringify({ turnId, pid: process.pid, process: PROCESS_TOKEN, host: HOST, at: new Date().toISOString(), calls } satisfies JournalRecord);
   return {
-    /** Write one returned call (awaited before the stream moves on). A failed write is logged, not thrown. */
+    /**
+     * Keep one returned call; a call with side effects is written with every call kept so far (awaited before the
+     * stream moves on). A failed write is logged, not thrown.
+     */
     async add(call: JournaledCall): Promise<void> {
       // A batch that rolled back is written again one by one: the same call is recorded once.
       const i = calls.findIndex((c) => c.toolCallId === call.toolCallId);
       if (i >= 0) calls[i] = call;
       else calls.push(call);
+      if (options.sideEffectFree?.(call.toolName) === true) return;
       try {
+        written = true;
         await storage.meta.set(key(sessionId), record());
       } catch (error) {
         logger.error('could not journal a tool call', { sessionId, toolName: call.toolName, error: error instanceof Error ? error.message : String(error) });
@@ -84,7 +100,7 @@ export function createCallJournal(storage: Storage, sessionId: string, turnId: s
     },
     /** Forget the journal once the turn's messages are stored. */
     async clear(): Promise<void> {
-      if (calls.length === 0) return;
+      if (!written) return;
       try {
         await storage.meta.delete(key(sessionId));
       } catch (error) {

@@ -3,10 +3,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { LanguageModelV4, LanguageModelV4CallOptions, LanguageModelV4StreamPart } from '@ai-sdk/provider';
-import { createAgentRuntime, createToolRegistry, silentLogger } from '@minara/agent';
+import { createAgentRuntime, createToolRegistry, defineTool, PermissionTier, silentLogger, type Storage } from '@minara/agent';
 import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createScriptedModel, recordEvents } from '@minara/agent/testing';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { financeTools, type Ledger } from './helpers';
 
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
@@ -53,6 +54,39 @@ function breakingModel(prompts: Array<LanguageModelV4CallOptions['prompt']>): La
 
 const promptText = (prompt: LanguageModelV4CallOptions['prompt']) => JSON.stringify(prompt);
 
+/** Run the fixture's turn in a child process, which SIGKILLs itself after get_price ran. */
+async function killMidTurn(db: string, kind?: 'side-effect-free'): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'killed-mid-turn.ts'), db, ...(kind ? [kind] : [])], {
+    cwd: join(import.meta.dirname, '..', '..'),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let out = '';
+  let err = '';
+  child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  child.stderr.on('data', (c: Buffer) => (err += c.toString()));
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, s) => resolve(s)));
+  expect(signal, err).toBe('SIGKILL');
+  expect(out).toContain('"ran":"get_price:BTC"');
+}
+
+/**
+ * The session's next turn in this process, on the killed process's database (`before` sees the storage first):
+ * the storage, the tool ledger and the prompts the model got.
+ */
+async function nextTurn(db: string, before?: (storage: Storage) => Promise<void>) {
+  const storage = createSqliteStorage({ path: db, logger: silentLogger });
+  await before?.(storage);
+  const ledger: Ledger = { calls: [], sessions: [] };
+  const tools = createToolRegistry({ tools: financeTools(ledger), storage });
+  const prompts: Array<LanguageModelV4CallOptions['prompt']> = [];
+  const model = breakingModel(prompts);
+  await model.doStream({ prompt: [] } as never); // spend the breaking first call
+  const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger });
+  const r = await recordEvents(runtime.run({ sessionId: 'k', message: 'what did you find?' }));
+  expect(r.ofType('error')).toEqual([]);
+  return { storage, ledger, prompts };
+}
+
 describe('each executed tool call is persisted as it completes', () => {
   it('a stream that breaks before its step ends runs no tool; turns that end normally store each call once', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'minara-journal-'));
@@ -91,27 +125,8 @@ describe('each executed tool call is persisted as it completes', () => {
     const dir = mkdtempSync(join(tmpdir(), 'minara-journal-'));
     try {
       const db = join(dir, 'a.db');
-      const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'killed-mid-turn.ts'), db], {
-        cwd: join(import.meta.dirname, '..', '..'),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let out = '';
-      let err = '';
-      child.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      child.stderr.on('data', (c: Buffer) => (err += c.toString()));
-      const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, s) => resolve(s)));
-      expect(signal, err).toBe('SIGKILL');
-      expect(out).toContain('"ran":"get_price:BTC"');
-
-      const storage = createSqliteStorage({ path: db, logger: silentLogger });
-      const ledger: Ledger = { calls: [], sessions: [] };
-      const tools = createToolRegistry({ tools: financeTools(ledger), storage });
-      const prompts: Array<LanguageModelV4CallOptions['prompt']> = [];
-      const model = breakingModel(prompts);
-      await model.doStream({ prompt: [] } as never); // spend the breaking first call
-      const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger });
-      const r = await recordEvents(runtime.run({ sessionId: 'k', message: 'what did you find?' }));
-      expect(r.ofType('error')).toEqual([]);
+      await killMidTurn(db);
+      const { storage, ledger, prompts } = await nextTurn(db);
       const sent = promptText(prompts.at(-1)!);
       expect(sent).toContain('97000'); // the result the killed process got
       expect(sent).not.toContain('interrupted before it returned'); // not papered over as an orphan
@@ -123,4 +138,107 @@ describe('each executed tool call is persisted as it completes', () => {
       rmSync(dir, { recursive: true, force: true });
     }
   });
+
+  it('a process killed after a side-effect-free call left no journal: the next turn asks the model again and the read runs again', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'minara-journal-'));
+    try {
+      const db = join(dir, 'a.db');
+      await killMidTurn(db, 'side-effect-free');
+      const { storage, prompts } = await nextTurn(db, async (opened) => {
+        expect(await opened.meta.get('runtime:calls-in-flight:k')).toBeUndefined();
+      });
+      expect(promptText(prompts.at(-1)!)).not.toContain('97000'); // nothing restored: the model reads the price again if it needs it
+      const roles = (await storage.conversations.listMessages('k')).map((m) => m.role);
+      expect(roles).toEqual(['user', 'user', 'assistant']);
+      // The killed turn's read is still in the audit trail (its row committed before the process died).
+      expect(await storage.audit.count({ sessionId: 'k', toolName: 'get_price' })).toBe(1);
+      await storage.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('the journal is written only for calls with side effects', () => {
+  /** The storage, seen through a proxy that records every value written to the journal key and each delete of it. */
+  function watchJournal(storage: Storage, sessionId: string) {
+    const key = `runtime:calls-in-flight:${sessionId}`;
+    const writes: Array<{ calls: Array<{ toolName: string; toolCallId: string }> }> = [];
+    let deleted = 0;
+    const meta = new Proxy(storage.meta, {
+      get(target, prop) {
+        if (prop === 'set') {
+          return async (k: string, v: string) => {
+            if (k === key) writes.push(JSON.parse(v) as (typeof writes)[number]);
+            return target.set(k, v);
+          };
+        }
+        if (prop === 'delete') {
+          return async (k: string) => {
+            if (k === key) deleted++;
+            return target.delete(k);
+          };
+        }
+        return Reflect.get(target, prop) as unknown;
+      },
+    });
+    const watched = new Proxy(storage, { get: (target, prop) => (prop === 'meta' ? meta : (Reflect.get(target, prop) as unknown)) });
+    return { storage: watched, writes, deleted: () => deleted };
+  }
+  const readTool = (ran: string[]) =>
+    defineTool({
+      name: 'read_quote', toolSet: 'read', description: 'A quote', permissionTier: PermissionTier.READ_ONLY, sideEffects: false,
+      inputSchema: z.object({ symbol: z.string() }),
+      execute: ({ symbol }) => {
+        ran.push(`read_quote:${symbol}`);
+        return { symbol, priceUsd: 1 };
+      },
+    });
+  const noteTool = (ran: string[]) =>
+    defineTool({
+      name: 'save_note', toolSet: 'read', description: 'Save a note', permissionTier: PermissionTier.READ_ONLY,
+      inputSchema: z.object({ text: z.string() }),
+      execute: ({ text }) => {
+        ran.push(`save_note:${text}`);
+        return { saved: true };
+      },
+    });
+
+  for (const engine of ['sqlite', 'in-memory'] as const) {
+    it(`${engine}: a turn of side-effect-free calls writes no journal; a call with side effects writes every call kept so far`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'minara-journal-'));
+      try {
+        const storage: Storage = engine === 'sqlite' ? createSqliteStorage({ path: join(dir, 'a.db'), logger: silentLogger }) : (await import('@minara/agent/testing')).createInMemoryStorage();
+        const ran: string[] = [];
+        const watched = watchJournal(storage, 's');
+        const tools = createToolRegistry({ tools: [readTool(ran), noteTool(ran)], storage: watched.storage });
+        const model = createScriptedModel([
+          { toolCalls: [{ toolName: 'read_quote', input: { symbol: 'BTC' }, toolCallId: 'r1' }] },
+          { toolCalls: [{ toolName: 'read_quote', input: { symbol: 'ETH' }, toolCallId: 'r2' }] },
+          { text: 'BTC 1, ETH 1.' },
+          { toolCalls: [{ toolName: 'read_quote', input: { symbol: 'SOL' }, toolCallId: 'r3' }] },
+          { toolCalls: [{ toolName: 'save_note', input: { text: 'SOL read' }, toolCallId: 'n1' }] },
+          { text: 'Noted.' },
+        ]);
+        const runtime = createAgentRuntime({ model, tools, storage: watched.storage, logger: silentLogger });
+
+        await runtime.generate({ sessionId: 's', message: 'quotes?' });
+        expect(ran).toEqual(['read_quote:BTC', 'read_quote:ETH']);
+        expect(watched.writes).toEqual([]);
+        expect(watched.deleted()).toBe(0);
+        // The calls are in the transcript all the same.
+        expect((await storage.conversations.listMessages('s')).map((m) => m.role)).toEqual(['user', 'assistant', 'tool', 'assistant', 'tool', 'assistant']);
+
+        await runtime.generate({ sessionId: 's', message: 'SOL, and note it' });
+        expect(ran.slice(2)).toEqual(['read_quote:SOL', 'save_note:SOL read']);
+        // One record, written when the call with side effects returned: it carries the read before it too.
+        expect(watched.writes.map((w) => w.calls.map((c) => c.toolCallId))).toEqual([['r3', 'n1']]);
+        expect(watched.deleted()).toBe(1);
+        expect(await storage.meta.get('runtime:calls-in-flight:s')).toBeUndefined();
+        await storage.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });

@@ -72,7 +72,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
 
   const turn: TurnState = {
     turnId, input, source, ctx, maxSteps, turnTokenBudget, sessionExists,
-    journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger),
+    journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger, { sideEffectFree: (name) => options.tools.get(name)?.sideEffects === false }),
     text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined, askedUser: false,
     pendingApprovals: [], toolCalls: [], outcomes: new Map(),
     session: { activeSkills: [], turnCount: 0 }, skillSession: undefined,
