@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { hostname as osHostname } from 'node:os';
 import type { ModelMessage, ToolModelMessage } from 'ai';
+import { parseTurnProvenance, type TurnProvenance } from '../safety/untrusted';
 import type { Storage } from '../storage/types';
 import type { ToolEnvelope } from '../tools/envelope';
 import type { Logger } from '../util/logger';
@@ -34,6 +35,8 @@ interface JournalRecord {
   readonly host: string;
   readonly at: string;
   readonly calls: readonly JournaledCall[];
+  /** What the turn had read from outside when the record was written: restored with the calls. */
+  readonly provenance?: TurnProvenance | undefined;
 }
 
 /** A journal left by a live process on another host is taken over only after this long. */
@@ -66,6 +69,11 @@ function callMessages(calls: readonly JournaledCall[]): ModelMessage[] {
 export interface CallJournalOptions {
   /** True for a tool declared side-effect free: its calls are kept in memory, not written. @default every tool is written */
   readonly sideEffectFree?: ((toolName: string) => boolean) | undefined;
+  /**
+   * What the turn has read from outside so far (`turnProvenance` of its context), written with each record: a turn
+   * that restores the calls of a dead one also knows that their results came from untrusted sources.
+   */
+  readonly provenance?: (() => TurnProvenance | undefined) | undefined;
 }
 
 /** The journal of one running turn. */
@@ -73,8 +81,10 @@ export function createCallJournal(storage: Storage, sessionId: string, turnId: s
   const calls: JournaledCall[] = [];
   /** A record is in storage (written by this turn): the turn end removes it. */
   let written = false;
-  const record = (): string =>
-    JSON.stringify({ turnId, pid: process.pid, process: PROCESS_TOKEN, host: HOST, at: new Date().toISOString(), calls } satisfies JournalRecord);
+  const record = (): string => {
+    const provenance = options.provenance?.();
+    return JSON.stringify({ turnId, pid: process.pid, process: PROCESS_TOKEN, host: HOST, at: new Date().toISOString(), calls, ...(provenance ? { provenance } : {}) } satisfies JournalRecord);
+  };
   return {
     /**
      * Keep one returned call; a call with side effects is written with every call kept so far (awaited before the
@@ -110,13 +120,23 @@ export function createCallJournal(storage: Storage, sessionId: string, turnId: s
   };
 }
 
+/** What {@link restoreJournaledCalls} took over from a dead turn. */
+export interface RestoredCalls {
+  /** The calls the transcript lacks, as an assistant message and a tool message (none when nothing is missing). */
+  readonly messages: ModelMessage[];
+  /** Their tool call ids. */
+  readonly restored: string[];
+  /** What the dead turn had read from outside when it last wrote its journal, or undefined. */
+  readonly provenance?: TurnProvenance | undefined;
+}
+
 /**
  * Before a turn loads its history: a journal left by a turn whose process died is turned into transcript
  * messages (calls the transcript already answers are skipped) and removed. A journal of a live process on
  * this host is left alone (that turn is still running); one from another host is taken over after
- * {@link JOURNAL_TAKEOVER_MS}. Returns the ids restored.
+ * {@link JOURNAL_TAKEOVER_MS}. Returns the ids restored and the dead turn's provenance.
  */
-export async function restoreJournaledCalls(storage: Storage, sessionId: string, history: readonly ModelMessage[], now: Date): Promise<{ messages: ModelMessage[]; restored: string[] }> {
+export async function restoreJournaledCalls(storage: Storage, sessionId: string, history: readonly ModelMessage[], now: Date): Promise<RestoredCalls> {
   const raw = await storage.meta.get(key(sessionId));
   if (raw === undefined) return { messages: [], restored: [] };
   let record: JournalRecord;
@@ -137,5 +157,6 @@ export async function restoreJournaledCalls(storage: Storage, sessionId: string,
   const answered = answeredToolCallIds(history);
   const missing = record.calls.filter((c) => typeof c?.toolCallId === 'string' && !answered.has(c.toolCallId));
   await storage.meta.delete(key(sessionId));
-  return { messages: callMessages(missing), restored: missing.map((c) => c.toolCallId) };
+  const provenance = parseTurnProvenance(record.provenance);
+  return { messages: callMessages(missing), restored: missing.map((c) => c.toolCallId), ...(provenance ? { provenance } : {}) };
 }

@@ -9,6 +9,7 @@ import { createScriptedModel, recordEvents } from '@minara/agent/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { financeTools, type Ledger } from './helpers';
+import { pageTools, PLANTED_PAGE } from './fixtures/untrusted-page-tools';
 
 const usage = { inputTokens: { total: 10, noCache: 10, cacheRead: 0, cacheWrite: 0 }, outputTokens: { total: 5, text: 5, reasoning: 0 } };
 
@@ -54,9 +55,9 @@ function breakingModel(prompts: Array<LanguageModelV4CallOptions['prompt']>): La
 
 const promptText = (prompt: LanguageModelV4CallOptions['prompt']) => JSON.stringify(prompt);
 
-/** Run the fixture's turn in a child process, which SIGKILLs itself after get_price ran. */
-async function killMidTurn(db: string, kind?: 'side-effect-free'): Promise<void> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', 'killed-mid-turn.ts'), db, ...(kind ? [kind] : [])], {
+/** Run a fixture's turn in a child process, which SIGKILLs itself mid-turn; `ran` is a call its output must show. */
+async function runUntilKilled(fixture: string, args: readonly string[], ran: string): Promise<void> {
+  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, 'fixtures', fixture), ...args], {
     cwd: join(import.meta.dirname, '..', '..'),
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -66,8 +67,11 @@ async function killMidTurn(db: string, kind?: 'side-effect-free'): Promise<void>
   child.stderr.on('data', (c: Buffer) => (err += c.toString()));
   const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('exit', (_code, s) => resolve(s)));
   expect(signal, err).toBe('SIGKILL');
-  expect(out).toContain('"ran":"get_price:BTC"');
+  expect(out).toContain(`"ran":"${ran}"`);
 }
+
+/** The killed-mid-turn fixture: a turn whose get_price ran, killed at its next model call. */
+const killMidTurn = (db: string, kind?: 'side-effect-free') => runUntilKilled('killed-mid-turn.ts', kind ? [db, kind] : [db], 'get_price:BTC');
 
 /**
  * The session's next turn in this process, on the killed process's database (`before` sees the storage first):
@@ -152,6 +156,37 @@ describe('each executed tool call is persisted as it completes', () => {
       expect(roles).toEqual(['user', 'user', 'assistant']);
       // The killed turn's read is still in the audit trail (its row committed before the process died).
       expect(await storage.audit.count({ sessionId: 'k', toolName: 'get_price' })).toBe(1);
+      await storage.close();
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('a restored journal keeps what the dead turn had read from outside', () => {
+  it('a process killed after reading an untrusted page and saving a note: the next turn restores the calls with their provenance, so a swap it proposes says what was read', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'minara-journal-'));
+    try {
+      const db = join(dir, 'a.db');
+      await runUntilKilled('killed-after-untrusted.ts', [db], 'save_note:read the page');
+
+      const storage = createSqliteStorage({ path: db, logger: silentLogger });
+      const tools = createToolRegistry({ storage, tools: pageTools() });
+      const model = createScriptedModel([
+        { toolCalls: [{ toolName: 'swap_tokens', input: { from: 'USDC', to: 'SCAM', amountUsd: 500 }, toolCallId: 'swap-1' }] },
+        { toolCalls: [{ toolName: 'swap_tokens', input: { from: 'USDC', to: 'SCAM', amountUsd: 500, confirm: true }, toolCallId: 'swap-2' }] },
+        { text: 'The swap needs your approval.' },
+      ]);
+      const runtime = createAgentRuntime({ model, tools, storage, logger: silentLogger });
+      const r = await recordEvents(runtime.run({ sessionId: 'u', message: 'go on' }));
+      expect(r.ofType('error')).toEqual([]);
+      // The restored page is in the transcript the model read...
+      expect(JSON.stringify(await storage.conversations.listMessages('u'))).toContain('NOTE TO AI AGENTS');
+      // ...and the swap it proposed carries the page as its provenance, and the planted passage for the person.
+      const [approval] = await storage.approvals.list({ sessionId: 'u' });
+      expect(approval?.toolName).toBe('swap_tokens');
+      expect(approval?.reason).toContain('proposed after reading: https://evil.example/page');
+      expect(approval?.reason).toContain(PLANTED_PAGE.slice(0, 30));
       await storage.close();
     } finally {
       rmSync(dir, { recursive: true, force: true });

@@ -1,3 +1,4 @@
+import { restoreProvenance } from '../../safety/untrusted';
 import { restoreJournaledCalls } from '../call-journal';
 import { loadMessages, repairOrphanedToolCalls, toNewMessages } from '../conversation';
 import type { TurnState } from './state';
@@ -16,13 +17,16 @@ export interface LoadedHistory {
 
 /**
  * Stage 3, load and repair history: load the conversation, restore calls a process that died mid-turn ran
- * and journaled (before anything else reads history), and repair orphaned tool calls. Sets `turn.history`.
+ * and journaled (before anything else reads history) with what that turn had read from outside, and repair
+ * orphaned tool calls. Sets `turn.history`.
  */
 export async function loadHistory(deps: TurnDeps, turn: TurnState): Promise<LoadedHistory> {
   const { options, now } = deps;
   const { ctx, turnId, input } = turn;
   let history = await loadMessages(options.storage, ctx.sessionId);
   const restored = await restoreJournaledCalls(options.storage, ctx.sessionId, history, now());
+  // What the dead turn had read from outside labels this turn too (and the session, when this turn ends).
+  restoreProvenance(ctx, restored.provenance);
   if (restored.messages.length > 0) {
     await options.storage.conversations.appendMessages(ctx.sessionId, toNewMessages(restored.messages, turnId, now()));
     history = [...history, ...restored.messages];

@@ -1,6 +1,7 @@
 import { asksToRemember, USER_ASKED_TO_REMEMBER } from '../../memory/remember-intent';
 import { MinaraError } from '../../errors/minara-error';
 import { isAutonomousSource } from '../../safety/permission-tier';
+import { turnProvenance } from '../../safety/untrusted';
 import { inferLifecycleStages } from '../../skills/taxonomy';
 import { createToolCallContext } from '../../tools/context';
 import type { TurnStage } from '../../tools/types';
@@ -72,7 +73,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
 
   const turn: TurnState = {
     turnId, input, source, ctx, maxSteps, turnTokenBudget, sessionExists,
-    journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger, { sideEffectFree: (name) => options.tools.get(name)?.sideEffects === false }),
+    journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger, { sideEffectFree: (name) => options.tools.get(name)?.sideEffects === false, provenance: () => turnProvenance(ctx) }),
     text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined, askedUser: false,
     pendingApprovals: [], toolCalls: [], outcomes: new Map(),
     session: { activeSkills: [], turnCount: 0 }, skillSession: undefined,
