@@ -79,7 +79,7 @@ export interface CallJournalOptions {
 /** The journal of one running turn. */
 export function createCallJournal(storage: Storage, sessionId: string, turnId: string, logger: Pick<Logger, 'error'>, options: CallJournalOptions = {}) {
   const calls: JournaledCall[] = [];
-  /** A record is in storage (written by this turn): the turn end removes it. */
+  /** This turn has written (or tried to write) a record: the turn end removes it. */
   let written = false;
   const record = (): string => {
     const provenance = options.provenance?.();
