@@ -111,12 +111,17 @@ export function createPgUsageStorage(h: PgHandle): UsageStorage {
         // One admission per scope and day at a time across every instance: the check and the insert under one lock.
         await tx.run('SELECT pg_advisory_xact_lock(hashtext($1))', [`minara:usage:${r.scope}:${r.day}`]);
         await tx.run(`DELETE FROM ${held} WHERE expires_at <= $1`, [r.now]);
-        const args: unknown[] = [r.day, [...r.sources]];
+        // The ledger and the holds in one statement, so one snapshot: a turn ending meanwhile on another instance
+        // (its ledger row, then its hold dropped, neither under this lock) is seen in one or both, never in neither.
+        const args: unknown[] = [r.day, [...r.sources], r.scope];
         if (r.userId !== undefined) args.push(r.userId);
-        const s = (await tx.get(`SELECT COUNT(*) AS turns, COALESCE(SUM(cost_usd), 0) AS c, COALESCE(MAX(cost_usd), 0) AS m FROM ${t}
-                                 WHERE day = $1 AND source = ANY($2::text[])${r.userId !== undefined ? ' AND user_id = $3' : ''}`, args))!;
-        const sum = (await tx.get(`SELECT COALESCE(SUM(amount_usd), 0) AS s FROM ${held} WHERE scope = $1 AND day = $2`, [r.scope, r.day]))!;
-        const decision = decideReservation(r.limitUsd, { turns: Number(s.turns), costUsd: Number(s.c), largestUsd: Number(s.m) }, Number(sum.s));
+        const s = (await tx.get(
+          `SELECT COUNT(*) AS turns, COALESCE(SUM(cost_usd), 0) AS c, COALESCE(MAX(cost_usd), 0) AS m,
+                  (SELECT COALESCE(SUM(amount_usd), 0) FROM ${held} WHERE scope = $3 AND day = $1) AS held
+           FROM ${t} WHERE day = $1 AND source = ANY($2::text[])${r.userId !== undefined ? ' AND user_id = $4' : ''}`,
+          args,
+        ))!;
+        const decision = decideReservation(r.limitUsd, { turns: Number(s.turns), costUsd: Number(s.c), largestUsd: Number(s.m) }, Number(s.held));
         if (decision.admitted) await tx.run(`INSERT INTO ${held} (id, scope, day, amount_usd, expires_at) VALUES ($1, $2, $3, $4, $5)`, [r.id, r.scope, r.day, decision.amountUsd, r.expiresAt]);
         return decision;
       });
