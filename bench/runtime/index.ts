@@ -6,29 +6,29 @@
  * When bench/peers has @mastra/core (`cd bench/peers && npm install --legacy-peer-deps --no-audit --no-fund`),
  * Mastra's Agent.stream runs in the same loop with the same model script, tool and instructions, and the bench
  * prints our added time ÷ Mastra's (issue 41's goal: ≤ 0.20×); without it that row says SKIPPED and why.
- * Run: npm run bench -- runtime
+ * The SDK is loaded from the built package in dist/ (what a consumer runs; see ./sdk.ts), or from the sources
+ * through tsx with BENCH_FROM=src.
+ * Run: npm run build && npm run bench -- runtime
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import path from 'node:path';
 import { generateText, isStepCount, jsonSchema, streamText, type SystemModelMessage, tool, type ToolSet } from 'ai';
 import { z } from 'zod';
-import {
-  createAgentRuntime,
-  createMemoryStore,
-  createSkillRegistry,
-  createToolRegistry,
-  defineSkill,
-  defineTool,
-  PermissionTier,
-  silentLogger,
-  type Storage,
-  toInstructions,
-} from '../../src/index';
-import { createSqliteStorage } from '../../src/storage/sqlite/index';
-import { createInMemoryStorage, createScriptedModel, type ScriptEntry } from '../../src/testing/index';
+import type { Storage } from '../../src/index';
+import type { ScriptEntry } from '../../src/testing/index';
 import { fmt, machine, type Summary, summarize, table } from '../lib/stats';
 import { loadMastraPeer, type MastraPeer } from './mastra-peer';
+import { loadBenchSdk } from './sdk';
+
+const bench = await loadBenchSdk().catch((error: unknown) => {
+  // A line CI's log shows (it keeps the `target:` lines), not only a stack trace on stderr.
+  console.log(`target: runtime adds ≤ 0.20× what Mastra Agent.stream adds (NOT RUN: ${error instanceof Error ? error.message : String(error)})`);
+  process.exit(1);
+});
+const { createAgentRuntime, createMemoryStore, createSkillRegistry, createToolRegistry, defineSkill, defineTool, PermissionTier, silentLogger, toInstructions } = bench.sdk;
+const { createSqliteStorage } = bench.sqlite;
+const { createInMemoryStorage, createScriptedModel } = bench.testing;
 
 const TURNS = Number(process.env.BENCH_TURNS ?? 300);
 const WARMUP = 30;
@@ -224,7 +224,7 @@ await sqlite.close();
 rmSync(dir, { recursive: true, force: true });
 const inMemory = await measure(createInMemoryStorage());
 
-console.log(`\nbench/runtime — ${TURNS} turns of ${onSqlite.steps} steps (2 tool calls + text), scripted model, audit + memory on; ${machine()}\n`);
+console.log(`\nbench/runtime — ${TURNS} turns of ${onSqlite.steps} steps (2 tool calls + text), scripted model, audit + memory on; the SDK from ${bench.from === 'dist' ? 'dist/ (the built package)' : 'src/ through tsx (BENCH_FROM=src)'}; ${machine()}\n`);
 const added = (r: Measured) => r.ours.p50 - r.plain.p50;
 const mastraAdded = (r: Measured) => (typeof r.mastra === 'string' ? Number.NaN : r.mastra.p50 - r.plain.p50);
 const rows: Array<Array<string | number>> = [];
