@@ -46,3 +46,52 @@ export function table(headers: readonly string[], rows: ReadonlyArray<ReadonlyAr
 export function machine(): string {
   return `node ${process.version}, ${process.platform}/${process.arch}`;
 }
+
+/** A small seeded PRNG (mulberry32), so a bench's resampling gives the same interval for the same samples. */
+function seeded(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+function median(values: Float64Array): number {
+  values.sort();
+  const n = values.length;
+  return n % 2 === 1 ? values[(n - 1) / 2]! : (values[n / 2 - 1]! + values[n / 2]!) / 2;
+}
+
+/**
+ * A 95 % percentile-bootstrap interval for `(p50(ours) − p50(base)) ÷ (p50(peer) − p50(base))`, resampling whole
+ * rounds (index i of each array is one round, so a noisy moment stays paired across the three sides). Shows how far
+ * the peer's own noise moves a ratio of added times; `resamples` draws from a fixed seed.
+ */
+export function bootstrapAddedRatio(
+  rounds: { readonly ours: readonly number[]; readonly base: readonly number[]; readonly peer: readonly number[] },
+  resamples = 2000,
+  seed = 41,
+): { readonly low: number; readonly high: number } {
+  const n = Math.min(rounds.ours.length, rounds.base.length, rounds.peer.length);
+  if (n === 0) return { low: Number.NaN, high: Number.NaN };
+  const random = seeded(seed);
+  const ratios = new Float64Array(resamples);
+  const ours = new Float64Array(n);
+  const base = new Float64Array(n);
+  const peer = new Float64Array(n);
+  for (let r = 0; r < resamples; r++) {
+    for (let i = 0; i < n; i++) {
+      const k = Math.floor(random() * n);
+      ours[i] = rounds.ours[k]!;
+      base[i] = rounds.base[k]!;
+      peer[i] = rounds.peer[k]!;
+    }
+    const b = median(base);
+    ratios[r] = (median(ours) - b) / (median(peer) - b);
+  }
+  ratios.sort();
+  return { low: percentile(Array.from(ratios), 2.5), high: percentile(Array.from(ratios), 97.5) };
+}
