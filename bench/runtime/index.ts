@@ -6,7 +6,7 @@
  * When bench/peers has @mastra/core (`cd bench/peers && npm install --legacy-peer-deps --no-audit --no-fund`),
  * Mastra's Agent.stream runs in the same loop with the same model script, tool and instructions, and the bench
  * prints our added time ÷ Mastra's (issue 41's goal: ≤ 0.20×); without it that row says SKIPPED and why.
- * The SDK is loaded from the built package in dist/ (what a consumer runs; see ./sdk.ts), or from the sources
+ * The SDK is loaded from the built package in dist/ (what a consumer runs; see ../lib/sdk.ts), or from the sources
  * through tsx with BENCH_FROM=src.
  * Run: npm run build && npm run bench -- runtime
  */
@@ -19,7 +19,7 @@ import type { Storage } from '../../src/index';
 import type { ScriptEntry } from '../../src/testing/index';
 import { bootstrapAddedRatio, fmt, machine, type Summary, summarize, table } from '../lib/stats';
 import { loadMastraPeer, type MastraPeer } from './mastra-peer';
-import { loadBenchSdk } from './sdk';
+import { loadBenchSdk } from '../lib/sdk';
 
 const bench = await loadBenchSdk().catch((error: unknown) => {
   // A line CI's log shows (it keeps the `target:` lines), not only a stack trace on stderr.

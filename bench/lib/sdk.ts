@@ -1,5 +1,5 @@
 /**
- * Which build of the SDK the runtime bench measures. By default the built package in `dist/`: what a consumer's
+ * Which build of the SDK a bench measures (bench/runtime, bench/dispatch). By default the built package in `dist/`: what a consumer's
  * `import '@minara/agent'` loads (tsup's output, built by `npm install`'s prepare script or `npm run build`), the
  * same kind of code as the AI SDK and Mastra it is compared with, which load from their own `dist/`.
  * `BENCH_FROM=src` measures the TypeScript sources through tsx instead: tsx compiles with esbuild's `keepNames`, so
@@ -52,12 +52,12 @@ export async function loadBenchSdk(): Promise<BenchSdk> {
     try {
       built = Math.min(built, statSync(file).mtimeMs);
     } catch {
-      throw new Error(`bench/runtime measures the built package, and ${path.relative(ROOT, file)} is missing: run \`npm run build\` (or BENCH_FROM=src to measure the sources through tsx)`);
+      throw new Error(`the bench measures the built package, and ${path.relative(ROOT, file)} is missing: run \`npm run build\` (or BENCH_FROM=src to measure the sources through tsx)`);
     }
   }
   const source = newest(path.join(ROOT, 'src'));
   if (source.mtimeMs > built) {
-    throw new Error(`bench/runtime measures the built package, and dist/ is older than ${path.relative(ROOT, source.file)}: run \`npm run build\` (or BENCH_FROM=src to measure the sources through tsx)`);
+    throw new Error(`the bench measures the built package, and dist/ is older than ${path.relative(ROOT, source.file)}: run \`npm run build\` (or BENCH_FROM=src to measure the sources through tsx)`);
   }
   const load = async <T>(file: string): Promise<T> => (await import(pathToFileURL(file).href)) as T;
   return { from, sdk: await load<Sdk>(entries[0]!), sqlite: await load<Sqlite>(entries[1]!), testing: await load<Testing>(entries[2]!) };
