@@ -1,5 +1,7 @@
 /** Small helpers shared by the benchmark scripts: percentiles and a plain-text table. */
 
+import { mulberry32 } from '../../src/util/prng';
+
 export function percentile(sortedMs: readonly number[], p: number): number {
   if (sortedMs.length === 0) return Number.NaN;
   const idx = Math.min(sortedMs.length - 1, Math.max(0, Math.ceil((p / 100) * sortedMs.length) - 1));
@@ -47,18 +49,6 @@ export function machine(): string {
   return `node ${process.version}, ${process.platform}/${process.arch}`;
 }
 
-/** A small seeded PRNG (mulberry32), so a bench's resampling gives the same interval for the same samples. */
-function seeded(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
 function median(values: Float64Array): number {
   values.sort();
   const n = values.length;
@@ -68,7 +58,7 @@ function median(values: Float64Array): number {
 /**
  * A 95 % percentile-bootstrap interval for `(p50(ours) − p50(base)) ÷ (p50(peer) − p50(base))`, resampling whole
  * rounds (index i of each array is one round, so a noisy moment stays paired across the three sides). Shows how far
- * the peer's own noise moves a ratio of added times; `resamples` draws from a fixed seed.
+ * the peer's own noise moves a ratio of added times; `resamples` draws from a fixed seed (the SDK's `mulberry32`).
  */
 export function bootstrapAddedRatio(
   rounds: { readonly ours: readonly number[]; readonly base: readonly number[]; readonly peer: readonly number[] },
@@ -77,7 +67,7 @@ export function bootstrapAddedRatio(
 ): { readonly low: number; readonly high: number } {
   const n = Math.min(rounds.ours.length, rounds.base.length, rounds.peer.length);
   if (n === 0) return { low: Number.NaN, high: Number.NaN };
-  const random = seeded(seed);
+  const random = mulberry32(seed);
   const ratios = new Float64Array(resamples);
   const ours = new Float64Array(n);
   const base = new Float64Array(n);
@@ -92,6 +82,6 @@ export function bootstrapAddedRatio(
     const b = median(base);
     ratios[r] = (median(ours) - b) / (median(peer) - b);
   }
-  ratios.sort();
-  return { low: percentile(Array.from(ratios), 2.5), high: percentile(Array.from(ratios), 97.5) };
+  const sorted = Array.from(ratios.sort());
+  return { low: percentile(sorted, 2.5), high: percentile(sorted, 97.5) };
 }
