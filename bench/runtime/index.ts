@@ -6,6 +6,8 @@
  * When bench/peers has @mastra/core (`cd bench/peers && npm install --legacy-peer-deps --no-audit --no-fund`),
  * Mastra's Agent.stream runs in the same loop with the same model script, tool and instructions, and the bench
  * prints our added time ÷ Mastra's (issue 41's goal: ≤ 0.20×); without it that row says SKIPPED and why.
+ * A last phase times each side by phases of the turn (to the first tool call, each call, between steps, after the
+ * last step), read where the caller reads parts and events, and prints what each phase adds: where the added time goes.
  * The SDK is loaded from the built package in dist/ (what a consumer runs; see ../lib/sdk.ts), or from the sources
  * through tsx with BENCH_FROM=src.
  * Run: npm run build && npm run bench -- runtime
@@ -86,6 +88,34 @@ interface Measured {
    * storage), our turn and the plain one in the same rounds; or why it did not run.
    */
   mastraStored?: { plain: Summary; ours: Summary; mastra: Summary } | string;
+  /** Per phase of the turn (PHASES), the plain side's and our side's p50 (ms), from a phase of its own. */
+  breakdown: { plain: number[]; ours: number[] };
+}
+
+/**
+ * The phases of the 3-step turn, each between two points both sides show their caller: the plain side's stream
+ * parts and our turn's events (`runtime.run`), timed where the caller reads them. What each phase holds on our side
+ * is in its label; the plain side's share of it is the AI SDK's own work for the same step.
+ */
+const PHASES = [
+  ['to the first tool call', 'open the turn, session and state reads, routing, prompt, input scan, history, the user message stored; step 1 of the model'],
+  ['1st call: tool-call → tool-result', 'dispatch: validation, gate, the handler, the audit row'],
+  ['to the 2nd tool call', 'step 1 ends, step 2 of the model'],
+  ['2nd call: tool-call → tool-result', 'dispatch, as above'],
+  ['to the answer', 'step 2 ends, step 3 of the model to its first text'],
+  ['to the last step end', 'the rest of the answer; step 3 ends'],
+  ['after the last step', 'the turn stored (messages, session state, usage row), post-turn work, turn-end'],
+] as const;
+
+/**
+ * The phase boundaries of one turn from the sequence of part or event types the caller read (each with the time it
+ * was read, ms from the start): the 1st and 2nd tool-call and tool-result, the first text, the last step end, the end.
+ */
+function phaseTimes(seen: ReadonlyArray<readonly [string, number]>, stepEnd: string, endMs: number): number[] {
+  const at = (type: string, nth: number) => seen.filter(([t]) => t === type)[nth]?.[1] ?? Number.NaN;
+  const lastStepEnd = seen.filter(([t]) => t === stepEnd).at(-1)?.[1] ?? Number.NaN;
+  const marks = [0, at('tool-call', 0), at('tool-result', 0), at('tool-call', 1), at('tool-result', 1), at('text-delta', 0), lastStepEnd, endMs];
+  return marks.slice(1).map((m, i) => m - marks[i]!);
 }
 
 /**
@@ -202,8 +232,36 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
   // native client with its own threads) never runs inside the rows the targets read.
   const [storedPlain = [], storedOurs = [], mastraStored = []] =
     stored !== undefined && typeof stored !== 'string' ? await rounds([runPlain, () => runOurs(session++), () => runMastraStored(stored)]) : [];
+  // The breakdown, in a phase of its own: the plain turn's parts and our turn's events, each timed as the caller reads it.
+  const plainPhases: number[][] = [], ourPhases: number[][] = [];
+  const breakdownSides: Array<() => Promise<number>> = [
+    async () => {
+      plainModel.push(...turnScript());
+      const seen: Array<readonly [string, number]> = [];
+      const t0 = performance.now();
+      const result = streamText({ model: plainModel, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
+      for await (const part of result.stream) seen.push([part.type, performance.now() - t0]);
+      const ms = performance.now() - t0;
+      plainPhases.push(phaseTimes(seen, 'finish-step', ms));
+      return ms;
+    },
+    async () => {
+      const i = session++;
+      ourModel.push(...turnScript());
+      await runtime.buildSystemPromptBlocks({ sessionId: `bench-${i}` });
+      const seen: Array<readonly [string, number]> = [];
+      const t0 = performance.now();
+      for await (const event of runtime.run({ sessionId: `bench-${i}`, message: MESSAGE })) seen.push([event.type, performance.now() - t0]);
+      const ms = performance.now() - t0;
+      ourPhases.push(phaseTimes(seen, 'step-end', ms));
+      return ms;
+    },
+  ];
+  await rounds(breakdownSides);
+  const phaseP50 = (samples: number[][]) => PHASES.map((_, k) => summarize(samples.slice(WARMUP).map((p) => p[k]!)).p50);
   await memory.close();
   return {
+    breakdown: { plain: phaseP50(plainPhases), ours: phaseP50(ourPhases) },
     cpu: { plain: summarize(cpu[0]!), ours: summarize(cpu[1]!), mastra: cpu[4] === undefined ? undefined : summarize(cpu[4]) },
     rounds: { wall: { plain, ours, mastra }, cpu: { plain: cpu[0]!, ours: cpu[1]!, mastra: cpu[4] ?? [] } },
     plain: summarize(plain),
@@ -247,9 +305,19 @@ for (const [label, r] of [['SQLite', onSqlite], ['in-memory', inMemory]] as cons
   rows.push([`createAgentRuntime().generate({ modelCall: 'generate' })`, label, fmt(r.oursGen.p50), fmt(r.oursGen.p95), fmt(r.oursGen.p50 - r.plainGen.p50), fmt((r.oursGen.p50 - r.plainGen.p50) / 3), `${(r.oursGen.p50 / r.plainGen.p50).toFixed(2)}×`]);
 }
 console.log(table(['path', 'storage', 'turn p50 ms', 'turn p95 ms', 'added per turn p50 ms', 'added per step p50 ms', 'turn ratio p50'], rows));
+// Where the added time goes: each phase's p50 on each side (a phase of its own, after the rounds above).
+const phaseRows = PHASES.map(([label, what], k) => {
+  const plainMs = onSqlite.breakdown.plain[k]!;
+  const sqliteMs = onSqlite.breakdown.ours[k]!;
+  const memoryMs = inMemory.breakdown.ours[k]!;
+  return [label, what, fmt(plainMs), fmt(sqliteMs), fmt(sqliteMs - onSqlite.breakdown.plain[k]!), fmt(memoryMs), fmt(memoryMs - inMemory.breakdown.plain[k]!)];
+});
+const phaseSum = (r: Measured, side: 'plain' | 'ours') => r.breakdown[side].reduce((a, b) => a + b, 0);
+phaseRows.push(['sum of the phases', '', fmt(phaseSum(onSqlite, 'plain')), fmt(phaseSum(onSqlite, 'ours')), fmt(phaseSum(onSqlite, 'ours') - phaseSum(onSqlite, 'plain')), fmt(phaseSum(inMemory, 'ours')), fmt(phaseSum(inMemory, 'ours') - phaseSum(inMemory, 'plain'))]);
+console.log('\nWhere the added time goes: each phase between two points the caller reads (plain: stream parts; ours: runtime.run events),');
+console.log(`p50 ms over ${TURNS} turns of each side in a phase of their own (the plain column is the SQLite run's; the in-memory run has its own).`);
+console.log(table(['phase', 'what our turn does in it', 'plain', 'SQLite', 'SQLite adds', 'in-memory', 'in-memory adds'], phaseRows));
 console.log(`\nOnce per session (not in the turn times): session row + frozen memory snapshot of 200 memories — SQLite p50 ${fmt(onSqlite.session.p50)} ms, in-memory p50 ${fmt(inMemory.session.p50)} ms.`);
-console.log('The added time is, per turn: session and state reads, routing, prompt blocks, the input scanner, persisting the user');
-console.log('message, the response and the session state; per tool call: validation, the gate and one audit row.');
 console.log("The generate rows are the non-streaming path (runtime.run({ modelCall: 'generate' }), what agent backtests use), against plain generateText.");
 console.log('Targets: ≤ 1 ms added per step (p50); turn ≤ 1.25× plain streamText; what we add ≤ 0.20× what Mastra adds.');
 if (typeof onSqlite.mastra === 'string') console.log(`\n*** Mastra row SKIPPED: ${onSqlite.mastra} ***`);
@@ -283,6 +351,11 @@ if (typeof onSqlite.mastra === 'string') {
       `CPU: SQLite ${fmt(cpuAdded(onSqlite))} ms = ${cpuRatio(onSqlite).toFixed(2)}× (${interval(onSqlite, 'cpu')}), in-memory ${fmt(cpuAdded(inMemory))} ms = ${cpuRatio(inMemory).toFixed(2)}×) — ${TURNS} turns, ${load}`,
   );
 }
+// One line for CI's log: what each phase adds, SQLite then in-memory, so a regression shows which part of the turn moved.
+const phasesRan = [onSqlite, inMemory].every((r) => [...r.breakdown.plain, ...r.breakdown.ours].every((ms) => Number.isFinite(ms) && ms >= 0));
+const addedPerPhase = (r: Measured) => PHASES.map(([label], k) => `${label.split(':')[0]} ${fmt(r.breakdown.ours[k]! - r.breakdown.plain[k]!)}`).join(', ');
+if (!phasesRan) console.log('breakdown: NOT RUN (the parts or events of a turn did not come in the order the phases expect: tool-call, tool-result, twice, then text)');
+else console.log(`breakdown (p50 ms added per phase; not a target): SQLite ${addedPerPhase(onSqlite)}; in-memory ${addedPerPhase(inMemory)} — ${TURNS} turns, ${load}`);
 if (onSqlite.mastraStored !== undefined && typeof onSqlite.mastraStored !== 'string') {
   const m = onSqlite.mastraStored;
   const oursAdded = m.ours.p50 - m.plain.p50;
