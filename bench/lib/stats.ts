@@ -2,7 +2,7 @@
 
 import { mulberry32 } from '../../src/util/prng';
 
-export function percentile(sortedMs: readonly number[], p: number): number {
+export function percentile(sortedMs: ArrayLike<number>, p: number): number {
   if (sortedMs.length === 0) return Number.NaN;
   const idx = Math.min(sortedMs.length - 1, Math.max(0, Math.ceil((p / 100) * sortedMs.length) - 1));
   return sortedMs[idx]!;
@@ -49,16 +49,11 @@ export function machine(): string {
   return `node ${process.version}, ${process.platform}/${process.arch}`;
 }
 
-function median(values: Float64Array): number {
-  values.sort();
-  const n = values.length;
-  return n % 2 === 1 ? values[(n - 1) / 2]! : (values[n / 2 - 1]! + values[n / 2]!) / 2;
-}
-
 /**
  * A 95 % percentile-bootstrap interval for `(p50(ours) − p50(base)) ÷ (p50(peer) − p50(base))`, resampling whole
  * rounds (index i of each array is one round, so a noisy moment stays paired across the three sides). Shows how far
- * the peer's own noise moves a ratio of added times; `resamples` draws from a fixed seed (the SDK's `mulberry32`).
+ * the peer's own noise moves a ratio of added times; each resample's p50 is `summarize`'s (the figure the ratio line
+ * prints); `resamples` draws from a fixed seed (the SDK's `mulberry32`).
  */
 export function bootstrapAddedRatio(
   rounds: { readonly ours: readonly number[]; readonly base: readonly number[]; readonly peer: readonly number[] },
@@ -79,9 +74,9 @@ export function bootstrapAddedRatio(
       base[i] = rounds.base[k]!;
       peer[i] = rounds.peer[k]!;
     }
-    const b = median(base);
-    ratios[r] = (median(ours) - b) / (median(peer) - b);
+    const b = percentile(base.sort(), 50);
+    ratios[r] = (percentile(ours.sort(), 50) - b) / (percentile(peer.sort(), 50) - b);
   }
-  const sorted = Array.from(ratios.sort());
-  return { low: percentile(sorted, 2.5), high: percentile(sorted, 97.5) };
+  ratios.sort();
+  return { low: percentile(ratios, 2.5), high: percentile(ratios, 97.5) };
 }
