@@ -1,6 +1,7 @@
 import type { LanguageModelV4ToolCall } from '@ai-sdk/provider';
-import type { ModelMessage, StepResult, StopCondition, TextStreamPart, ToolSet } from 'ai';
+import type { ModelMessage, StepResult, TextStreamPart, ToolSet } from 'ai';
 import { loadAi } from '../../util/lazy-ai';
+import { turnTelemetry } from '../ai-telemetry';
 import { estimateTokens } from '../conversation';
 import { assembleModelCall } from './assemble-model-call';
 import { prepareBudgetStep } from './budget-trim';
@@ -21,7 +22,7 @@ export async function streamModel(deps: TurnDeps, turn: TurnState, prompt: TurnP
   const ai = await loadAi();
   for (let attempt = 0; ; attempt++) {
     const call = await assembleModelCall(deps, turn, prompt, emit);
-    const settings = callSettings(deps, turn, prompt, compaction, emit, call, ai.isStepCount);
+    const settings = callSettings(deps, turn, prompt, compaction, emit, call, ai);
     const overflow = turn.input.modelCall === 'generate' ? await generateOnce(deps, turn, settings, attempt, emit, ai.generateText) : await streamOnce(deps, turn, settings, attempt, emit, ai.streamText);
     if (overflow === undefined) break;
     await compactOnOverflow(deps, turn, compaction, emit);
@@ -31,9 +32,11 @@ export async function streamModel(deps: TurnDeps, turn: TurnState, prompt: TurnP
 type ModelCall = Awaited<ReturnType<typeof assembleModelCall>>;
 
 /** What `streamText` and `generateText` are both given for one attempt. */
-function callSettings(deps: TurnDeps, turn: TurnState, prompt: TurnPrompt, compaction: TurnCompaction, emit: Emit, call: ModelCall, isStepCount: (n: number) => StopCondition<ToolSet>) {
+function callSettings(deps: TurnDeps, turn: TurnState, prompt: TurnPrompt, compaction: TurnCompaction, emit: Emit, call: ModelCall, ai: Pick<AiModule, 'isStepCount' | 'AI_SDK_TELEMETRY_TRACING_CHANNEL'>) {
   const { options } = deps;
   const { input } = turn;
+  const { isStepCount } = ai;
+  const telemetry = turnTelemetry(options.telemetry, ai.AI_SDK_TELEMETRY_TRACING_CHANNEL);
   const fixedTokens = estimateTokens(call.instructions) + estimateTokens(call.tools === undefined ? '' : Object.keys(call.tools));
   return {
     model: deps.model,
@@ -64,7 +67,7 @@ function callSettings(deps: TurnDeps, turn: TurnState, prompt: TurnPrompt, compa
     // Each call fits what is left of the turn's token budget; near the budget the step must answer in text.
     prepareStep: (step: { readonly steps: ReadonlyArray<StepResult<ToolSet>>; readonly messages: ModelMessage[] }) => prepareBudgetStep(turn, step, fixedTokens, compaction, emit),
     ...(input.abortSignal ? { abortSignal: input.abortSignal } : {}),
-    ...(options.telemetry ? { telemetry: options.telemetry } : {}),
+    ...(telemetry ? { telemetry } : {}),
     maxRetries: 1,
   };
 }
