@@ -13,7 +13,7 @@ import type { Emit, TurnDeps, TurnPrompt } from './types';
 type AiModule = Awaited<ReturnType<typeof loadAi>>;
 
 /**
- * Stage 8, ask the model and dispatch calls: one `streamText` per attempt (or, for a run with
+ * Stage 8, ask the model and dispatch calls: one streamed call per attempt (or, for a run with
  * `modelCall: 'generate'`, one `generateText`: the model's non-streaming call, each step's parts handled when the
  * step ends), its tool calls dispatched through the registry (in the turn's call context), each part handled as
  * the same events either way. A step that overflows the context window is compacted and retried (at most twice).
@@ -23,13 +23,25 @@ export async function streamModel(deps: TurnDeps, turn: TurnState, prompt: TurnP
   for (let attempt = 0; ; attempt++) {
     const call = await assembleModelCall(deps, turn, prompt, emit);
     const settings = callSettings(deps, turn, prompt, compaction, emit, call, ai);
-    const overflow = turn.input.modelCall === 'generate' ? await generateOnce(deps, turn, settings, attempt, emit, ai.generateText) : await streamOnce(deps, turn, settings, attempt, emit, ai.streamText);
+    const overflow = turn.input.modelCall === 'generate' ? await generateOnce(deps, turn, settings, attempt, emit, ai.generateText) : await streamOnce(deps, turn, settings, attempt, emit, singleConsumerStreamText(ai));
     if (overflow === undefined) break;
     await compactOnOverflow(deps, turn, compaction, emit);
   }
 }
 
 type ModelCall = Awaited<ReturnType<typeof assembleModelCall>>;
+
+/**
+ * The AI SDK's `streamText` for one reader: the turn reads each call's `stream` once and keeps each step from
+ * `onStepEnd`, so it asks for the SDK's single-consumer variant, which neither tees the stream nor keeps the steps
+ * for replay (about 0.04 ms less per three-step turn, docs/runtime.md). An SDK without it gets `streamText`.
+ */
+function singleConsumerStreamText(ai: AiModule): StreamTextFn {
+  return ai.experimental_streamTextLowMemory ?? ai.streamText;
+}
+
+/** What the turn needs of a streaming call: its stream of parts, read once. */
+type StreamTextFn = (options: Parameters<AiModule['streamText']>[0]) => { readonly stream: AsyncIterable<TextStreamPart<ToolSet>> };
 
 /** What `streamText` and `generateText` are both given for one attempt. */
 function callSettings(deps: TurnDeps, turn: TurnState, prompt: TurnPrompt, compaction: TurnCompaction, emit: Emit, call: ModelCall, ai: Pick<AiModule, 'isStepCount' | 'AI_SDK_TELEMETRY_TRACING_CHANNEL'>) {
@@ -82,7 +94,7 @@ function keepStep(turn: TurnState, step: StepResult<ToolSet>): void {
 }
 
 /** One streamed attempt: each part handled as it arrives. Returns the overflow to retry after, if any. */
-async function streamOnce(deps: TurnDeps, turn: TurnState, settings: CallSettings, attempt: number, emit: Emit, streamText: AiModule['streamText']): Promise<unknown> {
+async function streamOnce(deps: TurnDeps, turn: TurnState, settings: CallSettings, attempt: number, emit: Emit, streamText: StreamTextFn): Promise<unknown> {
   let overflow: unknown;
   const result = deps.options.tools.runInContext(turn.ctx, () =>
     streamText({
