@@ -17,9 +17,11 @@ let cached: { readonly name: string; readonly channel: TracingChannel } | undefi
  * `registerTelemetry`, or a subscriber on its tracing channel, `channelName`); when nothing can, telemetry is off
  * for the call, so the SDK does not build and redact events nobody reads (about 0.13 ms of a three-step turn,
  * docs/runtime.md). Checked at every call: an integration or subscriber added later is served from the next call.
+ * An SDK release that names no tracing channel (`channelName` undefined) keeps its default: the runtime cannot tell
+ * whether anything listens there.
  */
-export function turnTelemetry(host: TelemetryOptions | undefined, channelName: string): TelemetryOptions | undefined {
-  if (host !== undefined) return host;
+export function turnTelemetry(host: TelemetryOptions | undefined, channelName: string | undefined): TelemetryOptions | undefined {
+  if (host !== undefined || typeof channelName !== 'string') return host;
   const integrations = (globalThis as AiSdkTelemetryGlobals).AI_SDK_TELEMETRY_INTEGRATIONS;
   if (integrations !== undefined && integrations.length > 0) return undefined;
   if (cached?.name !== channelName) cached = { name: channelName, channel: tracingChannel(channelName) };

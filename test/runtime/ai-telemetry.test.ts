@@ -110,4 +110,10 @@ describe('turnTelemetry (the per-call decision)', () => {
     }
     expect(turnTelemetry(undefined, name)).toEqual({ isEnabled: false });
   });
+
+  it('keeps the SDK default when the SDK release names no tracing channel (nothing tells whether one listens)', () => {
+    expect(turnTelemetry(undefined, undefined)).toBeUndefined();
+    const host: TelemetryOptions = { isEnabled: true };
+    expect(turnTelemetry(host, undefined)).toBe(host);
+  });
 });
