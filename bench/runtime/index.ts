@@ -191,10 +191,12 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
     return stop();
   };
 
+  // What every plain side asks the AI SDK for: the runtime's system blocks, tools, tool order and step limit.
+  const plainCall = (model: ReturnType<typeof createScriptedModel>) => ({ model, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
   const runPlain = async () => {
     plainModel.push(...turnScript());
     const stop = stopwatch();
-    const result = streamText({ model: plainModel, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
+    const result = streamText(plainCall(plainModel));
     for await (const _ of result.stream) {
       // drain
     }
@@ -204,7 +206,7 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
   const runPlainQuiet = async () => {
     quietModel.push(...turnScript());
     const stop = stopwatch();
-    const result = experimental_streamTextLowMemory({ model: quietModel, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1, telemetry: { isEnabled: false }, onStepEnd: () => {} });
+    const result = experimental_streamTextLowMemory({ ...plainCall(quietModel), telemetry: { isEnabled: false }, onStepEnd: () => {} });
     for await (const _ of result.stream) {
       // drain
     }
@@ -214,7 +216,7 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
   const runPlainGen = async () => {
     plainGenModel.push(...turnScript());
     const stop = stopwatch();
-    await generateText({ model: plainGenModel, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
+    await generateText(plainCall(plainGenModel));
     return stop();
   };
   // Each turn is the first turn of its own session, so histories do not grow and both sides send the same
@@ -259,7 +261,7 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
       plainModel.push(...turnScript());
       const seen: Array<readonly [string, number]> = [];
       const t0 = performance.now();
-      const result = streamText({ model: plainModel, instructions, prompt: MESSAGE, tools: plainTools, toolOrder: probe.toolNames, stopWhen: isStepCount(12), toolCallConcurrency: 1 });
+      const result = streamText(plainCall(plainModel));
       for await (const part of result.stream) seen.push([part.type, performance.now() - t0]);
       const ms = performance.now() - t0;
       plainPhases.push(phaseTimes(seen, 'finish-step', ms));
