@@ -113,6 +113,7 @@ export {
 export { type BrowserToolsOptions, createBrowserTools, findChromium } from './tools/browser-tools';
 export { createUrlPolicy, isPublicAddress, type UrlPolicy, type UrlPolicyOptions } from './tools/url-policy';
 export { type SettledToolCall, toAISDKTools, type ToAISDKToolsOptions } from './tools/ai-sdk';
+export { type AuditBatch, type AuditBatchOptions, createAuditBatch } from './tools/audit-batch';
 export { openInSandbox, type OpenInSandboxOptions, resolveInSandbox, type SandboxOptions } from './safety/sandbox';
 export { findPersonalData, normaliseForScan, PERSONAL_DATA_CLASSES, type PersonalDataClass } from './safety/personal-data';
 export { type ApprovalBinding, DEFAULT_APPROVAL_TTL_MS, hashToolInput } from './safety/approvals';

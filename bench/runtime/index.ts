@@ -105,12 +105,12 @@ interface Measured {
  */
 const PHASES = [
   ['to the first tool call', 'open the turn, session and state reads, routing, prompt, input scan, history, the user message stored; step 1 of the model'],
-  ['1st call: tool-call → tool-result', 'dispatch: validation, gate, the handler, the audit row'],
+  ['1st call: tool-call → tool-result', 'dispatch: validation, gate, the handler, the audit row (held for the turn\'s end: get_price is side-effect free)'],
   ['to the 2nd tool call', 'step 1 ends, step 2 of the model'],
   ['2nd call: tool-call → tool-result', 'dispatch, as above'],
   ['to the answer', 'step 2 ends, step 3 of the model to its first text'],
   ['to the last step end', 'the rest of the answer; step 3 ends'],
-  ['after the last step', 'the turn stored (messages, session state, usage row), post-turn work, turn-end'],
+  ['after the last step', 'the turn stored (messages, session state, usage row, the calls\' audit rows), post-turn work, turn-end'],
 ] as const;
 
 /**

@@ -202,6 +202,10 @@ function resolveRuntimeOptions(rawOptions: AgentRuntimeOptions): ResolvedRuntime
       'createAgentRuntime: "tools" keeps approvals, grants and the emergency stop in a different storage than "storage"; build the registry with createToolRegistry({ storage }) on the same storage (or omit "storage" here to use the registry\'s).',
     );
   }
+  const auditRows = options.sideEffectFreeAuditRows;
+  if (auditRows !== undefined && auditRows !== 'with-turn' && auditRows !== 'per-call') {
+    throw new MinaraError('CONFIG_INVALID', `createAgentRuntime: "sideEffectFreeAuditRows" must be 'with-turn' or 'per-call' (got ${JSON.stringify(auditRows)}).`);
+  }
   return options;
 }
 

@@ -64,6 +64,8 @@ async function executeTurnUntraced(deps: TurnDeps, input: RunInput, turnId: stri
   }
   // 9. Persist, whatever happened above.
   const turnCount = await persistTurn(deps, turn);
+  // Rows a call held after the persist stage took the batch's (none in a turn that ended as it should).
+  await turn.auditBatch?.flush();
   // 10. Post-turn learning and events.
   await finishTurn(deps, turn, turnCount, emit);
   await trail.flush();

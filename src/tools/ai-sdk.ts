@@ -5,6 +5,7 @@ import type { JSONValue, Tool } from 'ai';
 import { z } from 'zod';
 import { MinaraError } from '../errors/minara-error';
 import { reasonForModel } from '../safety/untrusted';
+import type { AuditBatch } from './audit-batch';
 import type { ToolEnvelope } from './envelope';
 import type { DispatchOutcome, ToolCallContext, ToolRegistry } from './types';
 
@@ -29,6 +30,8 @@ export interface ToAISDKToolsOptions {
    * envelope, before `onResult`, so name only tools whose `onResult` returns nothing; its failures are logged.
    */
   readonly settleWithAuditRow?: ((toolName: string) => boolean) | undefined;
+  /** Passed to every dispatch (`DispatchOptions.auditBatch`): side-effect-free calls' rows are held in it. */
+  readonly auditBatch?: AuditBatch | undefined;
 }
 
 /** What {@link ToAISDKToolsOptions.onSettled} receives. */
@@ -98,6 +101,7 @@ export function toAISDKTools(registry: ToolRegistry, names: readonly string[], o
           signal: abortSignal,
           context: options.context ?? registry.currentContext(),
           ...(withAuditRow ? { withAuditRow } : {}),
+          ...(options.auditBatch ? { auditBatch: options.auditBatch } : {}),
         });
         const envelope = options.onResult?.(name, outcome) ?? outcome.envelope;
         if (!settled) await settle?.({ toolName: name, toolCallId, input, envelope });

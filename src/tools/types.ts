@@ -8,6 +8,7 @@ import type { ApprovalBinding } from '../safety/approvals';
 import type { ToolEnvelope } from './envelope';
 import type { CapabilitySwitchRecord } from '../storage/control-types';
 import type { TrustLabel } from '../safety/untrusted';
+import type { AuditBatch } from './audit-batch';
 
 /** A lifecycle stage of a turn (the skill taxonomy's `LifecycleStage`): what the request is about. */
 export type TurnStage = 'discover' | 'evaluate' | 'decide' | 'manage';
@@ -268,6 +269,12 @@ export interface DispatchOptions {
    * runtime journals each returned call this way (one commit per call instead of two).
    */
   readonly withAuditRow?: ((outcome: DispatchOutcome) => ReadonlyArray<() => Promise<unknown>> | undefined) | undefined;
+  /**
+   * Hold the row of a call to a side-effect-free tool (`sideEffects: false`) in this batch instead of committing it
+   * now (see {@link AuditBatch}); any other call commits the held rows before its gate runs. The runtime passes one
+   * per turn and commits it with the turn's messages.
+   */
+  readonly auditBatch?: AuditBatch | undefined;
 }
 
 /** The full outcome of a dispatch; `dispatch` returns `json` only. */

@@ -6,6 +6,7 @@ import { createSqliteStorage } from '@minara/agent/sqlite';
 import { createInMemoryStorage, createScriptedModel } from '@minara/agent/testing';
 import { afterEach, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { spyBatches } from './helpers';
 
 const dirs: string[] = [];
 afterEach(() => {
@@ -15,17 +16,6 @@ function sqlite() {
   const dir = mkdtempSync(path.join(tmpdir(), 'minara-batch-'));
   dirs.push(dir);
   return createSqliteStorage({ path: path.join(dir, 'b.db'), logger: silentLogger });
-}
-
-/** Count the batches a storage runs, and what each began. */
-function spyBatches(storage: Storage): { batches: number } {
-  const seen = { batches: 0 };
-  const batch = storage.batchWrites!.bind(storage);
-  (storage as { batchWrites?: Storage['batchWrites'] }).batchWrites = (start) => {
-    seen.batches++;
-    batch(start);
-  };
-  return seen;
 }
 
 const getPrice = defineTool({

@@ -71,7 +71,7 @@ async function runUntilKilled(fixture: string, args: readonly string[], ran: str
 }
 
 /** The killed-mid-turn fixture: a turn whose get_price ran, killed at its next model call. */
-const killMidTurn = (db: string, kind?: 'side-effect-free') => runUntilKilled('killed-mid-turn.ts', kind ? [db, kind] : [db], 'get_price:BTC');
+const killMidTurn = (db: string, kind?: 'side-effect-free', auditRows?: 'per-call') => runUntilKilled('killed-mid-turn.ts', kind ? [db, kind, ...(auditRows ? [auditRows] : [])] : [db], 'get_price:BTC');
 
 /**
  * The session's next turn in this process, on the killed process's database (`before` sees the storage first):
@@ -143,24 +143,28 @@ describe('each executed tool call is persisted as it completes', () => {
     }
   });
 
-  it('a process killed after a side-effect-free call left no journal: the next turn asks the model again and the read runs again', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'minara-journal-'));
-    try {
-      const db = join(dir, 'a.db');
-      await killMidTurn(db, 'side-effect-free');
-      const { storage, prompts } = await nextTurn(db, async (opened) => {
-        expect(await opened.meta.get('runtime:calls-in-flight:k')).toBeUndefined();
-      });
-      expect(promptText(prompts.at(-1)!)).not.toContain('97000'); // nothing restored: the model reads the price again if it needs it
-      const roles = (await storage.conversations.listMessages('k')).map((m) => m.role);
-      expect(roles).toEqual(['user', 'user', 'assistant']);
-      // The killed turn's read is still in the audit trail (its row committed before the process died).
-      expect(await storage.audit.count({ sessionId: 'k', toolName: 'get_price' })).toBe(1);
-      await storage.close();
-    } finally {
-      rmSync(dir, { recursive: true, force: true });
-    }
-  });
+  for (const auditRows of ['with-turn', 'per-call'] as const) {
+    it(`a process killed after a side-effect-free call left no journal: the next turn asks the model again and the read runs again (audit rows ${auditRows})`, async () => {
+      const dir = mkdtempSync(join(tmpdir(), 'minara-journal-'));
+      try {
+        const db = join(dir, 'a.db');
+        await killMidTurn(db, 'side-effect-free', auditRows === 'per-call' ? 'per-call' : undefined);
+        const { storage, prompts } = await nextTurn(db, async (opened) => {
+          expect(await opened.meta.get('runtime:calls-in-flight:k')).toBeUndefined();
+        });
+        expect(promptText(prompts.at(-1)!)).not.toContain('97000'); // nothing restored: the model reads the price again if it needs it
+        const roles = (await storage.conversations.listMessages('k')).map((m) => m.role);
+        // The killed turn left its user message only: its calls and answer were never stored.
+        expect(roles).toEqual(['user', 'user', 'assistant']);
+        // 'with-turn' (the default): the read's row was held for the turn's end and died with the turn's messages;
+        // 'per-call': it committed before the process died.
+        expect(await storage.audit.count({ sessionId: 'k', toolName: 'get_price' })).toBe(auditRows === 'per-call' ? 1 : 0);
+        await storage.close();
+      } finally {
+        rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
 
 describe('a restored journal keeps what the dead turn had read from outside', () => {

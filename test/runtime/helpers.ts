@@ -92,3 +92,14 @@ export function setup(script: ScriptEntry[], overrides: Partial<AgentRuntimeOpti
 
 export const systemTexts = (prompt: ReadonlyArray<{ role: string; content: unknown }>) =>
   prompt.filter((m) => m.role === 'system').map((m) => String(m.content));
+
+/** Count the write batches (one transaction each) a storage runs. */
+export function spyBatches(storage: Storage): { batches: number } {
+  const seen = { batches: 0 };
+  const batch = storage.batchWrites!.bind(storage);
+  (storage as { batchWrites?: Storage['batchWrites'] }).batchWrites = (start) => {
+    seen.batches++;
+    batch(start);
+  };
+  return seen;
+}

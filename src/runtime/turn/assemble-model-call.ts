@@ -25,8 +25,10 @@ export async function assembleModelCall(deps: TurnDeps, turn: TurnState, prompt:
   const aiTools = toAISDKTools(options.tools, prompt.toolNames, {
     context: ctx,
     onSettled: (call) => journal.add({ toolCallId: call.toolCallId, toolName: call.toolName, input: call.input, output: call.envelope }),
-    // The journal entry commits with the call's audit row; `activate_skills` is journaled with the guidance onResult adds.
-    settleWithAuditRow: (name) => name !== 'activate_skills',
+    // A call with side effects: its journal entry commits with its audit row (`activate_skills` is journaled with the
+    // guidance onResult adds). A side-effect-free call's entry stays in memory, and its row is held in the turn's batch.
+    settleWithAuditRow: (name) => name !== 'activate_skills' && (turn.auditBatch === undefined || options.tools.get(name)?.sideEffects !== false),
+    ...(turn.auditBatch ? { auditBatch: turn.auditBatch } : {}),
     onResult: (name, outcome) => {
       turn.outcomes.set(outcome.toolCallId, outcome);
       const skillSession = turn.skillSession;

@@ -1,5 +1,6 @@
 import { isAutonomousSource } from '../../safety/permission-tier';
 import { redactSecrets, redactValue } from '../../safety/secret-patterns';
+import type { AuditBatch } from '../../tools/audit-batch';
 import type { ToolCallContext } from '../../tools/types';
 import type { AuditEntryInput } from '../../storage/types';
 import type { AgentEvent } from '../events';
@@ -70,9 +71,17 @@ export function auditTrailEmitter(deps: TurnDeps, input: RunInput, emit: Emit): 
 /**
  * A call the model made that never reached dispatch (a tool this turn does not offer, or input the AI SDK could
  * not parse): still a row of the trail, `blocked` with `TOOL_NOT_OFFERED` (or `error`), so "each call" of a trace
- * includes the ones that were refused before the gate. Failures to write are logged, never thrown.
+ * includes the ones that were refused before the gate, after the rows the turn's `batch` holds. Failures to write are
+ * logged, never thrown.
  */
-export async function auditUndispatchedCall(deps: TurnDeps, ctx: ToolCallContext, part: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown; readonly error: unknown }): Promise<void> {
+export async function auditUndispatchedCall(
+  deps: TurnDeps,
+  ctx: ToolCallContext,
+  part: { readonly toolCallId: string; readonly toolName: string; readonly input: unknown; readonly error: unknown },
+  batch?: AuditBatch,
+): Promise<void> {
+  // The rows of the calls before it first, so the log keeps the turn's order.
+  await batch?.flush();
   const message = part.error instanceof Error ? part.error.message : String(part.error);
   const notOffered = /NoSuchToolError|unavailable tool/u.test(`${String((part.error as { name?: unknown } | null)?.name ?? '')} ${message}`);
   const code = notOffered ? 'TOOL_NOT_OFFERED' : 'TOOL_EXECUTION_FAILED';

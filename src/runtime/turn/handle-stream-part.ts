@@ -40,7 +40,7 @@ export function handleStreamPart(deps: TurnDeps, turn: TurnState, part: TextStre
     case 'tool-error':
       emit({ type: 'tool-result', toolCallId: part.toolCallId, toolName: part.toolName, output: { ok: false, error: String(part.error), code: 'TOOL_EXECUTION_FAILED', retryable: false } });
       // A call that never reached dispatch (not offered this turn, unparseable input) is still a row of the audit trail.
-      if (!turn.outcomes.has(part.toolCallId)) return { pending: auditUndispatchedCall(deps, turn.ctx, part) };
+      if (!turn.outcomes.has(part.toolCallId)) return { pending: auditUndispatchedCall(deps, turn.ctx, part, turn.auditBatch) };
       break;
     case 'finish-step': {
       turn.stepCount++;

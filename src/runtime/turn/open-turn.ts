@@ -3,6 +3,7 @@ import { MinaraError } from '../../errors/minara-error';
 import { isAutonomousSource } from '../../safety/permission-tier';
 import { turnProvenance } from '../../safety/untrusted';
 import { inferLifecycleStages } from '../../skills/taxonomy';
+import { createAuditBatch } from '../../tools/audit-batch';
 import { createToolCallContext } from '../../tools/context';
 import type { TurnStage } from '../../tools/types';
 import { createCallJournal } from '../call-journal';
@@ -73,6 +74,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
 
   const turn: TurnState = {
     turnId, input, source, ctx, maxSteps, turnTokenBudget, sessionExists,
+    auditBatch: options.sideEffectFreeAuditRows === 'per-call' ? undefined : createAuditBatch({ storage: options.storage, logger: deps.logger }),
     journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger, { sideEffectFree: (name) => options.tools.get(name)?.sideEffects === false, provenance: () => turnProvenance(ctx) }),
     text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined, askedUser: false,
     pendingApprovals: [], toolCalls: [], outcomes: new Map(),

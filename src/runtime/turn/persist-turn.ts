@@ -5,16 +5,17 @@ import type { UsageEntry } from '../../storage/usage-types';
 import { loadMessages, toNewMessages } from '../conversation';
 import { saveSessionState, type SessionState } from '../session-state';
 import { writeTogether } from '../../storage/write-together';
+import { takeAuditRows } from '../../tools/audit-batch';
 import { errorText } from './block-codes';
 import type { TurnState } from './state';
 import type { TurnDeps } from './types';
 
 /**
  * Stage 9, persist: what the model said is stored (even after an error or abort), plus calls that returned in
- * a step cut short; then the journal is cleared, the session state saved and the turn's usage row recorded.
- * Where the storage batches writes (SQLite), the four are one transaction, all or nothing (the journal is
- * cleared only with the messages that make it unneeded); otherwise, or when the batch fails, they run one by one
- * as before. Failures are logged, never thrown. Returns the session's new turn count.
+ * a step cut short; then the journal is cleared, the session state saved and the turn's usage row recorded, and
+ * the audit rows of side-effect-free calls the turn held are written. Where the storage batches writes (SQLite),
+ * they are one transaction, all or nothing (the journal is cleared only with the messages that make it unneeded);
+ * otherwise, or when the batch fails, they run one by one as before (the held rows first). Failures are logged, never thrown. Returns the session's new turn count.
  */
 export async function persistTurn(deps: TurnDeps, turn: TurnState): Promise<number> {
   const { options } = deps;
@@ -28,9 +29,13 @@ export async function persistTurn(deps: TurnDeps, turn: TurnState): Promise<numb
   }
   const state = nextSessionState(turn, turnCount);
   const usage = usageEntry(deps, turn);
-  if (toStore !== undefined) {
+  // The side-effect-free calls' audit rows the turn held (sideEffectFreeAuditRows), first: in the same commit.
+  const heldRows: Array<readonly [string, () => Promise<unknown>]> = turn.auditBatch ? (await takeAuditRows(turn.auditBatch)).map((write) => ['audit append failed', write] as const) : [];
+  if (toStore === undefined) await writeOneByOne(deps, turn, heldRows);
+  else {
     const stored = toStore;
     const writes: Array<readonly [string, () => Promise<unknown>]> = [
+      ...heldRows,
       ['could not persist the turn', () => (stored.length > 0 ? options.storage.conversations.appendMessages(ctx.sessionId, stored) : Promise.resolve())],
       ['could not persist the turn', () => journal.clear()],
       ['could not save session state', () => saveSessionState(options.storage, ctx.sessionId, state)],
@@ -43,6 +48,7 @@ export async function persistTurn(deps: TurnDeps, turn: TurnState): Promise<numb
       });
       return turnCount;
     }
+    await writeOneByOne(deps, turn, heldRows);
     try {
       if (stored.length > 0) await options.storage.conversations.appendMessages(ctx.sessionId, stored);
       await journal.clear();
@@ -57,6 +63,17 @@ export async function persistTurn(deps: TurnDeps, turn: TurnState): Promise<numb
   }
   if (usage) await recordUsage(deps, usage);
   return turnCount;
+}
+
+/** Writes of the turn's end that could not commit together, one by one in order; failures logged. */
+async function writeOneByOne(deps: TurnDeps, turn: TurnState, writes: ReadonlyArray<readonly [string, () => Promise<unknown>]>): Promise<void> {
+  for (const [message, write] of writes) {
+    try {
+      await write();
+    } catch (error) {
+      deps.logger.error(message, { sessionId: turn.ctx.sessionId, turnId: turn.turnId, error: errorText(error) });
+    }
+  }
 }
 
 /** The response messages, plus the journaled calls a step cut short left out of them (read back when needed). */

@@ -1,6 +1,7 @@
 import type { ModelMessage } from 'ai';
 import type { CallSource } from '../../safety/permission-tier';
 import type { SkillSession } from '../../skills/session';
+import type { AuditBatch } from '../../tools/audit-batch';
 import type { DispatchOutcome, ToolCallContext } from '../../tools/types';
 import type { createCallJournal } from '../call-journal';
 import type { PendingApproval, TurnStopReason, TurnUsage } from '../events';
@@ -21,6 +22,11 @@ export interface TurnState {
   /** The runtime's limits, lowered by the run's own (a run may only lower them). */
   readonly maxSteps: number;
   readonly turnTokenBudget: number;
+  /**
+   * The side-effect-free calls' audit rows held until the turn's end (`sideEffectFreeAuditRows: 'with-turn'`),
+   * committed with its messages; undefined with `'per-call'`.
+   */
+  readonly auditBatch: AuditBatch | undefined;
   /** Each call that returns is journaled at once, so a step cut short (abort, crash) does not forget it. */
   readonly journal: ReturnType<typeof createCallJournal>;
   /** The reply text streamed so far. */

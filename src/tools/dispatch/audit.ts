@@ -4,6 +4,7 @@ import type { AuditDecision, AuditEntryInput } from '../../storage/types';
 import type { CallProvenance } from '../../safety/untrusted';
 import type { ToolCallContext } from '../types';
 import { writeTogether } from '../../storage/write-together';
+import { type AuditBatch, holdAuditRow } from '../audit-batch';
 import type { DispatchEnv } from './types';
 
 /** One audit row of a dispatch. */
@@ -20,10 +21,15 @@ export interface AuditRow {
  * The audit step: one row per dispatch (input redacted). A failed append is logged loudly and the call's
  * outcome stands; a `strict` row (the one written before a fund-moving handler runs) throws instead. `alongside`
  * (the caller's `withAuditRow` writes) commit in the row's transaction where the storage batches writes, else
- * after it, one by one.
+ * after it, one by one. With `batch` (`DispatchOptions.auditBatch`), the row of a side-effect-free call with no
+ * `alongside` writes is held in it; any other row commits the held ones first, so the log keeps the calls' order.
  */
-export async function writeAudit(env: DispatchEnv, row: AuditRow, strict = false, alongside?: ReadonlyArray<() => Promise<unknown>>): Promise<void> {
+export async function writeAudit(env: DispatchEnv, row: AuditRow, strict = false, alongside?: ReadonlyArray<() => Promise<unknown>>, batch?: { readonly batch: AuditBatch; readonly hold: boolean }): Promise<void> {
   if (!env.auditEnabled) return runAlongside(env, row, alongside);
+  if (batch !== undefined) {
+    if (batch.hold && !strict && (alongside === undefined || alongside.length === 0)) return holdAuditRow(batch.batch, auditEntryOf(env, row));
+    await batch.batch.flush();
+  }
   const append = () => env.storage.audit.append(auditEntryOf(env, row));
   if (alongside !== undefined && alongside.length > 0) {
     const settled = await writeTogether(env.storage, [append, ...alongside]);

@@ -29,7 +29,7 @@ export async function finishCall(
   await writeAudit(env, {
     toolName: name, tier: extra.auditTier ?? tier, ctx, toolCallId, decision, code, reason: envelope.ok ? undefined : envelope.error,
     durationMs, input, mode, approvalId: extra.approvalId ?? extra.approval?.id, provenance: call.provenance, outcome: env.auditEnabled ? extractAuditOutcome(envelope, { decision, mode, orderFacts }) : undefined,
-  }, false, companionWrites(env, call, outcome));
+  }, false, companionWrites(env, call, outcome), call.opts.auditBatch ? { batch: call.opts.auditBatch, hold: tool?.sideEffects === false } : undefined);
   if (tool && env.hooks.length > 0) await runAfterHooks(env, call, envelope, decision, durationMs);
   if (decision !== 'blocked' && decision !== 'approval_required' && decision !== 'denied') await measureBreakersAfter(env, call);
   // Decision capture reads the turn's executed fund-moving calls from its context.

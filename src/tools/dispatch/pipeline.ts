@@ -20,6 +20,9 @@ export async function dispatchCall(env: DispatchEnv, name: string, args: unknown
   // 2. Validate: the tool, its availability, input bounds and schema; the mode.
   const invalid = validateCall(env, call);
   if (invalid) return invalid;
+  // 2b. A call with side effects first commits the side-effect-free calls' rows held before it (audit-batch.ts):
+  // its gate, grants and breakers, and the log's order, see every row before it.
+  if (opts.auditBatch !== undefined && call.tool?.sideEffects !== false) await opts.auditBatch.flush();
   // 3. Order facts and the computed tier.
   const unpriced = await priceCall(env, call);
   if (unpriced) return unpriced;
