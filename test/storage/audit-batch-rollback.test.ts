@@ -16,3 +16,34 @@ it('a failed write batched with the audit row leaves the chain whole', async () 
   expect(report.problems).toEqual([]);
   expect(report.ok).toBe(true);
 });
+
+// Appends in one transaction chain onto each other without reading the chain state again; a nested write that fails
+// after an append (its savepoint rolled back) makes the next append read the tip again, so it links to the row that
+// is still there, not to the one rolled back.
+it('appends in one transaction, and a rolled-back nested append between them, leave the chain whole', async () => {
+  const storage = createSqliteStorage({ path: ':memory:', logger: silentLogger });
+  const row = (toolName: string) => ({ at: new Date().toISOString(), toolName, tier: 1, source: 'user' as const, decision: 'allowed' as const, durationMs: 0, argsJson: '{}' });
+  const started: Array<Promise<unknown>> = [];
+  storage.batchWrites!(() => {
+    for (const name of ['a', 'b', 'c']) started.push(storage.audit.append(row(name)));
+  });
+  await Promise.all(started);
+  storage.handle.write('outer', () => {
+    started.push(storage.audit.append(row('d')));
+    try {
+      storage.handle.write('inner', () => {
+        started.push(storage.audit.append(row('rolled-back')).catch(() => undefined));
+        throw new Error('the inner write fails after its append');
+      });
+    } catch {
+      // the outer write goes on
+    }
+    started.push(storage.audit.append(row('e')));
+  });
+  await Promise.all(started);
+  expect((await storage.audit.query({ order: 'oldest', limit: 10 })).map((r) => r.toolName)).toEqual(['a', 'b', 'c', 'd', 'e']);
+  const report = await storage.audit.verify();
+  expect(report.problems).toEqual([]);
+  expect(report.ok).toBe(true);
+  await storage.close();
+});

@@ -366,6 +366,7 @@ describe('createReadCache: bounded memory', () => {
       afterCommit: (fn: () => void) => fn(),
       mayCache: () => true,
       inTransaction: () => false,
+      transactionToken: () => undefined,
       invalidateAll: () => t.hooks.forEach((h) => h.clear()),
       register: (h: CacheHooks) => void t.hooks.push(h),
     };

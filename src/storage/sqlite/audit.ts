@@ -118,6 +118,11 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
   let chainKey: KeyObject | undefined;
   let chainKeyId: string | undefined;
   let onAppend: ((seq: number) => void) | undefined;
+  /**
+   * The tip this connection's last append left inside the open transaction, with the transaction's token: the next
+   * append in the same transaction (a turn's held rows commit together) need not read the chain state again.
+   */
+  let txTip: { readonly token: number; readonly tip: NonNullable<typeof cached> } | undefined;
   /** The key id the head records, if any. */
   const keyIdOf = (st: Record<string, unknown> | undefined): string | undefined => (st?.key_id == null ? undefined : String(st.key_id));
   /** The head as `verify` judges it: the counter's position, and the newest chained row's hash. */
@@ -139,7 +144,8 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
         // `data_version` changes only when another connection commits: while it stands, this connection's own last
         // append is still the newest row, and the chain state need not be read again.
         const version = reads.version();
-        let tip = cached !== undefined && cached.version === version ? cached : undefined;
+        const token = reads.transactionToken();
+        let tip = txTip !== undefined && txTip.token === token ? txTip.tip : cached !== undefined && cached.version === version ? cached : undefined;
         if (!tip) {
           const st = state();
           tip = {
@@ -170,6 +176,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
         // Only after the outermost commit (a batch or an enclosing write may still roll the row back): a
         // rolled-back append leaves the cache as it was.
         cached = undefined;
+        txTip = token === undefined ? undefined : { token, tip: next };
         reads.afterCommit(() => {
           cached = next;
           onAppend?.(next.lastId - next.legacyMaxId);
@@ -183,6 +190,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
       chainKey = auditChainKeyObject(options.key);
       chainKeyId = auditChainKeyId(chainKey);
       cached = undefined;
+      txTip = undefined;
       onAppend = options.onAppend;
     },
 
@@ -192,6 +200,7 @@ export function createSqliteAuditStorage(handle: SqliteHandle, reads: CommitTrac
       return handle.write('audit.claimChainKey', () => {
         handle.prepare('UPDATE audit_chain_head SET key_id = ? WHERE singleton = 1 AND key_id IS NULL').run(id);
         cached = undefined;
+        txTip = undefined;
         const st = state();
         return keyIdOf(st);
       });

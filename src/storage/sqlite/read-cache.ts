@@ -40,6 +40,12 @@ export interface CommitTracker {
   readonly enabled: boolean;
   /** True while a transaction is open on the connection. */
   inTransaction(): boolean;
+  /**
+   * Inside a write: a number that stays the same while this transaction goes on as it is, and changes when a new one
+   * begins, a nested write in it fails (its savepoint rolled back) or the caches are invalidated; outside: undefined.
+   * What a domain learned from its own writes in the transaction holds while the number stands.
+   */
+  transactionToken(): number | undefined;
   /** Forget every entry of every cache, and drop the after-commit updates queued so far. */
   invalidateAll(): void;
   /** A cache joins the tracker (cleared by {@link invalidateAll}; told when each transaction ends). */
@@ -78,6 +84,8 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
   /** `invalidateAll` ran inside the open transaction: nothing read in it is cached. */
   let allDirty = false;
   let txVersion: number | undefined;
+  /** Moves at each outermost write attempt, each failed nested write and each invalidation (`transactionToken`). */
+  let txSerial = 0;
 
   /** A transaction this handle did not open (a host's, a domain's own `db.transaction`); false once closed. */
   const otherTransaction = (): boolean => !inner.closed && inner.db.inTransaction;
@@ -119,8 +127,12 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
     inTransaction() {
       return depth > 0 || otherTransaction();
     },
+    transactionToken() {
+      return depth === 0 ? undefined : txSerial;
+    },
     invalidateAll() {
       epoch++;
+      txSerial++;
       if (depth > 0) allDirty = true;
       for (const cache of caches) cache.clear();
     },
@@ -147,6 +159,7 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
       return run(() => undefined);
     } catch (error) {
       queued.length = mark;
+      txSerial++;
       throw error;
     }
   };
@@ -182,6 +195,7 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
         inner.write(operation, (db) => {
           // A retried attempt (SQLITE_BUSY) starts over: what the failed attempt queued is dropped.
           reset();
+          if (depth === 0) txSerial++;
           depth++;
           try {
             return fn(db);
@@ -195,6 +209,7 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
       level((reset) =>
         inner.writeAll(operation, () => {
           reset();
+          if (depth === 0) txSerial++;
           depth++;
           try {
             start();
