@@ -246,7 +246,8 @@ export interface AgentRuntimeOptions {
    * and committed with the turn's stored messages, one commit a turn instead of one a call, or earlier: before the
    * turn calls any other tool (its gate, grants and breakers see them), and whenever 32 are held. `'per-call'`: each
    * as its call returns, like every other row. A process that dies mid-turn loses the held rows with the turn's
-   * unsaved messages; a call with side effects never waits (docs/runtime.md, "Eleventh round"). @default 'with-turn'
+   * unsaved messages; a call with side effects never has its own row held (docs/runtime.md, "Eleventh round").
+   * @default 'with-turn'
    */
   readonly sideEffectFreeAuditRows?: 'with-turn' | 'per-call' | undefined;
   /** Prices per model id (USD per million tokens) for the ledger's cost, merged over `DEFAULT_MODEL_PRICES`. @default DEFAULT_MODEL_PRICES */

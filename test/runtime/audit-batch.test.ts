@@ -129,6 +129,14 @@ describe('createAuditBatch + DispatchOptions.auditBatch: side-effect-free rows h
     expect(batch.size).toBe(1);
     await batch.flush();
     expect(await storage.audit.count({ sessionId: 'm' })).toBe(4);
+
+    // The default holds 32: the 32nd row commits them all.
+    const byDefault = createAuditBatch({ storage });
+    for (let i = 0; i < 31; i++) await registry.dispatchDetailed('get_price', { symbol: `S${i}` }, { context, auditBatch: byDefault });
+    expect(byDefault.size).toBe(31);
+    await registry.dispatchDetailed('get_price', { symbol: 'S31' }, { context, auditBatch: byDefault });
+    expect(byDefault.size).toBe(0);
+    expect(await storage.audit.count({ sessionId: 'm' })).toBe(36);
   });
 
   it('a row that cannot be written is logged, never thrown, and the others commit', async () => {

@@ -15,7 +15,8 @@ import type { TurnDeps } from './types';
  * a step cut short; then the journal is cleared, the session state saved and the turn's usage row recorded, and
  * the audit rows of side-effect-free calls the turn held are written. Where the storage batches writes (SQLite),
  * they are one transaction, all or nothing (the journal is cleared only with the messages that make it unneeded);
- * otherwise, or when the batch fails, they run one by one as before (the held rows first). Failures are logged, never thrown. Returns the session's new turn count.
+ * otherwise, or when the batch fails, they run one by one as before (the held rows first). Failures are logged,
+ * never thrown. Returns the session's new turn count.
  */
 export async function persistTurn(deps: TurnDeps, turn: TurnState): Promise<number> {
   const { options } = deps;
