@@ -130,14 +130,20 @@ export interface RestoredCalls {
   readonly provenance?: TurnProvenance | undefined;
 }
 
+/** The session's stored journal as written (undefined: none), for {@link restoreJournaledCalls} to read ahead. */
+export function readJournal(storage: Storage, sessionId: string): Promise<string | undefined> {
+  return storage.meta.get(key(sessionId));
+}
+
 /**
  * Before a turn loads its history: a journal left by a turn whose process died is turned into transcript
  * messages (calls the transcript already answers are skipped) and removed. A journal of a live process on
  * this host is left alone (that turn is still running); one from another host is taken over after
- * {@link JOURNAL_TAKEOVER_MS}. Returns the ids restored and the dead turn's provenance.
+ * {@link JOURNAL_TAKEOVER_MS}. Returns the ids restored and the dead turn's provenance. `journal`: the row as
+ * {@link readJournal} read it ahead (else it is read now).
  */
-export async function restoreJournaledCalls(storage: Storage, sessionId: string, history: readonly ModelMessage[], now: Date): Promise<RestoredCalls> {
-  const raw = await storage.meta.get(key(sessionId));
+export async function restoreJournaledCalls(storage: Storage, sessionId: string, history: readonly ModelMessage[], now: Date, journal?: Promise<string | undefined>): Promise<RestoredCalls> {
+  const raw = await (journal ?? readJournal(storage, sessionId));
   if (raw === undefined) return { messages: [], restored: [] };
   let record: JournalRecord;
   try {

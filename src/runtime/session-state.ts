@@ -1,3 +1,4 @@
+import { readTogether } from '../storage/read-together';
 import type { Storage } from '../storage/types';
 import { parseTurnProvenance, type TurnProvenance } from '../safety/untrusted';
 
@@ -30,8 +31,14 @@ const memoryKey = (sessionId: string) => `runtime:session-memory:${sessionId}`;
 /** The stored state row: the snapshot inline (rows written before it moved to its own key) or `memory: 'own-key'`. */
 type StoredState = Partial<SessionState> & { memory?: 'own-key' };
 
+/**
+ * The session's state, or undefined for a session with none yet. The state row and the snapshot's own key are read
+ * together (one look at the database where the storage batches reads, see {@link readTogether}).
+ */
 export async function loadSessionState(storage: Storage, sessionId: string): Promise<SessionState | undefined> {
-  const raw = await storage.meta.get(key(sessionId));
+  const [row, ownKey] = readTogether<[string | undefined, string | undefined]>(storage, [() => storage.meta.get(key(sessionId)), () => storage.meta.get(memoryKey(sessionId))]);
+  ownKey.catch(() => undefined); // awaited below only when the row points at it
+  const raw = await row;
   if (raw === undefined) return undefined;
   let parsed: StoredState;
   try {
@@ -39,7 +46,7 @@ export async function loadSessionState(storage: Storage, sessionId: string): Pro
   } catch {
     return undefined;
   }
-  const memorySnapshot = typeof parsed.memorySnapshot === 'string' ? parsed.memorySnapshot : parsed.memory === 'own-key' ? await storage.meta.get(memoryKey(sessionId)) : undefined;
+  const memorySnapshot = typeof parsed.memorySnapshot === 'string' ? parsed.memorySnapshot : parsed.memory === 'own-key' ? await ownKey : undefined;
   return {
     memorySnapshot,
     activeSkills: Array.isArray(parsed.activeSkills) ? parsed.activeSkills.filter((s): s is string => typeof s === 'string') : [],

@@ -338,6 +338,13 @@ export interface Storage {
    * later runs on its own. Engines without it leave it out and callers run the writes one by one.
    */
   batchWrites?(start: () => void): void;
+  /**
+   * Optional: run the reads `start` begins (synchronously, no `await` between them) as one look at the database.
+   * SQLite's read caches check `PRAGMA data_version` once for all of them instead of once each (a write begun
+   * inside ends the sharing). Results are the same as running them one after another. Engines without it leave it
+   * out and callers run the reads as usual.
+   */
+  batchReads?(start: () => void): void;
   /** Release the connection. Further calls fail with STORAGE_ERROR. */
   close(): Promise<void>;
 }

@@ -367,6 +367,7 @@ describe('createReadCache: bounded memory', () => {
       mayCache: () => true,
       inTransaction: () => false,
       transactionToken: () => undefined,
+      burst: (start: () => void) => start(),
       invalidateAll: () => t.hooks.forEach((h) => h.clear()),
       register: (h: CacheHooks) => void t.hooks.push(h),
     };

@@ -23,8 +23,11 @@ export interface LoadedHistory {
 export async function loadHistory(deps: TurnDeps, turn: TurnState): Promise<LoadedHistory> {
   const { options, now } = deps;
   const { ctx, turnId, input } = turn;
-  let history = await loadMessages(options.storage, ctx.sessionId);
-  const restored = await restoreJournaledCalls(options.storage, ctx.sessionId, history, now());
+  const { history: aheadHistory, journal } = turn.readAhead;
+  turn.readAhead.history = undefined;
+  turn.readAhead.journal = undefined;
+  let history = await (aheadHistory ?? loadMessages(options.storage, ctx.sessionId));
+  const restored = await restoreJournaledCalls(options.storage, ctx.sessionId, history, now(), journal);
   // What the dead turn had read from outside labels this turn too (and the session, when this turn ends).
   restoreProvenance(ctx, restored.provenance);
   if (restored.messages.length > 0) {

@@ -6,10 +6,15 @@ import { inferLifecycleStages } from '../../skills/taxonomy';
 import { createAuditBatch } from '../../tools/audit-batch';
 import { createToolCallContext } from '../../tools/context';
 import type { TurnStage } from '../../tools/types';
-import { createCallJournal } from '../call-journal';
+import type { ModelMessage } from 'ai';
+import { createCallJournal, readJournal } from '../call-journal';
+import { loadMessages } from '../conversation';
+import { loadSessionState, type SessionState } from '../session-state';
+import { readTogether } from '../../storage/read-together';
+import type { ApprovalRecord, SessionRecord, Storage } from '../../storage/types';
 import { type AgentEvent, addUsage, TURN_EMIT_KEY, ZERO_USAGE } from '../events';
 import type { ResolvedRuntimeOptions, RunInput } from '../types';
-import type { TurnState } from './state';
+import type { TurnReadAhead, TurnState } from './state';
 import type { Emit, TurnDeps } from './types';
 
 /**
@@ -18,7 +23,34 @@ import type { Emit, TurnDeps } from './types';
  * prepare stage then need not read it again).
  */
 export async function assertSessionOwner(storage: ResolvedRuntimeOptions['storage'], sessionId: string, userId: string): Promise<boolean> {
-  const session = await storage.conversations.getSession(sessionId);
+  return checkSessionOwner(await storage.conversations.getSession(sessionId), sessionId, userId);
+}
+
+/**
+ * Begin `first` and what the turn's later stages read (the session state, the pending approvals, the history, the
+ * call journal) together: where the storage batches reads, one look at the database. The later stages take them from
+ * `TurnState.readAhead`; nothing the turn does before they do writes these rows. A read that fails rejects when the
+ * stage that needs it awaits it (a refused turn never does).
+ */
+function readAheadWith<T>(storage: Storage, sessionId: string, first: () => Promise<T>): { readonly first: Promise<T>; readonly ahead: TurnReadAhead } {
+  const [head, state, pending, history, journal] = readTogether<[T, SessionState | undefined, ApprovalRecord[], ModelMessage[], string | undefined]>(storage, [
+    first,
+    () => loadSessionState(storage, sessionId),
+    () => listPendingApprovals(storage, sessionId),
+    () => loadMessages(storage, sessionId),
+    () => readJournal(storage, sessionId),
+  ]);
+  for (const read of [state, pending, history, journal]) read.catch(() => undefined);
+  return { first: head, ahead: { state, pending, history, journal } };
+}
+
+/** The session's pending approvals (at most 20, newest first), as the prompt lists them. */
+export function listPendingApprovals(storage: Storage, sessionId: string): Promise<ApprovalRecord[]> {
+  return storage.approvals.list({ status: 'pending', sessionId, limit: 20 });
+}
+
+/** {@link assertSessionOwner} on a session row already read. */
+function checkSessionOwner(session: SessionRecord | undefined, sessionId: string, userId: string): boolean {
   if (session?.userId !== undefined && session.userId !== userId) {
     throw new MinaraError('SESSION_FORBIDDEN', `Session "${sessionId}" belongs to another user; nothing was run.`);
   }
@@ -44,17 +76,26 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
   const { options, now } = deps;
   const source = input.source ?? 'user';
   // A session belongs to the user who created it: nothing runs on another user's session (not even approvals).
-  const sessionExists = await assertSessionOwner(options.storage, input.sessionId, input.userId ?? deps.defaultUserId);
+  // What the later stages read is read with the session row, as one look at the database (`readTogether`); after
+  // the onTurnStart hooks when there are any (a hook may be where a host serialises turns or changes a session).
+  const hooks = options.onTurnStart ?? [];
+  const getSession = () => options.storage.conversations.getSession(input.sessionId);
+  let readAhead: TurnReadAhead | undefined;
+  let session: Promise<SessionRecord | undefined>;
+  if (hooks.length === 0) ({ first: session, ahead: readAhead } = readAheadWith(options.storage, input.sessionId, getSession));
+  else session = getSession();
+  const sessionExists = checkSessionOwner(await session, input.sessionId, input.userId ?? deps.defaultUserId);
   // A run may only lower the runtime's limits (a delegated child gets its own, smaller budget).
   const maxSteps = Math.min(deps.maxSteps, input.maxSteps ?? Number.POSITIVE_INFINITY);
   const turnTokenBudget = Math.min(deps.turnTokenBudget, input.turnTokenBudget ?? Number.POSITIVE_INFINITY);
-  for (const hook of options.onTurnStart ?? []) {
+  for (const hook of hooks) {
     try {
       await hook({ turnId, sessionId: input.sessionId, source, userId: input.userId ?? deps.defaultUserId });
     } catch (error) {
       deps.logger.warn('onTurnStart hook failed', { turnId, error: error instanceof Error ? error.message : String(error) });
     }
   }
+  readAhead ??= readAheadWith(options.storage, input.sessionId, () => Promise.resolve(undefined)).ahead;
   const ctx = createToolCallContext({
     sessionId: input.sessionId,
     source,
@@ -73,7 +114,7 @@ export async function openTurn(deps: TurnDeps, input: RunInput, turnId: string, 
   emit({ type: 'turn-start', turnId, sessionId: ctx.sessionId, traceId: ctx.traceId, source, at: now().toISOString() });
 
   const turn: TurnState = {
-    turnId, input, source, ctx, maxSteps, turnTokenBudget, sessionExists,
+    turnId, input, source, ctx, maxSteps, turnTokenBudget, sessionExists, readAhead,
     auditBatch: options.sideEffectFreeAuditRows === 'per-call' ? undefined : createAuditBatch({ storage: options.storage, logger: deps.logger }),
     journal: createCallJournal(options.storage, ctx.sessionId, turnId, deps.logger, { sideEffectFree: (name) => options.tools.get(name)?.sideEffects === false, provenance: () => turnProvenance(ctx) }),
     text: '', stopReason: 'finished', usage: ZERO_USAGE, delegatedUsage: ZERO_USAGE, stepCount: 0, answeredBy: undefined, askedUser: false,

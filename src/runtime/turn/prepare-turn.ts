@@ -9,11 +9,12 @@ import { reasonForModel } from '../../safety/untrusted';
 import { labelTurnInput } from './label-input';
 import { loadSessionState, saveSessionMemory, saveSessionState, type SessionState } from '../session-state';
 import { writeTogether } from '../../storage/write-together';
+import { listPendingApprovals } from './open-turn';
 import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
 import { renderRouting, routeSkills } from './route-skills';
 import { scanTurnInput } from './scan-input';
-import type { TurnState } from './state';
+import type { TurnReadAhead, TurnState } from './state';
 import type { Emit, TurnDeps, TurnPrompt } from './types';
 
 /** What {@link prepareTurn} produces. */
@@ -42,7 +43,7 @@ export interface TurnDecisionContext {
  * it produced on the turn's state and returns the prompt.
  */
 export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Emit): Promise<TurnPrompt> {
-  const prepared = await prepareTurn(deps, turn.input, turn.ctx, emit, turn.sessionExists);
+  const prepared = await prepareTurn(deps, turn.input, turn.ctx, emit, turn.sessionExists, turn.readAhead);
   turn.session = prepared.state;
   turn.skillSession = prepared.skillSession;
   turn.scope = prepared.scope;
@@ -53,16 +54,17 @@ export async function prepareTurnStage(deps: TurnDeps, turn: TurnState, emit: Em
 
 /**
  * Prepare session, skills, memory snapshot and prompt blocks for a turn (no model call). `sessionExists`, when
- * the caller already read the session row, saves reading it again.
+ * the caller already read the session row, saves reading it again; `readAhead` (a turn's) hands over the session
+ * state and the pending approvals the turn read with its session row.
  */
-export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, emit: Emit, sessionExists?: boolean): Promise<PreparedTurn> {
+export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, emit: Emit, sessionExists?: boolean, readAhead?: TurnReadAhead): Promise<PreparedTurn> {
   const { options } = deps;
   const scope: TurnScope = { userId: ctx.userId ?? deps.defaultUserId, agentId: ctx.agentId, sessionId: ctx.sessionId };
-  const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope, sessionExists);
+  const { state, snapshotLoaded } = await openSessionState(deps, input, ctx, scope, sessionExists, readAhead);
   await labelTurnInput(deps, input, ctx, state, emit);
   const { skillSession, routed, scenarioPlaybook, scenarioId } = routeSkills(deps, input, ctx, state, emit);
   const decision = decisionContext(deps, input, ctx, state.learningMessage, scenarioId);
-  const { ws, hostNotices, learning, livePending } = await loadTurnContext(deps, input, ctx, scope, state);
+  const { ws, hostNotices, learning, livePending } = await loadTurnContext(deps, input, ctx, scope, state, readAhead);
 
   const blocks = buildSystemPromptBlocks({
     identity: buildIdentityText(ws?.identity, options.identity),
@@ -96,13 +98,15 @@ export async function prepareTurn(deps: TurnDeps, input: RunInput, ctx: ToolCall
  * The session row (a read first: only a new session costs a write) and its state, with the memory snapshot. A
  * new session's row, snapshot and state are one transaction where the storage batches writes.
  */
-async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope, known?: boolean): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
+async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope, known?: boolean, readAhead?: TurnReadAhead): Promise<{ state: SessionState; snapshotLoaded: boolean }> {
   const { options, now } = deps;
   const { storage } = options;
   const memory = deps.memoryFor(scope);
   const exists = known ?? Boolean(await storage.conversations.getSession(ctx.sessionId));
   // The memory snapshot is frozen for the whole session: loaded once, persisted, never rebuilt mid-session.
-  let state: SessionState = (await loadSessionState(storage, ctx.sessionId)) ?? { activeSkills: [], turnCount: 0 };
+  const ahead = readAhead?.state;
+  if (readAhead) readAhead.state = undefined;
+  let state: SessionState = (await (ahead ?? loadSessionState(storage, ctx.sessionId))) ?? { activeSkills: [], turnCount: 0 };
   let snapshot: string | undefined;
   if (state.memorySnapshot === undefined && memory) {
     snapshot = (await memory.loadSnapshot()).text;
@@ -118,8 +122,8 @@ async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallCo
   return { state, snapshotLoaded: snapshot !== undefined };
 }
 
-/** The workspace's prompt blocks, the host's notices, the learned context and the approvals still pending. */
-async function loadTurnContext(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope, state: SessionState) {
+/** The workspace's prompt blocks, the host's notices, the learned context and the approvals still pending (read ahead by a turn). */
+async function loadTurnContext(deps: TurnDeps, input: RunInput, ctx: ToolCallContext, scope: TurnScope, state: SessionState, readAhead?: TurnReadAhead) {
   const { options, now } = deps;
   const source = ctx.source;
   const workspace = deps.workspaceFor(scope);
@@ -143,7 +147,9 @@ async function loadTurnContext(deps: TurnDeps, input: RunInput, ctx: ToolCallCon
       deps.logger.warn('learning: prepareTurn failed; the turn goes on without learned context', { sessionId: ctx.sessionId, error: errorText(error) });
     }
   }
-  const pending = await options.storage.approvals.list({ status: 'pending', sessionId: ctx.sessionId, limit: 20 });
+  const ahead = readAhead?.pending;
+  if (readAhead) readAhead.pending = undefined;
+  const pending = await (ahead ?? listPendingApprovals(options.storage, ctx.sessionId));
   const livePending: ApprovalRecord[] = pending.filter((a) => Date.parse(a.expiresAt) > now().getTime());
   return { ws, hostNotices, learning, livePending };
 }

@@ -6,8 +6,21 @@ import type { DispatchOutcome, ToolCallContext } from '../../tools/types';
 import type { createCallJournal } from '../call-journal';
 import type { PendingApproval, TurnStopReason, TurnUsage } from '../events';
 import type { SessionState } from '../session-state';
+import type { ApprovalRecord } from '../../storage/types';
 import type { TurnDecisionContext } from './prepare-turn';
 import type { RunInput, TurnLearningContext, TurnScope, TurnToolCall } from '../types';
+
+/**
+ * What the open stage reads ahead for later stages, begun together with the session row (`readTogether`: one look
+ * at the database where the storage batches reads). A stage takes its value (and clears it), or reads for itself
+ * when it is not there.
+ */
+export interface TurnReadAhead {
+  state?: Promise<SessionState | undefined> | undefined;
+  pending?: Promise<ApprovalRecord[]> | undefined;
+  history?: Promise<ModelMessage[]> | undefined;
+  journal?: Promise<string | undefined> | undefined;
+}
 
 /**
  * The one mutable object a turn carries from stage to stage (src/runtime/turn.ts lists the stages). Fields
@@ -47,6 +60,8 @@ export interface TurnState {
   readonly outcomes: Map<string, DispatchOutcome>;
   /** The session row existed when the turn opened (read once, by the owner check). */
   readonly sessionExists: boolean;
+  /** Reads begun ahead with others (one look at the database, `readTogether`), each taken by the stage that needs it. */
+  readonly readAhead: TurnReadAhead;
   /** The persisted session state (active skills, frozen memory snapshot, turn count). */
   session: SessionState;
   skillSession: SkillSession | undefined;

@@ -292,6 +292,9 @@ export function createSqliteStorage(options: SqliteStorageOptions): SqliteStorag
     batchWrites(start) {
       handle.writeAll('storage.batchWrites', start);
     },
+    batchReads(start) {
+      reads.burst(start);
+    },
     async verify() {
       return verifySqliteStorage(handle);
     },

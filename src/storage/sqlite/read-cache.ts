@@ -48,6 +48,14 @@ export interface CommitTracker {
   transactionToken(): number | undefined;
   /** Forget every entry of every cache, and drop the after-commit updates queued so far. */
   invalidateAll(): void;
+  /**
+   * Run `start` (synchronously) with the lookups it begins outside a transaction validated against one
+   * `data_version` read, taken at the first of them, instead of one each (`Storage.batchReads`). Sound because
+   * nothing but `start`'s own code runs until it returns, so nothing this process does can have learned of a commit
+   * the shared read missed; a write begun inside ends the sharing (its lock wait could let one land). Nested: the
+   * outer burst's read stands.
+   */
+  burst(start: () => void): void;
   /** A cache joins the tracker (cleared by {@link invalidateAll}; told when each transaction ends). */
   register(cache: CacheHooks): void;
 }
@@ -70,6 +78,44 @@ export interface TrackedSqliteHandle extends SqliteHandleInternal {
 }
 
 /**
+ * The connection's `PRAGMA data_version`, read outside a transaction: once per lookup, or once per
+ * {@link CommitTracker.burst} (`forget` ends a burst's sharing: a write began, the caches were cleared).
+ */
+function versionReader(inner: SqliteHandleInternal) {
+  /** Prepared once and kept (not through the statement cache, whose eviction would cost a prepare). */
+  let statement: Database.Statement | undefined;
+  /** Inside `burst`: true; `shared` is the one `data_version` its lookups share once read. */
+  let bursting = false;
+  let shared: number | undefined;
+  const read = (): number => {
+    statement ??= inner.prepare('PRAGMA data_version').pluck();
+    return statement.get() as number;
+  };
+  return {
+    read,
+    outside(): number {
+      if (!bursting) return read();
+      shared ??= read();
+      return shared;
+    },
+    burst(start: () => void): void {
+      if (bursting) return start();
+      bursting = true;
+      shared = undefined;
+      try {
+        start();
+      } finally {
+        bursting = false;
+        shared = undefined;
+      }
+    },
+    forget(): void {
+      shared = undefined;
+    },
+  };
+}
+
+/**
  * Wrap the engine's handle: writes run as before; the tracker learns where the outermost transaction commits or
  * rolls back (a nested write that fails rolls back to its savepoint: what it queued is dropped with it).
  */
@@ -89,12 +135,8 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
 
   /** A transaction this handle did not open (a host's, a domain's own `db.transaction`); false once closed. */
   const otherTransaction = (): boolean => !inner.closed && inner.db.inTransaction;
-  /** Prepared once and kept (not through the statement cache, whose eviction would cost a prepare). */
-  let versionStatement: Database.Statement | undefined;
-  const readVersion = (): number => {
-    versionStatement ??= inner.prepare('PRAGMA data_version').pluck();
-    return versionStatement.get() as number;
-  };
+  const versions = versionReader(inner);
+  const readVersion = versions.read;
   const endTransaction = (): void => {
     queued = [];
     txVersion = undefined;
@@ -104,7 +146,7 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
 
   const tracker: CommitTracker = {
     version() {
-      if (depth === 0) return readVersion();
+      if (depth === 0) return versions.outside();
       txVersion ??= readVersion();
       return txVersion;
     },
@@ -130,8 +172,10 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
     transactionToken() {
       return depth === 0 ? undefined : txSerial;
     },
+    burst: versions.burst,
     invalidateAll() {
       epoch++;
+      versions.forget();
       txSerial++;
       if (depth > 0) allDirty = true;
       for (const cache of caches) cache.clear();
@@ -195,6 +239,7 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
         inner.write(operation, (db) => {
           // A retried attempt (SQLITE_BUSY) starts over: what the failed attempt queued is dropped.
           reset();
+          versions.forget();
           if (depth === 0) txSerial++;
           depth++;
           try {
@@ -209,6 +254,7 @@ export function trackCommits(inner: SqliteHandleInternal): TrackedSqliteHandle &
       level((reset) =>
         inner.writeAll(operation, () => {
           reset();
+          versions.forget();
           if (depth === 0) txSerial++;
           depth++;
           try {
