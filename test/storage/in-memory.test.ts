@@ -1,5 +1,5 @@
 import { createInMemoryStorage } from '@minara/agent/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { runStorageContract } from './contract';
 import { runControlsContract } from './controls-contract';
 
@@ -25,5 +25,20 @@ describe('createInMemoryStorage', () => {
   it('stamps instance creation with the injected clock', async () => {
     const storage = createInMemoryStorage({ now: () => new Date('2026-01-02T03:04:05.000Z') });
     expect((await storage.meta.getInstance()).createdAt).toBe('2026-01-02T03:04:05.000Z');
+  });
+
+  it('calls a method a test replaced after its first use (vi.spyOn), and still refuses every call once closed', async () => {
+    const storage = createInMemoryStorage();
+    await storage.meta.set('k', 'v');
+    expect(await storage.meta.get('k')).toBe('v'); // the method has been used once
+    const spy = vi.spyOn(storage.meta, 'get').mockResolvedValue('from the spy');
+    expect(await storage.meta.get('k')).toBe('from the spy');
+    expect(spy).toHaveBeenCalledWith('k');
+    spy.mockRestore();
+    expect(await storage.meta.get('k')).toBe('v');
+    await storage.close();
+    await expect(storage.meta.get('k')).rejects.toThrow(/storage is closed/);
+    vi.spyOn(storage.meta, 'get').mockResolvedValue('from the spy');
+    await expect(storage.meta.get('k')).rejects.toThrow(/storage is closed/);
   });
 });
