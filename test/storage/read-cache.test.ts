@@ -7,7 +7,9 @@ import { spawnSync } from 'node:child_process';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import Database from 'better-sqlite3';
-import { silentLogger } from '@minara/agent';
+import { createAgentRuntime, createToolRegistry, defineTool, PermissionTier, silentLogger } from '@minara/agent';
+import { createScriptedModel } from '@minara/agent/testing';
+import { z } from 'zod';
 import { createSqliteStorage, type SqliteStorage } from '@minara/agent/sqlite';
 import { afterEach, describe, expect, it } from 'vitest';
 import { type CacheHooks, type CommitTracker, createReadCache } from '../../src/storage/sqlite/read-cache';
@@ -340,6 +342,58 @@ describe('what the caches save', () => {
       expect(await a.meta.get('k')).toBe('v');
       expect(await a.meta.get('k')).toBe('v');
       expect(executed.filter((sql) => sql.startsWith('SELECT'))).toEqual(['SELECT value FROM kv WHERE key = ?']);
+    });
+  });
+
+  it('reads begun in one batchReads group run one PRAGMA data_version for all of them', async () => {
+    await recordingSql(async (executed) => {
+      const { a } = twoConnections();
+      await a.conversations.ensureSession({ id: 's', now });
+      const begin = () => [
+        a.controls.listDisabledCapabilities({ userId: 'u1' }),
+        a.approvals.list({ status: ['pending'], sessionId: 's', limit: 20 }),
+        a.meta.get('runtime:session:s'),
+        a.conversations.getSession('s'),
+        a.conversations.listMessages('s'),
+      ];
+      await Promise.all(begin()); // warm
+      executed.length = 0;
+      let started: Array<Promise<unknown>> = [];
+      a.batchReads!(() => {
+        started = begin();
+      });
+      await Promise.all(started);
+      expect(executed).toEqual(['PRAGMA data_version']);
+    });
+  });
+
+  it('a 3-step SQLite turn runs three PRAGMA data_version outside its two write transactions', async () => {
+    await recordingSql(async (executed) => {
+      const { a } = twoConnections();
+      const getPrice = defineTool({
+        name: 'get_price', toolSet: 'read', description: 'Spot price', permissionTier: PermissionTier.READ_ONLY, sideEffects: false,
+        inputSchema: z.object({ symbol: z.string() }), execute: ({ symbol }) => ({ symbol, priceUsd: 1 }),
+      });
+      const model = createScriptedModel([]);
+      const runtime = createAgentRuntime({ model, tools: createToolRegistry({ storage: a, tools: [getPrice] }), storage: a, logger: silentLogger, defaultUserId: 'u1' });
+      const turn = async (sessionId: string) => {
+        model.push({ toolCalls: [{ toolName: 'get_price', input: { symbol: 'BTC' } }] }, { toolCalls: [{ toolName: 'get_price', input: { symbol: 'ETH' } }] }, { text: 'done' });
+        await runtime.buildSystemPromptBlocks({ sessionId });
+        executed.length = 0;
+        await runtime.generate({ sessionId, message: 'prices?' });
+        let inWrite = false;
+        const outside: string[] = [];
+        let writes = 0;
+        for (const sql of executed) {
+          if (sql.startsWith('BEGIN')) (inWrite = true), writes++;
+          else if (sql === 'COMMIT' || sql === 'ROLLBACK') inWrite = false;
+          else if (!inWrite && sql === 'PRAGMA data_version') outside.push(sql);
+        }
+        return { outside: outside.length, writes };
+      };
+      await turn('warm');
+      // The turn's start (session row, state, memory key, approvals, history, journal) is one; each call's switches one.
+      expect(await turn('s1')).toEqual({ outside: 3, writes: 2 });
     });
   });
 
