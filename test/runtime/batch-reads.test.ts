@@ -109,6 +109,30 @@ describe('readTogether', () => {
     await expect(boom).rejects.toThrow('thrown before any await');
     expect(await missing).toBeUndefined();
   });
+
+  it('without batchReads, each read begins once the one before it settled (one connection at a time on a pool)', async () => {
+    const storage = createInMemoryStorage();
+    const log: string[] = [];
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    const [first, second] = readTogether<[string, string]>(storage, [
+      async () => {
+        log.push('first begins');
+        await gate;
+        log.push('first ends');
+        return 'a';
+      },
+      async () => {
+        log.push('second begins');
+        return 'b';
+      },
+    ]);
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(log).toEqual(['first begins']);
+    release();
+    expect([await first, await second]).toEqual(['a', 'b']);
+    expect(log).toEqual(['first begins', 'first ends', 'second begins']);
+  });
 });
 
 /** A storage that records which reads begin inside each `batchReads` group (an in-memory storage given the method). */
