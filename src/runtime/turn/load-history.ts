@@ -1,7 +1,7 @@
 import { restoreProvenance } from '../../safety/untrusted';
 import { restoreJournaledCalls } from '../call-journal';
 import { loadMessages, repairOrphanedToolCalls, toNewMessages } from '../conversation';
-import type { TurnState } from './state';
+import { takeReadAhead, type TurnState } from './state';
 import type { TurnDeps } from './types';
 
 /** What {@link loadHistory} learned about the conversation. */
@@ -23,10 +23,8 @@ export interface LoadedHistory {
 export async function loadHistory(deps: TurnDeps, turn: TurnState): Promise<LoadedHistory> {
   const { options, now } = deps;
   const { ctx, turnId, input } = turn;
-  const { history: aheadHistory, journal } = turn.readAhead;
-  turn.readAhead.history = undefined;
-  turn.readAhead.journal = undefined;
-  let history = await (aheadHistory ?? loadMessages(options.storage, ctx.sessionId));
+  const journal = takeReadAhead(turn.readAhead, 'journal');
+  let history = await (takeReadAhead(turn.readAhead, 'history') ?? loadMessages(options.storage, ctx.sessionId));
   const restored = await restoreJournaledCalls(options.storage, ctx.sessionId, history, now(), journal);
   // What the dead turn had read from outside labels this turn too (and the session, when this turn ends).
   restoreProvenance(ctx, restored.provenance);

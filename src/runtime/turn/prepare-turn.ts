@@ -14,7 +14,7 @@ import type { RunInput, TurnLearningContext, TurnScope } from '../types';
 import { errorText } from './block-codes';
 import { renderRouting, routeSkills } from './route-skills';
 import { scanTurnInput } from './scan-input';
-import type { TurnReadAhead, TurnState } from './state';
+import { takeReadAhead, type TurnReadAhead, type TurnState } from './state';
 import type { Emit, TurnDeps, TurnPrompt } from './types';
 
 /** What {@link prepareTurn} produces. */
@@ -104,9 +104,7 @@ async function openSessionState(deps: TurnDeps, input: RunInput, ctx: ToolCallCo
   const memory = deps.memoryFor(scope);
   const exists = known ?? Boolean(await storage.conversations.getSession(ctx.sessionId));
   // The memory snapshot is frozen for the whole session: loaded once, persisted, never rebuilt mid-session.
-  const ahead = readAhead?.state;
-  if (readAhead) readAhead.state = undefined;
-  let state: SessionState = (await (ahead ?? loadSessionState(storage, ctx.sessionId))) ?? { activeSkills: [], turnCount: 0 };
+  let state: SessionState = (await (takeReadAhead(readAhead, 'state') ?? loadSessionState(storage, ctx.sessionId))) ?? { activeSkills: [], turnCount: 0 };
   let snapshot: string | undefined;
   if (state.memorySnapshot === undefined && memory) {
     snapshot = (await memory.loadSnapshot()).text;
@@ -147,9 +145,7 @@ async function loadTurnContext(deps: TurnDeps, input: RunInput, ctx: ToolCallCon
       deps.logger.warn('learning: prepareTurn failed; the turn goes on without learned context', { sessionId: ctx.sessionId, error: errorText(error) });
     }
   }
-  const ahead = readAhead?.pending;
-  if (readAhead) readAhead.pending = undefined;
-  const pending = await (ahead ?? listPendingApprovals(options.storage, ctx.sessionId));
+  const pending = await (takeReadAhead(readAhead, 'pending') ?? listPendingApprovals(options.storage, ctx.sessionId));
   const livePending: ApprovalRecord[] = pending.filter((a) => Date.parse(a.expiresAt) > now().getTime());
   return { ws, hostNotices, learning, livePending };
 }

@@ -22,6 +22,13 @@ export interface TurnReadAhead {
   journal?: Promise<string | undefined> | undefined;
 }
 
+/** Take one read from `ahead` (and clear it, so it is read once); undefined when the caller did not read ahead. */
+export function takeReadAhead<K extends keyof TurnReadAhead>(ahead: TurnReadAhead | undefined, key: K): TurnReadAhead[K] {
+  const value = ahead?.[key];
+  if (ahead) ahead[key] = undefined;
+  return value;
+}
+
 /**
  * The one mutable object a turn carries from stage to stage (src/runtime/turn.ts lists the stages). Fields
  * marked readonly are fixed when the turn opens; the others are what the stages produce as the turn runs.
