@@ -94,8 +94,11 @@ interface Measured {
    * storage), our turn and the plain one in the same rounds; or why it did not run.
    */
   mastraStored?: { plain: Summary; ours: Summary; mastra: Summary } | string;
-  /** Per phase of the turn (PHASES), the plain side's and our side's p50 (ms), from a phase of its own. */
-  breakdown: { plain: number[]; ours: number[] };
+  /**
+   * Per phase of the turn (PHASES), the plain side's and our side's p50 (ms), from a phase of its own; with SQLite,
+   * also our turn on SQLite `:memory:` in the same rounds (`fileless`).
+   */
+  breakdown: { plain: number[]; ours: number[]; fileless?: number[] };
 }
 
 /**
@@ -143,8 +146,10 @@ async function rounds(sides: ReadonlyArray<() => Promise<number>>, cpu?: number[
   return samples;
 }
 
-async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Measured> {
-  const getPrice = { name: 'get_price', description: 'Spot price', inputSchema: z.object({ symbol: z.string() }) };
+const getPrice = { name: 'get_price', description: 'Spot price', inputSchema: z.object({ symbol: z.string() }) };
+
+/** Our side on one storage: the get_price tool, one skill, 200 memories and the runtime, with its own scripted model. */
+async function buildOurs(storage: Storage) {
   const tools = createToolRegistry({
     storage,
     // As the SDK's own get_price (src/finance/read-tools.ts): READ_ONLY and side-effect free, so the turn keeps its
@@ -157,9 +162,32 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
   });
   const memory = createMemoryStore({ storage, scope: { userId: 'bench' } });
   for (let i = 0; i < 200; i++) await memory.write({ category: 'observation', content: `user watched BTC and ETH closely in week ${i}` });
+  const model = createScriptedModel([]);
+  const runtime = createAgentRuntime({ model, tools, skills, memory, storage, logger: silentLogger, defaultUserId: 'bench' });
+  return { tools, memory, model, runtime };
+}
+
+/** One turn of our side read event by event: its phase times go into `phases`; returns the turn's wall time (ms). */
+async function phasedTurn(ours: Awaited<ReturnType<typeof buildOurs>>, sessionId: string, phases: number[][]): Promise<number> {
+  ours.model.push(...turnScript());
+  await ours.runtime.buildSystemPromptBlocks({ sessionId });
+  const seen: Array<readonly [string, number]> = [];
+  const t0 = performance.now();
+  for await (const event of ours.runtime.run({ sessionId, message: MESSAGE })) seen.push([event.type, performance.now() - t0]);
+  const ms = performance.now() - t0;
+  phases.push(phaseTimes(seen, 'step-end', ms));
+  return ms;
+}
+
+/**
+ * Everything for one storage. With `fileless` (a SQLite storage on `:memory:`: the same engine, schema and code with
+ * no file, so no WAL frame is written and no lock taken), the breakdown phase also runs our turn on it: what the file
+ * itself costs in each phase of a SQLite turn.
+ */
+async function measure(storage: Storage, mastraStorageUrl?: string, fileless?: Storage): Promise<Measured> {
+  const ourSide = await buildOurs(storage);
+  const { tools, memory, runtime, model: ourModel } = ourSide;
   const plainModel = createScriptedModel([]);
-  const ourModel = createScriptedModel([]);
-  const runtime = createAgentRuntime({ model: ourModel, tools, skills, memory, storage, logger: silentLogger, defaultUserId: 'bench' });
 
   // The plain side gets exactly what the runtime sends: the same system blocks, tools and tool order.
   const probe = await runtime.buildSystemPromptBlocks({ sessionId: 'bench-probe', message: MESSAGE });
@@ -267,23 +295,17 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
       plainPhases.push(phaseTimes(seen, 'finish-step', ms));
       return ms;
     },
-    async () => {
-      const i = session++;
-      ourModel.push(...turnScript());
-      await runtime.buildSystemPromptBlocks({ sessionId: `bench-${i}` });
-      const seen: Array<readonly [string, number]> = [];
-      const t0 = performance.now();
-      for await (const event of runtime.run({ sessionId: `bench-${i}`, message: MESSAGE })) seen.push([event.type, performance.now() - t0]);
-      const ms = performance.now() - t0;
-      ourPhases.push(phaseTimes(seen, 'step-end', ms));
-      return ms;
-    },
+    () => phasedTurn(ourSide, `bench-${session++}`, ourPhases),
   ];
+  const filelessSide = fileless === undefined ? undefined : await buildOurs(fileless);
+  const filelessPhases: number[][] = [];
+  if (filelessSide) breakdownSides.push(() => phasedTurn(filelessSide, `bench-${session++}`, filelessPhases));
   await rounds(breakdownSides);
   const phaseP50 = (samples: number[][]) => PHASES.map((_, k) => summarize(samples.slice(WARMUP).map((p) => p[k]!)).p50);
   await memory.close();
+  await filelessSide?.memory.close();
   return {
-    breakdown: { plain: phaseP50(plainPhases), ours: phaseP50(ourPhases) },
+    breakdown: { plain: phaseP50(plainPhases), ours: phaseP50(ourPhases), ...(filelessSide ? { fileless: phaseP50(filelessPhases) } : {}) },
     cpu: { plain: summarize(cpu[0]!), ours: summarize(cpu[1]!), mastra: typeof peer === 'string' ? undefined : summarize(cpu[4]!) },
     rounds: { wall: { plain, ours, mastra }, cpu: { plain: cpu[0]!, ours: cpu[1]!, mastra: typeof peer === 'string' ? [] : cpu[4]! } },
     plain: summarize(plain),
@@ -303,7 +325,9 @@ async function measure(storage: Storage, mastraStorageUrl?: string): Promise<Mea
 
 const dir = mkdtempSync(path.join(tmpdir(), 'minara-bench-runtime-'));
 const sqlite = createSqliteStorage({ path: path.join(dir, 'bench.db'), logger: silentLogger });
-const onSqlite = await measure(sqlite, `file:${path.join(dir, 'mastra.db')}`);
+// The same engine without the file, for the breakdown's last columns: what WAL writes and locks cost per phase.
+const filelessSqlite = createSqliteStorage({ path: ':memory:', logger: silentLogger });
+const onSqlite = await measure(sqlite, `file:${path.join(dir, 'mastra.db')}`, filelessSqlite);
 await sqlite.close();
 rmSync(dir, { recursive: true, force: true });
 const inMemory = await measure(createInMemoryStorage());
@@ -334,13 +358,19 @@ const phaseRows = PHASES.map(([label, what], k) => {
   const plainMs = onSqlite.breakdown.plain[k]!;
   const sqliteMs = onSqlite.breakdown.ours[k]!;
   const memoryMs = inMemory.breakdown.ours[k]!;
-  return [label, what, fmt(plainMs), fmt(sqliteMs), fmt(sqliteMs - onSqlite.breakdown.plain[k]!), fmt(memoryMs), fmt(memoryMs - inMemory.breakdown.plain[k]!)];
+  const filelessMs = onSqlite.breakdown.fileless?.[k] ?? Number.NaN;
+  return [label, what, fmt(plainMs), fmt(sqliteMs), fmt(sqliteMs - onSqlite.breakdown.plain[k]!), fmt(memoryMs), fmt(memoryMs - inMemory.breakdown.plain[k]!), fmt(filelessMs), fmt(sqliteMs - filelessMs)];
 });
-const phaseSum = (r: Measured, side: 'plain' | 'ours') => r.breakdown[side].reduce((a, b) => a + b, 0);
-phaseRows.push(['sum of the phases', '', fmt(phaseSum(onSqlite, 'plain')), fmt(phaseSum(onSqlite, 'ours')), fmt(phaseSum(onSqlite, 'ours') - phaseSum(onSqlite, 'plain')), fmt(phaseSum(inMemory, 'ours')), fmt(phaseSum(inMemory, 'ours') - phaseSum(inMemory, 'plain'))]);
+const phaseSum = (r: Measured, side: 'plain' | 'ours' | 'fileless') => (r.breakdown[side] ?? [Number.NaN]).reduce((a, b) => a + b, 0);
+phaseRows.push([
+  'sum of the phases', '', fmt(phaseSum(onSqlite, 'plain')), fmt(phaseSum(onSqlite, 'ours')), fmt(phaseSum(onSqlite, 'ours') - phaseSum(onSqlite, 'plain')), fmt(phaseSum(inMemory, 'ours')),
+  fmt(phaseSum(inMemory, 'ours') - phaseSum(inMemory, 'plain')), fmt(phaseSum(onSqlite, 'fileless')), fmt(phaseSum(onSqlite, 'ours') - phaseSum(onSqlite, 'fileless')),
+]);
 console.log('\nWhere the added time goes: each phase between two points the caller reads (plain: stream parts; ours: runtime.run events),');
 console.log(`p50 ms over ${TURNS} turns of each side in a phase of their own (the plain column is the SQLite run's; the in-memory run has its own).`);
-console.log(table(['phase', 'what our turn does in it', 'plain', 'SQLite', 'SQLite adds', 'in-memory', 'in-memory adds'], phaseRows));
+console.log("The last two columns: our turn on SQLite ':memory:' (the same engine, schema and code, no file: no WAL frame written, no lock");
+console.log('taken) in the SQLite run\'s rounds, and what the file adds over it: the system calls of its commits and read transactions.');
+console.log(table(['phase', 'what our turn does in it', 'plain', 'SQLite', 'SQLite adds', 'in-memory', 'in-memory adds', "SQLite ':memory:'", 'the file adds'], phaseRows));
 console.log(`\nOnce per session (not in the turn times): session row + frozen memory snapshot of 200 memories — SQLite p50 ${fmt(onSqlite.session.p50)} ms, in-memory p50 ${fmt(inMemory.session.p50)} ms.`);
 console.log("The generate rows are the non-streaming path (runtime.run({ modelCall: 'generate' }), what agent backtests use), against plain generateText.");
 console.log('The "called as the runtime calls the AI SDK" row is the plain turn through the SDK\'s single-consumer streamText');
@@ -390,7 +420,14 @@ if (typeof onSqlite.mastra !== 'string') {
 const phasesRan = [onSqlite, inMemory].every((r) => [...r.breakdown.plain, ...r.breakdown.ours].every((ms) => Number.isFinite(ms) && ms >= 0));
 const addedPerPhase = (r: Measured) => PHASES.map(([label], k) => `${label.split(':')[0]} ${fmt(r.breakdown.ours[k]! - r.breakdown.plain[k]!)}`).join(', ');
 if (!phasesRan) console.log('breakdown: NOT RUN (the parts or events of a turn did not come in the order the phases expect: tool-call, tool-result, twice, then text)');
-else console.log(`breakdown (p50 ms added per phase; not a target): SQLite ${addedPerPhase(onSqlite)}; in-memory ${addedPerPhase(inMemory)} — ${TURNS} turns, ${load}`);
+else {
+  console.log(`breakdown (p50 ms added per phase; not a target): SQLite ${addedPerPhase(onSqlite)}; in-memory ${addedPerPhase(inMemory)} — ${TURNS} turns, ${load}`);
+  const fileless = onSqlite.breakdown.fileless;
+  if (fileless !== undefined && fileless.every((ms) => Number.isFinite(ms) && ms >= 0)) {
+    const perPhase = PHASES.map(([label], k) => `${label.split(':')[0]} ${fmt(onSqlite.breakdown.ours[k]! - fileless[k]!)}`).join(', ');
+    console.log(`the file (not a target): SQLite on a file takes ${fmt(phaseSum(onSqlite, 'ours') - phaseSum(onSqlite, 'fileless'))} ms per turn more than on ':memory:' (${perPhase}) — ${TURNS} turns, ${load}`);
+  }
+}
 if (onSqlite.mastraStored !== undefined && typeof onSqlite.mastraStored !== 'string') {
   const m = onSqlite.mastraStored;
   const oursAdded = m.ours.p50 - m.plain.p50;
