@@ -329,6 +329,7 @@ const sqlite = createSqliteStorage({ path: path.join(dir, 'bench.db'), logger: s
 const filelessSqlite = createSqliteStorage({ path: ':memory:', logger: silentLogger });
 const onSqlite = await measure(sqlite, `file:${path.join(dir, 'mastra.db')}`, filelessSqlite);
 await sqlite.close();
+await filelessSqlite.close();
 rmSync(dir, { recursive: true, force: true });
 const inMemory = await measure(createInMemoryStorage());
 
@@ -418,14 +419,15 @@ if (typeof onSqlite.mastra !== 'string') {
 }
 // One line for CI's log: what each phase adds, SQLite then in-memory, so a regression shows which part of the turn moved.
 const phasesRan = [onSqlite, inMemory].every((r) => [...r.breakdown.plain, ...r.breakdown.ours].every((ms) => Number.isFinite(ms) && ms >= 0));
-const addedPerPhase = (r: Measured) => PHASES.map(([label], k) => `${label.split(':')[0]} ${fmt(r.breakdown.ours[k]! - r.breakdown.plain[k]!)}`).join(', ');
+/** Each phase's label and `over[k] − under[k]` (ms), for a CI line. */
+const perPhase = (over: readonly number[], under: readonly number[]) => PHASES.map(([label], k) => `${label.split(':')[0]} ${fmt(over[k]! - under[k]!)}`).join(', ');
+const addedPerPhase = (r: Measured) => perPhase(r.breakdown.ours, r.breakdown.plain);
 if (!phasesRan) console.log('breakdown: NOT RUN (the parts or events of a turn did not come in the order the phases expect: tool-call, tool-result, twice, then text)');
 else {
   console.log(`breakdown (p50 ms added per phase; not a target): SQLite ${addedPerPhase(onSqlite)}; in-memory ${addedPerPhase(inMemory)} — ${TURNS} turns, ${load}`);
   const fileless = onSqlite.breakdown.fileless;
   if (fileless !== undefined && fileless.every((ms) => Number.isFinite(ms) && ms >= 0)) {
-    const perPhase = PHASES.map(([label], k) => `${label.split(':')[0]} ${fmt(onSqlite.breakdown.ours[k]! - fileless[k]!)}`).join(', ');
-    console.log(`the file (not a target): SQLite on a file takes ${fmt(phaseSum(onSqlite, 'ours') - phaseSum(onSqlite, 'fileless'))} ms per turn more than on ':memory:' (${perPhase}) — ${TURNS} turns, ${load}`);
+    console.log(`the file (not a target): SQLite on a file takes ${fmt(phaseSum(onSqlite, 'ours') - phaseSum(onSqlite, 'fileless'))} ms per turn more than on ':memory:' (${perPhase(onSqlite.breakdown.ours, fileless)}) — ${TURNS} turns, ${load}`);
   }
 }
 if (onSqlite.mastraStored !== undefined && typeof onSqlite.mastraStored !== 'string') {
