@@ -35,7 +35,7 @@ import { artifactMigrations, createPgArtifactStorage, createPgFileStorage } from
 import { automationMigrations, createPgAlertStorage, createPgWorkflowRunStorage } from './automation';
 import { createPgJobStorage, createPgTradingStorage, createPgUsageStorage } from './ops';
 import { createPgNotifier, type PostgresChange } from './notify';
-import type { PostgresPool } from './pool';
+import type { PostgresPool, PostgresPoolClient } from './pool';
 import { controlMigrations, createPgControlStorage } from './controls';
 import { coreMigrations, jobMigrations, learningMigrations, memoryMigrations, tradingMigrations, usageMigrations } from './schema';
 
@@ -174,16 +174,47 @@ async function createPgPool(connectionString: string, max: number, acquireTimeou
   }
   const Pool = (mod.Pool ?? mod.default?.Pool) as new (config: Record<string, unknown>) => PostgresPool & {
     on(event: 'error', fn: (e: Error) => void): unknown;
-    on(event: 'connect', fn: (client: { query(text: string): Promise<unknown> }) => void): unknown;
+    on(event: 'connect', fn: (client: PostgresPoolClient) => void): unknown;
   };
   const pool = new Pool({ connectionString, max, connectionTimeoutMillis: acquireTimeoutMs });
   // An idle connection the server drops emits 'error' on the pool; without a listener that would crash the process.
   pool.on('error', () => undefined);
   // No JIT: the engine runs short indexed statements, and a planner estimate above `jit_above_cost` (after an ANALYZE
   // the catch-up read of memory search is estimated at ~all of a tenant's rows) made each one pay ~50–250 ms of JIT
-  // start-up for a 0.04 ms index scan: the search tail after a bulk load (docs/storage.md).
-  pool.on('connect', (client: { query(text: string): Promise<unknown> }) => void client.query('SET jit = off').catch(() => undefined));
-  return pool;
+  // start-up for a 0.04 ms index scan: the search tail after a bulk load (docs/storage.md). A `SET` (not the startup
+  // `options` parameter, which PgBouncer refuses) sent when the connection opens; the connection is handed out only
+  // once it has finished, so no statement runs beside it (node-postgres warns about that, and pg@9 refuses it).
+  const settingUp = new WeakMap<PostgresPoolClient, Promise<unknown>>();
+  pool.on('connect', (client) => {
+    // A checked-out connection has no pool listener: a socket error is emitted on it, and its query reports it.
+    client.on?.('error', () => undefined);
+    settingUp.set(client, client.query('SET jit = off').catch(() => undefined));
+  });
+  const connect = async (): Promise<PostgresPoolClient> => {
+    const client = await pool.connect();
+    const setUp = settingUp.get(client);
+    if (setUp !== undefined) {
+      settingUp.delete(client);
+      await setUp;
+    }
+    return client;
+  };
+  return {
+    connect,
+    // As pg.Pool's own `query`: check a connection out, run one statement, hand it back (destroyed after an error).
+    async query(text, values) {
+      const client = await connect();
+      try {
+        const result = await client.query(text, values);
+        client.release();
+        return result;
+      } catch (error) {
+        client.release(error instanceof Error ? error : new Error(String(error)));
+        throw error;
+      }
+    },
+    end: () => pool.end?.() ?? Promise.resolve(),
+  };
 }
 
 /** Probe pgvector: `CREATE EXTENSION IF NOT EXISTS vector`, then the `embedding_v` column. */
