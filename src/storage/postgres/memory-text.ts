@@ -10,6 +10,9 @@ import { agentKey, type PgMemoryState, SCOPE, sp } from './memory-rows';
 type Args<K extends keyof MemoryStorage> = Parameters<NonNullable<MemoryStorage[K]>>;
 type Result<K extends keyof MemoryStorage> = Awaited<ReturnType<NonNullable<MemoryStorage[K]>>>;
 
+/** Rows per statement of a catch-up read (the rows added since the index's newest id). */
+const CATCH_UP_PAGE = 1000;
+
 const textRow = (r: PgRow): MemoryTextRow => ({ id: Number(r.id), content: String(r.content), category: String(r.category) });
 
 /** The scope's searchable rows in id order: all, those after `afterId`, or the given ids. */
@@ -24,7 +27,17 @@ export async function textRows(st: PgMemoryState, ...[scope, query]: Args<'textR
   // only user_id: every lookup's catch-up walked all of the tenant's index entries, ~600 pages at 100k rows).
   const scoped = scope.agentId === undefined ? 'user_id = $1 AND agent_id IS NULL AND $2::text IS NULL' : 'user_id = $1 AND agent_id = $2';
   if (query?.afterId !== undefined && query.afterId > 0) {
-    return (await q.all(`SELECT id, content, category FROM ${M} WHERE ${scoped} AND id > $3 ORDER BY user_id, agent_id, id`, [...sp(scope), query.afterId])).map(textRow);
+    // In pages: with a LIMIT only a path that yields rows in order from the start is cheap, and the index is that
+    // path. Without one, statistics from mid-way through a bulk load (the tenant at half the table, ids below the
+    // bound) made the planner sort a parallel primary-key scan of every newer row instead: ~0.8 s for a catch-up
+    // that returns nothing, on each lookup until autoanalyze came round (docs/storage.md, the 100k tail).
+    const rows: MemoryTextRow[] = [];
+    for (let after = query.afterId; ; ) {
+      const page = await q.all(`SELECT id, content, category FROM ${M} WHERE ${scoped} AND id > $3 ORDER BY user_id, agent_id, id LIMIT ${CATCH_UP_PAGE}`, [...sp(scope), after]);
+      for (const r of page) rows.push(textRow(r));
+      if (page.length < CATCH_UP_PAGE) return rows;
+      after = rows[rows.length - 1]!.id;
+    }
   }
   return (await q.all(`SELECT id, content, category FROM ${M} WHERE ${scoped} ORDER BY user_id, agent_id, id`, sp(scope))).map(textRow);
 }
