@@ -24,7 +24,7 @@ export default defineConfig({
     pool: 'forks',
     // Vitest's default is one worker fewer than the cores: one on a 2-core host, where the suite then runs file by
     // file. Most files wait on child processes, a browser or PostgreSQL, so two workers there take the suite from
-    // about 1,130 to about 820 s (README, Development); more cores keep the default.
+    // about 1,130 to 820–910 s (README, Development); more cores keep the default.
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // One throwaway PostgreSQL server for the run when its binaries are on PATH (test/postgres/global-setup.ts).
     globalSetup: ['test/postgres/global-setup.ts'],
