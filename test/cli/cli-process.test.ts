@@ -40,7 +40,9 @@ function minara(args: string[], options: { input?: string; env?: Record<string, 
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
-describe('minara (process)', () => {
+// Each test runs several `minara` processes in turn (tsx-compiled, ~1 s each beside another test file): the doctor and
+// workflows scenarios took 31–33 s with two vitest workers on a 2-core host, over the suite's 30 s default.
+describe('minara (process)', { timeout: 120_000 }, () => {
   it('minara jobs lists the background jobs; the REPL starts the runner unless --no-background', () => {
     const dir = tempDir();
     const jobs = minara(['jobs', '--data-dir', dir]);
