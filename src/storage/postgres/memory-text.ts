@@ -5,7 +5,7 @@
  */
 import type { MemoryScope, MemoryStorage, MemoryTextRow } from '../memory-types';
 import type { PgRow } from './handle';
-import { agentKey, type PgMemoryState, SCOPE, sp } from './memory-rows';
+import { agentKey, type PgMemoryState, scopeRowsByIds, sp } from './memory-rows';
 
 type Args<K extends keyof MemoryStorage> = Parameters<NonNullable<MemoryStorage[K]>>;
 type Result<K extends keyof MemoryStorage> = Awaited<ReturnType<NonNullable<MemoryStorage[K]>>>;
@@ -21,7 +21,7 @@ export async function textRows(st: PgMemoryState, ...[scope, query]: Args<'textR
   const M = st.M;
   if (query?.ids !== undefined) {
     if (query.ids.length === 0) return [];
-    return (await q.all(`SELECT id, content, category FROM ${M} WHERE id = ANY($3::bigint[]) AND ${SCOPE} ORDER BY id`, [...sp(scope), [...query.ids]])).map(textRow);
+    return (await q.all(scopeRowsByIds(M, 'id, content, category', 'id'), [...sp(scope), [...query.ids]])).map(textRow);
   }
   // Spelled so the (user_id, agent_id, id) index bounds all three and gives the order (`IS NOT DISTINCT FROM` bounds
   // only user_id: every lookup's catch-up walked all of the tenant's index entries, ~600 pages at 100k rows).

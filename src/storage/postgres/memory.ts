@@ -14,7 +14,7 @@ import type { EmbeddingState, MemoryScope, MemoryScoredId, MemoryStats, MemorySt
 import { bumpFtsStats, createPgMemoryFts, docSize, rowFilter, tsvectorLiteral } from './memory-fts';
 import type { PgHandle } from './handle';
 import { appendConsolidationEvent, listConsolidationEvents, profileDelete, profileGet, profileList, profileSet } from './memory-profile';
-import { COLUMNS, deleteIds, getRow, insertEdges, insertMany, insertOne, type PgMemoryState, SCOPE, sp, toRecord, VISIBLE } from './memory-rows';
+import { COLUMNS, deleteIds, getRow, insertEdges, insertMany, insertOne, type PgMemoryState, SCOPE, scopeRowsByIds, sp, toRecord, VISIBLE } from './memory-rows';
 import { edgesForEntity, edgesForMemories, topEntities } from './memory-edges';
 import { loadTextIndex, saveTextIndex, textChanges, textRows } from './memory-text';
 import { searchVector, upsertVectors, vectorByContentHash, vectorInfo } from './memory-vectors';
@@ -151,7 +151,7 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
     },
     async getMany(scope, ids) {
       if (ids.length === 0) return [];
-      return (await h.op('memory.getMany').all(`SELECT ${COLUMNS} FROM ${M} WHERE id = ANY($3::bigint[]) AND ${SCOPE}`, [...sp(scope), [...ids]])).map(toRecord);
+      return (await h.op('memory.getMany').all(scopeRowsByIds(M, COLUMNS), [...sp(scope), [...ids]])).map(toRecord);
     },
     update: (...a) => updateRow(st, ...a),
     list: (...a) => listRows(st, ...a),
