@@ -72,8 +72,10 @@ export async function runSearch(ctx: SearchContext, query: unknown, options: Mem
   let path: MemorySearchInfo['path'] = 'bm25';
   let relaxed = false;
   let lexical: readonly MemoryScoredId[];
+  // The records the lexical lookup read to check visibility: the final read below skips them.
+  let known: ReadonlyMap<number, MemoryRecord> = new Map();
   try {
-    lexical = await lexicalIndex.search(scope, parsed.root, filter);
+    ({ ranked: lexical, records: known } = await lexicalIndex.searchRecords(scope, parsed.root, filter));
   } catch (error) {
     logger.warn('memory search: lexical lookup failed; falling back to LIKE', { error: error instanceof Error ? error.message : String(error) });
     lexical = await storage.searchLike(scope, parsed.needles, filter);
@@ -82,9 +84,10 @@ export async function runSearch(ctx: SearchContext, query: unknown, options: Mem
   if (path === 'bm25' && parsed.relaxed !== undefined && lexical.length < limit) {
     try {
       // The relaxed form of a natural query: OR of its content words, neighbouring rows sharing the score.
-      const wider = await lexicalIndex.search(scope, parsed.relaxed, filter, { neighbours: true });
-      if (wider.length > lexical.length) {
-        lexical = wider;
+      const wider = await lexicalIndex.searchRecords(scope, parsed.relaxed, filter, { neighbours: true });
+      if (wider.ranked.length > lexical.length) {
+        lexical = wider.ranked;
+        known = wider.records;
         relaxed = true;
       }
     } catch (error) {
@@ -95,6 +98,7 @@ export async function runSearch(ctx: SearchContext, query: unknown, options: Mem
     const like = await storage.searchLike(scope, parsed.needles, filter);
     if (like.length > 0) {
       lexical = like;
+      known = new Map();
       path = 'like';
     }
   }
@@ -127,7 +131,9 @@ export async function runSearch(ctx: SearchContext, query: unknown, options: Mem
   }
   if (scores.size === 0) return { hits: [], path, relaxed, ...(degraded === undefined ? {} : { degraded }) };
 
-  const records = await storage.getMany(scope, Array.from(scores.keys()));
+  const ids = Array.from(scores.keys());
+  const missing = ids.filter((id) => !known.has(id));
+  const records = [...ids.flatMap((id) => known.get(id) ?? []), ...(missing.length === 0 ? [] : await storage.getMany(scope, missing))];
   const queryEntities = new Set(options.entityBoost === false ? [] : extractFinanceEntities(query).map(entityId));
   const ranked = records
     .filter((r) => r.deletedAt === undefined && r.status !== 'retired')

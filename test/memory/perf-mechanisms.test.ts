@@ -14,7 +14,7 @@ import type { MemoryQueryNode } from '../../src/storage/memory-types';
 import { PREFIX_EXPANSION_LIMIT, countTokenMatches, createFtsStats } from '../../src/storage/sqlite/memory-fts-rank';
 import { createSqliteMemorySearch, scopedMatch } from '../../src/storage/sqlite/memory-search';
 import { createVectorBitsCache, signBits } from '../../src/storage/sqlite/memory-vector-cache';
-import { engines, fakeClock, makeStore } from './helpers';
+import { createFakeEmbedder, engines, fakeClock, makeStore } from './helpers';
 
 const dir = mkdtempSync(join(tmpdir(), 'minara-mem-perf-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -351,5 +351,47 @@ describe('prefix expansion of the window lookup (sqlite)', () => {
     for (const s of [one, two]) expect(await windowIds(s, { userId: 'a' }, 'brea*')).toEqual(native(s, { userId: 'a' }, 'brea*'));
     await one.close();
     await two.close();
+  });
+});
+
+describe('a search reads each record once', () => {
+  /** An in-memory storage whose `memory.getMany` records the ids of each call. */
+  function countedStorage() {
+    const storage = createInMemoryStorage();
+    const reads: number[][] = [];
+    const memory = Object.create(storage.memory) as typeof storage.memory;
+    memory.getMany = (scope, ids) => {
+      reads.push([...ids]);
+      return storage.memory.getMany(scope, ids);
+    };
+    const counted = Object.create(storage) as typeof storage;
+    Object.defineProperty(counted, 'memory', { value: memory });
+    return { storage: counted, reads };
+  }
+
+  it('bm25: the records read to check visibility are the ones returned, with no second read', async () => {
+    const { storage, reads } = countedStorage();
+    const store = createMemoryStore({ storage, scope: { userId: 'u' }, now: fakeClock(), logger: silentLogger });
+    for (const text of corpus(40, 3)) await store.write({ category: 'observation', content: text });
+    reads.length = 0;
+    const hits = await store.search('slippage', { mode: 'bm25', limit: 5 });
+    expect(hits).toHaveLength(5);
+    expect(reads).toHaveLength(1);
+    expect(hits.every((h) => reads[0]!.includes(h.id))).toBe(true);
+  });
+
+  it('hybrid: only the vector hits the lexical lookup did not read are read at the end', async () => {
+    const { storage, reads } = countedStorage();
+    const store = createMemoryStore({ storage, scope: { userId: 'u' }, now: fakeClock(), logger: silentLogger, embedder: createFakeEmbedder(32) });
+    for (const text of corpus(30, 5)) await store.write({ category: 'observation', content: text });
+    await store.flushEmbeddings();
+    reads.length = 0;
+    const info = await store.searchWithInfo('slippage', { limit: 10 });
+    expect(info.path).toBe('hybrid');
+    expect(reads.length).toBe(2);
+    const [lexicalRead, lastRead] = reads as [number[], number[]];
+    expect(lastRead.filter((id) => lexicalRead.includes(id))).toEqual([]);
+    expect(lastRead.length).toBeGreaterThan(0);
+    expect(info.hits.every((h) => lexicalRead.includes(h.id) || lastRead.includes(h.id))).toBe(true);
   });
 });

@@ -46,16 +46,23 @@ export async function textRows(st: PgMemoryState, ...[scope, query]: Args<'textR
 export async function textChanges(st: PgMemoryState, ...[scope, since]: Args<'textChanges'>): Promise<Result<'textChanges'>> {
   // The position is the oldest transaction still running: whatever commits later, whatever its id, is at or
   // after it and comes back next time (applying a change twice is harmless).
+  // One statement, one round trip (a lookup makes one of these): the position and the pruning mark on a row of
+  // their own (memory_id NULL), then the log's rows after `since` unless it was pruned past it. Every row comes from
+  // the one snapshot whose xmin is the position.
   const { h } = st;
-  const q = h.op('memory.textChanges');
-  const now = await q.get(
-    `SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin, (SELECT pruned_before FROM ${h.t('memory_text_log_state')} WHERE id = 1) AS pruned`,
+  const rows = await h.op('memory.textChanges').all(
+    `WITH now AS (SELECT pg_snapshot_xmin(pg_current_snapshot())::text::bigint AS xmin, (SELECT pruned_before FROM ${h.t('memory_text_log_state')} WHERE id = 1) AS pruned)
+     SELECT xmin, pruned, NULL::bigint AS memory_id FROM now
+     UNION ALL
+     SELECT NULL, NULL, l.memory_id FROM ${h.t('memory_text_log')} l, now
+      WHERE $3::bigint < ${Number.MAX_SAFE_INTEGER} AND $3::bigint >= now.pruned AND l.user_id = $1 AND l.agent_key = $2 AND l.xid >= $3::bigint`,
+    [scope.userId, agentKey(scope), since],
   );
-  const seq = Number(now!.xmin);
+  const head = rows.find((r) => r.memory_id === null)!;
+  const seq = Number(head.xmin);
   if (since >= Number.MAX_SAFE_INTEGER) return { seq, reset: false, ids: [] };
-  if (since < Number(now!.pruned)) return { seq, reset: true, ids: [] };
-  const rows = await q.all(`SELECT memory_id FROM ${h.t('memory_text_log')} WHERE user_id = $1 AND agent_key = $2 AND xid >= $3`, [scope.userId, agentKey(scope), since]);
-  return { seq, reset: false, ids: rows.map((r) => Number(r.memory_id)) };
+  if (since < Number(head.pruned)) return { seq, reset: true, ids: [] };
+  return { seq, reset: false, ids: rows.flatMap((r) => (r.memory_id === null ? [] : [Number(r.memory_id)])) };
 }
 
 /** The scope's saved lexical index snapshot, if any. */
