@@ -95,7 +95,8 @@ export function parseWorkflowFile(text: string, options: ParseWorkflowFileOption
     const pos = lines.linePos(offset ?? 0);
     issues.push({ file, line: pos.line, column: pos.col, path, message });
   };
-  for (const e of doc.errors) {
+  // Errors, and warnings too (an unknown tag such as `!!js/function` would otherwise be read as a plain string).
+  for (const e of [...doc.errors, ...doc.warnings]) {
     const pos = e.linePos?.[0];
     issues.push({ file, line: pos?.line ?? 1, column: pos?.col ?? 1, path: '(file)', message: (e.message.split('\n')[0] ?? e.message).replace(/ at line \d+, column \d+:?$/, '') });
   }

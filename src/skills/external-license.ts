@@ -33,7 +33,7 @@ function frontmatterLicense(pkgDir: string): string | undefined {
     if (!src.startsWith('---\n')) return undefined;
     const end = src.indexOf('\n---', 3);
     if (end < 0) return undefined;
-    const fm: unknown = yaml().parse(src.slice(4, end + 1));
+    const fm: unknown = yaml().parse(src.slice(4, end + 1), { logLevel: 'silent' });
     const v = typeof fm === 'object' && fm !== null ? (fm as Record<string, unknown>).license : undefined;
     return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
   } catch {

@@ -76,7 +76,14 @@ export function parseSkillMd(
   if (end < 0 || (after !== undefined && after !== '\n')) return { issues: [issue('frontmatter', 'not closed: add a "---" line after the frontmatter')] };
   let fm: unknown;
   try {
-    fm = yaml().parse(src.slice(4, end + 1), { prettyErrors: true, uniqueKeys: true });
+    // parseDocument, not parse: `parse` prints what it warns about (an unknown tag such as `!!js/function`) to the
+    // host process's stderr. Here a warning is an issue of the file, and an error refuses it as before.
+    const doc = yaml().parseDocument(src.slice(4, end + 1), { prettyErrors: true, uniqueKeys: true });
+    const [error] = doc.errors;
+    if (error) throw error;
+    const [warning] = doc.warnings;
+    if (warning) return { issues: [issue('frontmatter', `YAML: ${warning.message.split('\n')[0]} (only plain YAML is read: no custom tags)`)] };
+    fm = doc.toJS();
   } catch (e) {
     return { issues: [issue('frontmatter', `invalid YAML: ${e instanceof Error ? e.message.split('\n')[0] : String(e)}`)] };
   }

@@ -179,6 +179,10 @@ describe('parseWorkflowFile and code workflows', () => {
     expect(result.steps[0]).toMatchObject({ ok: true, input: { symbol: 'SOL' } });
     expect(result.steps[1]).toMatchObject({ ok: false, error: 'args: {{ steps.eth.data.nope }}: no value at "nope"' });
     expect(parseWorkflowFile('steps:\n  - id: a\n   tool: x\n', { file: 'workflows/s.yaml' }).issues[0]).toMatchObject({ file: 'workflows/s.yaml', line: 3, path: '(file)' });
+    // A custom tag is an issue at its line, not a value read as a plain string.
+    const tagged = parseWorkflowFile('steps:\n  - id: a\n    tool: !!js/function "x"\n', { file: 'workflows/t.yaml' });
+    expect(tagged.workflow).toBeUndefined();
+    expect(tagged.issues).toEqual([expect.objectContaining({ file: 'workflows/t.yaml', line: 3, path: '(file)', message: expect.stringContaining('js/function') })]);
     expect(formatWorkflowIssues(parseWorkflowFile('steps: []\nextra: 1\n', { file: 'workflows/e.yaml' }).issues)).toBe(
       'workflows/e.yaml:2: extra: unknown field (expected description, user, tool_sets, stop_on_error, steps)\nworkflows/e.yaml:1: steps: expected a non-empty list of steps, got a list',
     );

@@ -126,6 +126,20 @@ describe('parseSkillMd', () => {
     expect(e?.message).toMatch(message);
   });
 
+  it('refuses a custom YAML tag as an issue of the file, and prints nothing to stderr', () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => void warnings.push(w.message);
+    process.on('warning', onWarning);
+    try {
+      const r = parseSkillMd('---\nname: tagged\ndescription: !!js/function "function () { return 1 }"\n---\nBody.\n', { file: '/tmp/tagged/SKILL.md', dir: '/tmp/tagged' });
+      expect(r.skill).toBeUndefined();
+      expect(r.issues).toEqual([expect.objectContaining({ field: 'frontmatter', severity: 'error', message: expect.stringMatching(/^YAML: .*js\/function.*no custom tags/) })]);
+    } finally {
+      process.off('warning', onWarning);
+    }
+    expect(warnings).toEqual([]);
+  });
+
   it('warns about non-portable names and long descriptions', () => {
     const r = parseSkillMd(`---\nname: My_Skill\ndescription: ${'d'.repeat(90)}\n---\nx\n`, { file: 'f', dir: '/s/other' });
     expect(r.skill).toBeDefined();
