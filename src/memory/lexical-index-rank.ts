@@ -17,7 +17,7 @@ import {
   idf,
   settleFrequencies,
 } from './lexical-rank';
-import { type IndexState, type Postings, eachTermWithPrefix, findTerm, post, relink } from './lexical-index-state';
+import { type IndexState, type Postings, eachTermWithPrefix, findTerm, grow, post, relink } from './lexical-index-state';
 
 interface LeafList {
   slots: Int32Array;
@@ -95,16 +95,29 @@ function livePostings(s: IndexState, p: Postings): LeafList {
 
 /** A prefix leaf's live postings: the frequencies of every term under its prefixes, summed per slot. */
 function prefixPostings(s: IndexState, prefixes: readonly string[]): LeafList {
-  const sum = new Map<number, number>();
-  eachTermWithPrefix(s, prefixes, (t) => {
+  const terms: number[] = [];
+  eachTermWithPrefix(s, prefixes, (t) => void terms.push(t));
+  if (terms.length === 0) return emptyList();
+  // One term: its live postings, already in slot order.
+  if (terms.length === 1) return livePostings(s, post(s, terms[0] as number));
+  // Several: frequencies summed per slot in a dense array (every frequency is ≥ 1, so 0 is "not yet seen").
+  const sum = new Int32Array(s.slots);
+  let touched: Int32Array = new Int32Array(64);
+  let n = 0;
+  for (const t of terms) {
     const p = post(s, t);
     for (let i = 0; i < p.length; i++) {
       const slot = p.slots[i] as number;
-      if (s.alive[slot] === 1) sum.set(slot, (sum.get(slot) ?? 0) + (p.freqs[i] as number));
+      if (s.alive[slot] !== 1) continue;
+      if (sum[slot] === 0) {
+        if (n === touched.length) touched = grow(touched, n + 1);
+        touched[n++] = slot;
+      }
+      sum[slot] = (sum[slot] as number) + (p.freqs[i] as number);
     }
-  });
-  const keys = Int32Array.from(sum.keys()).sort();
-  return { slots: keys, freqs: Int32Array.from(keys, (k) => sum.get(k) as number), length: keys.length };
+  }
+  const slots = touched.slice(0, n).sort();
+  return { slots, freqs: Int32Array.from(slots, (slot) => sum[slot] as number), length: n };
 }
 
 /** A phrase leaf's postings: candidates from its rarest term, verified against each row's terms. */

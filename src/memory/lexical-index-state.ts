@@ -63,6 +63,12 @@ export interface IndexState {
    */
   sortedTerms: number;
   vocab: Map<string, number>;
+  /**
+   * The ids of the terms after `sortedTerms` (every term of an index built from rows), in ascending order of the
+   * term, as of `names.length === upTo`: prefix lookups search it instead of testing the whole vocabulary. Built on
+   * the first prefix lookup and again once the terms added since outnumber an eighth of it (see {@link eachTermWithPrefix}).
+   */
+  tail?: { readonly names: readonly string[]; readonly from: number; readonly upTo: number; readonly ids: Int32Array } | undefined;
   /** Term id → its postings; `undefined` for a term of a restored state not touched since (see {@link post}). */
   postings: Array<Postings | undefined>;
   /**
@@ -173,11 +179,39 @@ export function findTerm(s: IndexState, t: string): number | undefined {
   return undefined;
 }
 
-/** Calls `fn` with the id of every term that starts with one of `prefixes`. */
+/** Terms added since the sorted tail was built that a prefix lookup tests one by one before it is built again. */
+const TAIL_SLACK = 256;
+
+/** The sorted ids of the terms after `sortedTerms` ({@link IndexState.tail}), built again when stale or far behind. */
+function sortedTail(s: IndexState): NonNullable<IndexState['tail']> {
+  const { names, sortedTerms } = s;
+  const tail = s.tail;
+  if (tail !== undefined && tail.names === names && tail.from === sortedTerms && names.length - tail.upTo <= Math.max(TAIL_SLACK, (tail.upTo - tail.from) >> 3)) return tail;
+  const ids = new Int32Array(names.length - sortedTerms);
+  for (let i = 0; i < ids.length; i++) ids[i] = sortedTerms + i;
+  ids.sort((a, b) => {
+    const x = names[a] as string;
+    const y = names[b] as string;
+    return x < y ? -1 : x > y ? 1 : 0;
+  });
+  s.tail = { names, from: sortedTerms, upTo: names.length, ids };
+  return s.tail;
+}
+
+/** Calls `fn` with the id of every term that starts with one of `prefixes` (each once). */
 export function eachTermWithPrefix(s: IndexState, prefixes: readonly string[], fn: (t: number) => void): void {
   const { names, sortedTerms } = s;
-  // The sorted part: the range of each prefix (a term under two prefixes is visited once).
+  const tail = sortedTail(s);
+  // The two sorted runs, the restored terms and the tail: the range of each prefix by binary search (a term under
+  // two prefixes is visited once).
   const seen = new Set<number>();
+  const visit = (t: number) => {
+    if (prefixes.length > 1) {
+      if (seen.has(t)) return;
+      seen.add(t);
+    }
+    fn(t);
+  };
   for (const prefix of prefixes) {
     let lo = 0;
     let hi = sortedTerms;
@@ -186,15 +220,19 @@ export function eachTermWithPrefix(s: IndexState, prefixes: readonly string[], f
       if ((names[mid] as string) < prefix) lo = mid + 1;
       else hi = mid;
     }
-    for (let t = lo; t < sortedTerms && (names[t] as string).startsWith(prefix); t++) {
-      if (prefixes.length > 1) {
-        if (seen.has(t)) continue;
-        seen.add(t);
-      }
-      fn(t);
+    for (let t = lo; t < sortedTerms && (names[t] as string).startsWith(prefix); t++) visit(t);
+    const { ids } = tail;
+    lo = 0;
+    hi = ids.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((names[ids[mid] as number] as string) < prefix) lo = mid + 1;
+      else hi = mid;
     }
+    for (let i = lo; i < ids.length && (names[ids[i] as number] as string).startsWith(prefix); i++) visit(ids[i] as number);
   }
-  for (const [term, t] of s.vocab) if (prefixCovers(prefixes, term)) fn(t);
+  // The few terms added since the tail was sorted.
+  for (let t = tail.upTo; t < names.length; t++) if (prefixCovers(prefixes, names[t] as string)) fn(t);
 }
 
 /** The postings of term `t` (a term of a restored state gets its own view of the flat array when first touched). */

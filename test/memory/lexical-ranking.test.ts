@@ -318,3 +318,23 @@ describe('the fast path equals the brute-force ranker', () => {
     await storage.close();
   });
 });
+
+describe('prefix lookups over a growing vocabulary', () => {
+  it('find terms added before the sorted run, just after it, and after it is built again; each row once under overlapping prefixes', async () => {
+    const store = createMemoryStore({ storage: createInMemoryStorage(), scope: { userId: 'p' }, logger: silentLogger });
+    const first = await store.write({ category: 'observation', content: 'slippage on ETH was high' });
+    const ids = async (q: string) => (await store.search(q, { mode: 'bm25', limit: 100 })).map((h) => h.id).sort((a, b) => a - b);
+    expect(await ids('slip*')).toEqual([first.id]);
+    // A term new since that lookup sorted the vocabulary.
+    const second = await store.write({ category: 'observation', content: 'slipstream trade on SOL' });
+    expect(await ids('slip*')).toEqual([first.id, second.id]);
+    // More new terms than the lookups test one by one: the next lookup sorts again.
+    const many: number[] = [];
+    for (let i = 0; i < 300; i++) many.push((await store.write({ category: 'observation', content: `fill slipx${i} noted` })).id);
+    expect(await ids('slipx29*')).toEqual([many[29]!, ...many.slice(290, 300)]);
+    expect(await ids('slipstream*')).toEqual([second.id]);
+    expect(await ids('slipx29* OR slipx299*')).toEqual([many[29]!, ...many.slice(290, 300)]);
+    const after = await store.write({ category: 'observation', content: 'slipz appears last' });
+    expect(await ids('slipz*')).toEqual([after.id]);
+  });
+});
