@@ -58,7 +58,7 @@ export function createMessageTranslator(options: MessageTranslatorOptions): Mess
   const { files, spreadsheetRows = 200, maxTextChars = 100_000, maxAttachments = 10, logger = createConsoleLogger({ level: 'warn' }) } = options;
   const parsed = new Map<string, string>();
 
-  async function toPart(key: string, userId: string): Promise<TextPart | ImagePart | FilePart> {
+  async function toPart(key: string, userId: string): Promise<TextPart | FilePart> {
     const stat = await files.stat({ userId }, key);
     if (!stat) return { type: 'text', text: `[Attachment ${key} is no longer available.]` };
     const label = `${stat.filename ?? key} (${stat.mediaType}, ${stat.sizeBytes} bytes)`;
@@ -80,9 +80,9 @@ export function createMessageTranslator(options: MessageTranslatorOptions): Mess
     if (IMAGE_TYPES.has(stat.mediaType) || DOCUMENT_TYPES.has(stat.mediaType)) {
       const read = await files.read({ userId }, key);
       if (!read) return { type: 'text', text: `[Attachment ${key} is no longer available.]` };
-      return IMAGE_TYPES.has(stat.mediaType)
-        ? { type: 'image', image: read.bytes, mediaType: stat.mediaType }
-        : { type: 'file', data: read.bytes, mediaType: stat.mediaType, ...(stat.filename ? { filename: stat.filename } : {}) };
+      // Images too as a `file` part with their image/* type: AI SDK 7 deprecates the `image` part (it warns on every
+      // call that carries one) and turns it into this same part before the provider sees it.
+      return { type: 'file', data: read.bytes, mediaType: stat.mediaType, ...(stat.filename ? { filename: stat.filename } : {}) };
     }
     if (TEXT_TYPES.has(stat.mediaType)) {
       const read = await files.read({ userId }, key);
@@ -111,6 +111,7 @@ export function createMessageTranslator(options: MessageTranslatorOptions): Mess
           out.push(m);
           continue;
         }
+        // Parts other than attachment keys pass through as the message had them (an image part a host built itself too).
         const content: Array<TextPart | ImagePart | FilePart> = [];
         for (const p of m.content) {
           const key = attachmentKeyOf(p);

@@ -99,12 +99,19 @@ describe('gateway: files', () => {
     ]);
     const sheet = (await body(upload(url, as('alice', { body: 'date,close\n2026-01-01,97000\n2026-01-02,98000\n', headers: { 'content-type': 'text/csv' } }), '?filename=btc.csv'))).file;
     const shot = (await body(upload(url, as('alice', { body: PNG, headers: { 'content-type': 'image/png' } })))).file;
+    // AI SDK 7 deprecates the `image` content part and warns on each call that carries one: the image goes as a file part.
+    const warnings: string[] = [];
+    const onWarning = (w: Error & { code?: string }): void => void warnings.push(`${w.code ?? w.name}: ${w.message}`);
+    process.on('warning', onWarning);
     const res = await fetch(`${url}/v1/chat`, as('alice', {
       method: 'POST', headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ id: 'c1', messages: [{ id: 'm1', role: 'user', parts: [{ type: 'text', text: 'Look' }, { type: 'file', mediaType: 'text/csv', url: `minara-file:${sheet.key}` }, { type: 'file', mediaType: 'image/png', url: `${url}/v1/files/${shot.key}` }] }] }),
     }));
     expect(res.status).toBe(200);
     expect(await res.text()).toContain('Got the sheet');
+    await new Promise((resolve) => setImmediate(resolve));
+    process.off('warning', onWarning);
+    expect(warnings.filter((w) => /AISDK_DEP|deprecated/i.test(w))).toEqual([]);
     const user = seen!.prompt.find((m) => m.role === 'user')!;
     const parts = user.content as Array<{ type: string; text?: string; mediaType?: string; data?: unknown }>;
     expect(parts.map((p) => p.type)).toEqual(['text', 'text', 'file']);
