@@ -30,9 +30,15 @@ export async function edgesForEntity(st: PgMemoryState, ...[scope, entityKey, op
 export async function edgesForMemories(st: PgMemoryState, scope: MemoryScope, ids: readonly number[]): Promise<MemoryEdgeRecord[]> {
   if (ids.length === 0) return [];
   const rows = await st.h.op('memory.edgesForMemories').all(
-    `SELECT e.src_id, e.dst_entity_kind, e.dst_entity_key, e.edge_type, e.weight, e.created_at
-     FROM ${st.E} e JOIN ${st.M} m ON m.id = e.src_id
-     WHERE e.user_id = $1 AND e.agent_id IS NOT DISTINCT FROM $2 AND e.src_table = 'memories' AND e.src_id = ANY($3::bigint[])
+    // Both sides by key (the edges' unique key, the rows' primary key) in MATERIALIZED CTEs, the scope checked on
+    // what they found: with no statistics the planner otherwise combined the tenant's whole entity or scope index.
+    `WITH e AS MATERIALIZED (
+       SELECT id, src_id, user_id, agent_id, dst_entity_kind, dst_entity_key, edge_type, weight, created_at FROM ${st.E}
+       WHERE src_table = 'memories' AND src_id = ANY($3::bigint[])),
+     m AS MATERIALIZED (SELECT id, user_id, agent_id, deleted_at, status FROM ${st.M} WHERE id = ANY($3::bigint[]))
+     SELECT e.src_id, e.dst_entity_kind, e.dst_entity_key, e.edge_type, e.weight, e.created_at
+     FROM e JOIN m ON m.id = e.src_id
+     WHERE e.user_id = $1 AND e.agent_id IS NOT DISTINCT FROM $2
        AND m.user_id = $1 AND m.agent_id IS NOT DISTINCT FROM $2 AND m.deleted_at IS NULL AND m.status <> 'retired'
      ORDER BY e.src_id ASC, e.id ASC`,
     [...sp(scope), [...ids]],

@@ -26,6 +26,15 @@ export const VISIBLE = "deleted_at IS NULL AND status <> 'retired'";
 export const scopeRowsByIds = (table: string, columns: string, orderBy = ''): string =>
   `WITH by_id AS MATERIALIZED (SELECT ${columns}, user_id AS scope_user_id, agent_id AS scope_agent_id FROM ${table} WHERE id = ANY($3::bigint[]))
    SELECT ${columns} FROM by_id WHERE scope_user_id = $1 AND scope_agent_id IS NOT DISTINCT FROM $2${orderBy === '' ? '' : ` ORDER BY ${orderBy}`}`;
+/**
+ * The same rule for writes and joins: `by_id`, a MATERIALIZED CTE of `table`'s rows whose `column` is among the ids
+ * bound to `$idsParam` (a `bigint[]`), with their `id` and scope, looked up by key alone. A statement joins it on
+ * `id` and checks the scope on it with {@link BY_ID_IN_SCOPE}.
+ */
+export const byIdCte = (table: string, idsParam: number, column = 'id', where = ''): string =>
+  `WITH by_id AS MATERIALIZED (SELECT id, user_id, agent_id FROM ${table} WHERE ${column} = ANY($${idsParam}::bigint[])${where})`;
+/** {@link SCOPE} on the rows of {@link byIdCte} (alias `b`). */
+export const BY_ID_IN_SCOPE = 'b.user_id = $1 AND b.agent_id IS NOT DISTINCT FROM $2';
 /** Bind values of {@link SCOPE}. */
 export const sp = (scope: MemoryScope): [string, string | null] => [scope.userId, scope.agentId ?? null];
 /** The scope's key in the tables keyed by a text agent (`''` for a user-level scope). */
@@ -128,9 +137,9 @@ async function insertBatchEdges(st: PgMemoryState, tx: PgTx, scope: MemoryScope,
 /** Delete the scope's rows among `ids` with their edges and statistics (inside the caller's transaction); how many went. */
 export async function deleteIds(st: PgMemoryState, tx: PgTx, scope: MemoryScope, ids: readonly number[]): Promise<number> {
   if (ids.length === 0) return 0;
-  const gone = await tx.all(`DELETE FROM ${st.M} WHERE id = ANY($3::bigint[]) AND ${SCOPE} RETURNING id, doc_size`, [...sp(scope), [...ids]]);
+  const gone = await tx.all(`${byIdCte(st.M, 3)} DELETE FROM ${st.M} m USING by_id b WHERE m.id = b.id AND ${BY_ID_IN_SCOPE} RETURNING m.id, m.doc_size`, [...sp(scope), [...ids]]);
   if (gone.length === 0) return 0;
-  await tx.run(`DELETE FROM ${st.E} WHERE src_table = 'memories' AND src_id = ANY($3::bigint[]) AND ${SCOPE}`, [...sp(scope), gone.map((g) => Number(g.id))]);
+  await tx.run(`${byIdCte(st.E, 3, 'src_id', " AND src_table = 'memories'")} DELETE FROM ${st.E} e USING by_id b WHERE e.id = b.id AND ${BY_ID_IN_SCOPE}`, [...sp(scope), gone.map((g) => Number(g.id))]);
   await bumpFtsStats(tx, st.h, scope, -gone.length, -gone.reduce((s, g) => s + Number(g.doc_size), 0));
   return gone.length;
 }

@@ -14,7 +14,7 @@ import type { EmbeddingState, MemoryScope, MemoryScoredId, MemoryStats, MemorySt
 import { bumpFtsStats, createPgMemoryFts, docSize, rowFilter, tsvectorLiteral } from './memory-fts';
 import type { PgHandle } from './handle';
 import { appendConsolidationEvent, listConsolidationEvents, profileDelete, profileGet, profileList, profileSet } from './memory-profile';
-import { COLUMNS, deleteIds, getRow, insertEdges, insertMany, insertOne, type PgMemoryState, SCOPE, scopeRowsByIds, sp, toRecord, VISIBLE } from './memory-rows';
+import { BY_ID_IN_SCOPE, byIdCte, COLUMNS, deleteIds, getRow, insertEdges, insertMany, insertOne, type PgMemoryState, SCOPE, scopeRowsByIds, sp, toRecord, VISIBLE } from './memory-rows';
 import { edgesForEntity, edgesForMemories, topEntities } from './memory-edges';
 import { loadTextIndex, saveTextIndex, textChanges, textRows } from './memory-text';
 import { searchVector, upsertVectors, vectorByContentHash, vectorInfo } from './memory-vectors';
@@ -171,7 +171,7 @@ export function createPgMemoryStorage(h: PgHandle, options: PgMemoryOptions): Me
     searchVector: (scope, query, filter) => searchVector(st, scope, query, filter),
     async setEmbeddingState(scope, ids, state) {
       if (ids.length === 0) return;
-      await h.op('memory.setEmbeddingState').run(`UPDATE ${M} SET embedding_state = $3 WHERE id = ANY($4::bigint[]) AND ${SCOPE}`, [...sp(scope), state, [...ids]]);
+      await h.op('memory.setEmbeddingState').run(`${byIdCte(M, 4)} UPDATE ${M} m SET embedding_state = $3 FROM by_id b WHERE m.id = b.id AND ${BY_ID_IN_SCOPE}`, [...sp(scope), state, [...ids]]);
     },
     listByEmbeddingState: async (scope, states, limit) =>
       (
