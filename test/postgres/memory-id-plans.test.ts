@@ -11,31 +11,13 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createPostgresStorage, type PostgresPool, type PostgresStorage } from '@minara/agent/postgres';
+import { createPostgresStorage, type PostgresStorage } from '@minara/agent/postgres';
 import { createMemoryStore, silentLogger, type MemoryStore } from '@minara/agent';
 import { realComponent } from '../support/real-component';
+import { explainSent, recordingPool, type SentStatement } from './plans';
 import { freshSchema, realServerUrl, serverBinariesAvailable, startRealPostgres } from './support';
 
 const available = realComponent('PostgreSQL server binaries (initdb, pg_ctl, postgres)', serverBinariesAvailable(), 'install PostgreSQL 15+ server binaries on PATH (Debian: apt-get install postgresql)');
-
-interface PlanNode {
-  readonly 'Node Type': string;
-  readonly 'Index Name'?: string;
-  readonly 'Relation Name'?: string;
-  readonly Plans?: readonly PlanNode[];
-}
-
-/** Every node of a plan tree. */
-function nodes(plan: PlanNode): PlanNode[] {
-  return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
-}
-
-/** EXPLAIN a statement the storage sent, with its own parameters; the plan's nodes. */
-async function planOf(pool: pg.Pool, statement: { text: string; values: readonly unknown[] }): Promise<{ used: PlanNode[]; context: string }> {
-  const explained = await pool.query(`EXPLAIN (FORMAT JSON) ${statement.text}`, statement.values as unknown[]);
-  const plan = (explained.rows[0] as { 'QUERY PLAN': Array<{ Plan: PlanNode }> })['QUERY PLAN'][0]!.Plan;
-  return { used: nodes(plan), context: `${statement.text}\n${JSON.stringify(plan, null, 1)}` };
-}
 
 describe.runIf(available)('memory rows by id on PostgreSQL, with no statistics', () => {
   let own: Awaited<ReturnType<typeof startRealPostgres>> | undefined;
@@ -45,38 +27,12 @@ describe.runIf(available)('memory rows by id on PostgreSQL, with no statistics',
   let mine: MemoryStore;
   let otherId: number;
   const scope = { userId: 'tenant-a' };
-  const sent: Array<{ text: string; values: readonly unknown[] }> = [];
-  const proxies = new WeakMap<pg.PoolClient, pg.PoolClient>();
+  const sent: SentStatement[] = [];
 
   beforeAll(async () => {
     own = realServerUrl() === undefined ? await startRealPostgres() : undefined;
     pool = new pg.Pool({ connectionString: own?.url ?? realServerUrl()!, max: 4 });
-    const recording: PostgresPool = {
-      query: (text, values) => {
-        sent.push({ text, values: values ?? [] });
-        return pool.query(text, values as unknown[] | undefined);
-      },
-      connect: async () => {
-        // Statements inside transactions (a purge, a hard delete) go through a checked-out client: record those too.
-        const client = await pool.connect();
-        const known = proxies.get(client);
-        if (known !== undefined) return known;
-        const query = client.query.bind(client) as (...args: unknown[]) => unknown;
-        // A proxy, not the pooled client itself: the pool later calls that client's own query with a callback. One per
-        // client, as the storage keeps state per client it is handed.
-        const proxy = new Proxy(client, {
-          get(target, key, receiver) {
-            if (key !== 'query') return Reflect.get(target, key, receiver) as unknown;
-            return (...args: unknown[]) => {
-              if (typeof args[0] === 'string') sent.push({ text: args[0], values: (args[1] as unknown[] | undefined) ?? [] });
-              return query(...args);
-            };
-          },
-        });
-        proxies.set(client, proxy);
-        return proxy;
-      },
-    };
+    const recording = recordingPool(pool, sent);
     schema = freshSchema('ids');
     storage = await createPostgresStorage({ pool: recording, schema, logger: silentLogger });
     // As after a bulk load: no ANALYZE has run on the tables, and none will while the tests run.
@@ -119,7 +75,7 @@ describe.runIf(available)('memory rows by id on PostgreSQL, with no statistics',
     expect(byIds.some((s) => /SELECT id, user_id, agent_id, category, content/.test(s.text))).toBe(true);
     expect(byIds.some((s) => /SELECT id, content, category, user_id AS/.test(s.text))).toBe(true);
     for (const statement of byIds) {
-      const { used, context } = await planOf(pool, statement);
+      const { used, context } = await explainSent(pool, statement);
       const touched = used.filter((n) => n['Relation Name'] === 'memories' || n['Index Name'] !== undefined);
       expect(touched.map((n) => n['Index Name']).filter((name) => name !== undefined && name.startsWith('memories_scope')), context).toEqual([]);
       expect(touched.some((n) => n['Index Name'] === 'memories_pkey'), context).toBe(true);
@@ -158,7 +114,7 @@ describe.runIf(available)('memory rows by id on PostgreSQL, with no statistics',
     const kinds = ['UPDATE', 'DELETE FROM', 'src_id'];
     for (const kind of kinds) expect(byIds.some((s) => s.text.includes(kind)), kind).toBe(true);
     for (const statement of byIds) {
-      const { used, context } = await planOf(pool, statement);
+      const { used, context } = await explainSent(pool, statement);
       expect(used.map((n) => n['Index Name']).filter((name) => name !== undefined && /^(memories_scope|memory_edges_entity)/.test(name)), context).toEqual([]);
       expect(used.filter((n) => n['Node Type'] === 'Seq Scan' || n['Node Type'] === 'BitmapAnd'), context).toEqual([]);
       if (/\bFROM \S*memories\b|UPDATE \S*memories\b/.test(statement.text)) expect(used.some((n) => n['Index Name'] === 'memories_pkey'), context).toBe(true);

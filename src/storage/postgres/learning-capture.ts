@@ -48,8 +48,15 @@ async function stageCapture(st: PgLearningState, tx: PgTx, scope: LearningScope,
     for (const r of rows) trades.set(Number(r.id), toTrade(r));
   }
   const openIds = [...trades.keys()];
+  // Only the pairs a close can attribute (an open trade and one of its methodologies), by the table's key
+  // (methodology_id, trade_id): asked by trade_id alone, no index led with it and every close scanned the table.
+  const pairs = [...trades.values()].flatMap((t) => t.methodologyIds.map((mid) => [mid, t.id] as const));
   const attributions = new Set(
-    openIds.length === 0 ? [] : (await tx.all(`SELECT methodology_id, trade_id FROM ${MO} WHERE trade_id = ANY($1::bigint[])`, [openIds])).map((r) => `${String(r.methodology_id)}:${String(r.trade_id)}`),
+    pairs.length === 0
+      ? []
+      : (await tx.all(`SELECT methodology_id, trade_id FROM ${MO} WHERE (methodology_id, trade_id) IN (SELECT * FROM unnest($1::bigint[], $2::bigint[]))`, [pairs.map((p) => p[0]), pairs.map((p) => p[1])])).map(
+          (r) => `${String(r.methodology_id)}:${String(r.trade_id)}`,
+        ),
   );
   const casesFor = new Set(openIds.length === 0 ? [] : (await tx.all(`SELECT trade_id FROM ${RM} WHERE ${S()} AND trade_id = ANY($3::bigint[])`, [...scopeArgs, openIds])).map((r) => Number(r.trade_id)));
   const wantMethodologies = new Set<number>([...executions.flatMap((e) => e.methodologyIds), ...[...trades.values()].flatMap((t) => t.methodologyIds)]);
