@@ -28,5 +28,7 @@ export default defineConfig({
     maxWorkers: Math.max(2, availableParallelism() - 1),
     // One throwaway PostgreSQL server for the run when its binaries are on PATH (test/postgres/global-setup.ts).
     globalSetup: ['test/postgres/global-setup.ts'],
+    // Records the SQLite statements the SDK prepares when MINARA_SQL_PLAN_LOG is set (CI; scripts/check-query-plans.ts).
+    setupFiles: ['test/support/sql-plan-recorder.ts'],
   },
 });
