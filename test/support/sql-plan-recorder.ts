@@ -21,7 +21,8 @@ if (dir !== undefined && dir !== '' && state[flag] !== true) {
   const file = path.join(dir, `${process.pid}.jsonl`);
   const Database = createRequire(import.meta.url)('better-sqlite3') as { prototype: { prepare(this: unknown, sql: unknown, ...rest: unknown[]): unknown } };
   const prepare = Database.prototype.prepare;
-  const seen = new Set<string>();
+  /** Statements recorded by this process. One a test prepared first is still recorded when the SDK prepares it. */
+  const recorded = new Set<string>();
   const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
   const sdkSource = `${path.join(root, 'src')}${path.sep}`;
   /** Whether the first caller of `prepare` inside this repository (not its node_modules) is the SDK's source. */
@@ -33,9 +34,9 @@ if (dir !== undefined && dir !== '' && state[flag] !== true) {
     return first?.includes(sdkSource) === true;
   };
   Database.prototype.prepare = function recordingPrepare(this: unknown, sql: unknown, ...rest: unknown[]): unknown {
-    if (typeof sql === 'string' && !seen.has(sql)) {
-      seen.add(sql);
-      if (fromSdk()) appendFileSync(file, `${JSON.stringify({ sql })}\n`);
+    if (typeof sql === 'string' && !recorded.has(sql) && fromSdk()) {
+      recorded.add(sql);
+      appendFileSync(file, `${JSON.stringify({ sql })}\n`);
     }
     return prepare.call(this, sql, ...rest);
   };
